@@ -1,0 +1,76 @@
+/**
+ * The seam between the core and whatever computes: the core builds an {@link InstanceSpec} from the model
+ * config, asks a {@link Backend} for instances, and never runs two executions on one instance at a time.
+ * Backends never import the core; tensors cross as plain byte arrays in the core's layout (row-major,
+ * little-endian; BYTES as 4-byte-length-prefixed elements).
+ */
+
+/** Protocol datatype name (`FP32`, `BYTES`, ...), duplicated as a string here so backends stay core-free. */
+export type BackendDataType = string;
+
+export interface TensorSpec {
+  readonly name: string;
+  readonly datatype: BackendDataType;
+  /** Full shape as the backend sees it, batch dimension included; -1 marks a variable dimension. */
+  readonly shape: readonly number[];
+}
+
+export interface BackendTensor {
+  readonly datatype: BackendDataType;
+  readonly shape: readonly number[];
+  /** Owned by the receiver once passed: a backend may transfer or detach its buffer. */
+  readonly data: Uint8Array;
+}
+
+export type TensorMap = Map<string, BackendTensor>;
+
+export interface InstanceSpec {
+  readonly modelName: string;
+  readonly modelVersion: number;
+  /** The model file or directory (`<repo>/<model>/<version>/<default_model_filename>`). */
+  readonly modelPath: string;
+  readonly instanceName: string;
+  readonly device: "cpu" | "gpu";
+  readonly deviceId: number;
+  /** Triton's `optimization.execution_accelerators` for the device: accelerator name -> parameters. */
+  readonly accelerators: readonly { name: string; parameters: Readonly<Record<string, string>> }[];
+  /** Triton's model `parameters` (string values), e.g. `intra_op_thread_count`. */
+  readonly parameters: Readonly<Record<string, string>>;
+  readonly intraOpThreads: number;
+  /** Graph optimization level as in Triton's `optimization.graph.level` (0 = backend default). */
+  readonly graphOptimizationLevel: number;
+}
+
+/** What a model file says about its own inputs and outputs (used by config auto-complete and validation). */
+export interface ModelIo {
+  readonly inputs: readonly TensorSpec[];
+  readonly outputs: readonly TensorSpec[];
+}
+
+export interface Backend {
+  readonly name: string;
+  /**
+   * Loads one instance. Rejecting fails the model load (the model becomes UNAVAILABLE with the error's message
+   * as the reason); it never throws synchronously.
+   */
+  createInstance(spec: InstanceSpec): Promise<BackendInstance>;
+}
+
+export interface BackendInstance {
+  /** The model's own I/O description, when the backend can read one. */
+  readonly io: ModelIo | undefined;
+  /**
+   * Runs one (possibly batched) execution. Never called concurrently on the same instance. Resolves with the
+   * requested outputs; rejects with an Error whose message is safe to show to the client.
+   */
+  execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult>;
+  close(): Promise<void>;
+}
+
+/** Outputs plus the backend's own split of the execution time (Triton's compute_input/infer/output). */
+export interface ExecutionResult {
+  readonly outputs: TensorMap;
+  readonly computeInputNs: number;
+  readonly computeInferNs: number;
+  readonly computeOutputNs: number;
+}

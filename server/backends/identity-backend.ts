@@ -1,0 +1,39 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, TensorMap } from "./backend";
+
+/**
+ * Triton's identity backend, in TypeScript: output i is a copy of input i (in config order). The model parameter
+ * `execute_delay_ms` makes every execution take that long, which lets tests and benchmarks observe queueing,
+ * batching and instance parallelism without a real model. Also serves datatypes ONNX Runtime's JS binding
+ * cannot (BF16).
+ */
+export class IdentityBackend implements Backend {
+  readonly name = "identity";
+
+  async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
+    const delay = spec.parameters["execute_delay_ms"];
+    const delayMs = delay === undefined ? 0 : Number(delay);
+    if (!Number.isFinite(delayMs) || delayMs < 0) throw new Error(`execute_delay_ms must be a non-negative number, got '${delay}'`);
+    return new IdentityInstance(delayMs);
+  }
+}
+
+class IdentityInstance implements BackendInstance {
+  readonly io = undefined;
+  constructor(private readonly delayMs: number) {}
+
+  async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
+    const start = process.hrtime.bigint();
+    if (this.delayMs > 0) await sleep(this.delayMs);
+    const sources = [...inputs.values()];
+    const outputs: TensorMap = new Map();
+    outputNames.forEach((name, index) => {
+      const source = sources[index] ?? sources[0];
+      if (source === undefined) throw new Error(`identity model has no input to copy to output '${name}'`);
+      outputs.set(name, { datatype: source.datatype, shape: source.shape, data: source.data.slice() });
+    });
+    return { outputs, computeInputNs: 0, computeInferNs: Number(process.hrtime.bigint() - start), computeOutputNs: 0 };
+  }
+
+  async close(): Promise<void> {}
+}

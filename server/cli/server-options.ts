@@ -1,0 +1,125 @@
+import os from "node:os";
+import { Command, InvalidArgumentError, Option } from "commander";
+
+/** Everything the server is started with, parsed once from Triton-compatible flags. */
+export interface ServerOptions {
+  readonly modelRepositories: string[];
+  readonly id: string;
+  readonly httpAddress: string;
+  readonly httpPort: number;
+  readonly grpcAddress: string;
+  readonly grpcPort: number;
+  readonly metricsAddress: string;
+  readonly metricsPort: number;
+  readonly allowHttp: boolean;
+  readonly allowGrpc: boolean;
+  readonly allowMetrics: boolean;
+  readonly strictReadiness: boolean;
+  readonly exitOnError: boolean;
+  readonly exitTimeoutSecs: number;
+  readonly autoCompleteConfig: boolean;
+  readonly logVerbose: number;
+  readonly httpMaxInputSize: number;
+  readonly grpcMaxMessageSize: number;
+  readonly modelControlMode: "none" | "explicit";
+  readonly loadModels: string[];
+  readonly intraOpThreads: number | undefined;
+  readonly defaultMaxBatchSize: number;
+  readonly cpuCount: number;
+}
+
+function parseBoolean(value: string | undefined): boolean {
+  if (value === undefined) return true;
+  const v = value.toLowerCase();
+  if (["true", "1", "yes", "on"].includes(v)) return true;
+  if (["false", "0", "no", "off"].includes(v)) return false;
+  throw new InvalidArgumentError(`'${value}' is not a boolean (true/false)`);
+}
+
+function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`'${value}' must be an integer in [${min}, ${max}]`);
+    return n;
+  };
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+function booleanFlag(flag: string, description: string, defaultValue: boolean): Option {
+  return new Option(`${flag} [bool]`, description).argParser(parseBoolean).default(defaultValue);
+}
+
+/** Triton's `--backend-config=<backend>,<key>=<value>`, for the onnxruntime keys we honour. */
+function parseBackendConfig(entries: readonly string[]): { intraOpThreads: number | undefined; defaultMaxBatchSize: number } {
+  let intraOpThreads: number | undefined;
+  let defaultMaxBatchSize = 4;
+  for (const entry of entries) {
+    const match = /^(?:([a-z_]+),)?([a-z_-]+)=(.+)$/.exec(entry);
+    if (match === null) throw new InvalidArgumentError(`--backend-config '${entry}' is not <backend>,<key>=<value>`);
+    const [, backend, key, value] = match;
+    if (backend !== undefined && backend !== "onnxruntime") throw new InvalidArgumentError(`--backend-config: unknown backend '${backend}'`);
+    if (key === "intra_op_thread_count") intraOpThreads = parseInteger(1, 1024)(value!);
+    else if (key === "default-max-batch-size") defaultMaxBatchSize = parseInteger(0, 1 << 20)(value!);
+    else throw new InvalidArgumentError(`--backend-config: unknown key '${key}' (intra_op_thread_count, default-max-batch-size)`);
+  }
+  return { intraOpThreads, defaultMaxBatchSize };
+}
+
+export function buildCommand(): Command {
+  return new Command("inference-server")
+    .description("Triton-compatible (KServe v2) inference server for ONNX models")
+    .option("--model-repository <dir>", "model repository path; repeat for several (alias --model-store)", collect, [])
+    .option("--model-store <dir>", "alias of --model-repository", collect, [])
+    .option("--id <name>", "server name reported in server metadata", "triton")
+    .option("--http-address <address>", "address the HTTP endpoint binds", "0.0.0.0")
+    .option("--http-port <port>", "HTTP (KServe v2 REST) port; 0 picks a free one", parseInteger(0, 65535), 8000)
+    .option("--grpc-address <address>", "address the gRPC endpoint binds", "0.0.0.0")
+    .option("--grpc-port <port>", "gRPC (GRPCInferenceService) port; 0 picks a free one", parseInteger(0, 65535), 8001)
+    .option("--metrics-address <address>", "address the metrics endpoint binds", "0.0.0.0")
+    .option("--metrics-port <port>", "Prometheus metrics port (path /metrics); 0 picks a free one", parseInteger(0, 65535), 8002)
+    .addOption(booleanFlag("--allow-http", "serve the HTTP endpoint", true))
+    .addOption(booleanFlag("--allow-grpc", "serve the gRPC endpoint", true))
+    .addOption(booleanFlag("--allow-metrics", "serve the metrics endpoint", true))
+    .addOption(booleanFlag("--strict-readiness", "ready only when every model is ready (else: when the server responds)", true))
+    .addOption(booleanFlag("--exit-on-error", "exit when a model fails to load at startup", true))
+    .option("--exit-timeout-secs <secs>", "on SIGTERM, how long to wait for in-flight requests", parseInteger(0), 30)
+    .option("--disable-auto-complete-config", "do not complete model configs from the model files", false)
+    .addOption(new Option("--strict-model-config [bool]", "deprecated alias: true disables auto-complete").argParser(parseBoolean))
+    .option("--log-verbose <level>", "verbose logging level (0 = off, 1+ = debug)", parseInteger(0), 0)
+    .option("--http-max-input-size <bytes>", "largest HTTP request body, compressed or decompressed", parseInteger(1), 1 << 26)
+    .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent", parseInteger(1, 2 ** 31 - 1), 2 ** 31 - 1)
+    .addOption(new Option("--model-control-mode <mode>", "none: load all at start; explicit: load --load-model at start, then load/unload API").choices(["none", "explicit"]).default("none"))
+    .option("--load-model <name>", "model to load at start in explicit mode; '*' loads all; repeatable", collect, [])
+    .option("--backend-config <config>", "onnxruntime,intra_op_thread_count=N | onnxruntime,default-max-batch-size=N; repeatable", collect, []);
+}
+
+/** Parses argv (without node and the script); throws commander's errors for bad flags. */
+export function parseServerOptions(argv: readonly string[], command = buildCommand()): ServerOptions {
+  command.exitOverride().parse([...argv], { from: "user" });
+  const o = command.opts();
+  const modelRepositories = [...(o["modelRepository"] as string[]), ...(o["modelStore"] as string[])];
+  if (modelRepositories.length === 0) throw new InvalidArgumentError("--model-repository is required");
+  const backendConfig = parseBackendConfig(o["backendConfig"] as string[]);
+  const strictModelConfig = o["strictModelConfig"] as boolean | undefined;
+  return {
+    modelRepositories,
+    id: o["id"] as string,
+    httpAddress: o["httpAddress"] as string, httpPort: o["httpPort"] as number,
+    grpcAddress: o["grpcAddress"] as string, grpcPort: o["grpcPort"] as number,
+    metricsAddress: o["metricsAddress"] as string, metricsPort: o["metricsPort"] as number,
+    allowHttp: o["allowHttp"] as boolean, allowGrpc: o["allowGrpc"] as boolean, allowMetrics: o["allowMetrics"] as boolean,
+    strictReadiness: o["strictReadiness"] as boolean,
+    exitOnError: o["exitOnError"] as boolean,
+    exitTimeoutSecs: o["exitTimeoutSecs"] as number,
+    autoCompleteConfig: !(o["disableAutoCompleteConfig"] as boolean) && strictModelConfig !== true,
+    logVerbose: o["logVerbose"] as number,
+    httpMaxInputSize: o["httpMaxInputSize"] as number,
+    grpcMaxMessageSize: o["grpcMaxMessageSize"] as number,
+    modelControlMode: o["modelControlMode"] as "none" | "explicit",
+    loadModels: o["loadModel"] as string[],
+    intraOpThreads: backendConfig.intraOpThreads,
+    defaultMaxBatchSize: backendConfig.defaultMaxBatchSize,
+    cpuCount: os.availableParallelism(),
+  };
+}

@@ -1,0 +1,86 @@
+import type { BackendTensor, TensorMap } from "../backends/backend";
+import { type DataType, ELEMENT_BYTE_SIZE } from "./datatypes";
+import { InferenceError } from "./errors";
+import type { OutputTensor } from "./inference-request";
+import type { ModelSignature } from "./model-signature";
+import type { ValidatedRequest } from "./request-validation";
+import { elementCount } from "./tensor";
+
+/**
+ * Concatenates the requests' inputs along the batch dimension into fresh buffers the backend may own (and move
+ * to its thread). With one request this is the single copy that makes the bytes aligned and transferable.
+ */
+export function assembleBatch(requests: readonly ValidatedRequest[], signature: ModelSignature): TensorMap {
+  const batch: TensorMap = new Map();
+  const totalBatch = requests.reduce((sum, r) => sum + r.batchSize, 0);
+  for (const spec of signature.inputs) {
+    const parts = requests.map((r) => r.inputs.get(spec.name));
+    const first = parts[0];
+    if (first === undefined) continue; // optional input omitted (requests without it never batch with those that have it)
+    let byteLength = 0;
+    for (const part of parts) byteLength += part?.data.byteLength ?? 0;
+    const data = new Uint8Array(new ArrayBuffer(byteLength));
+    let offset = 0;
+    for (const part of parts) {
+      if (part === undefined) continue;
+      data.set(part.data, offset);
+      offset += part.data.byteLength;
+    }
+    const itemShape = signature.maxBatchSize > 0 ? first.shape.slice(1) : first.shape;
+    const backendItemShape = spec.reshape ?? itemShape;
+    const shape = signature.maxBatchSize > 0 ? [totalBatch, ...backendItemShape] : [...backendItemShape];
+    batch.set(spec.name, { datatype: spec.datatype, shape, data });
+  }
+  return batch;
+}
+
+/** Byte offsets of each BYTES element boundary, so a batched BYTES output can be cut per request. */
+function bytesElementOffsets(data: Uint8Array): number[] {
+  const offsets = [0];
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  for (let offset = 0; offset + 4 <= data.byteLength;) {
+    offset += 4 + view.getUint32(offset, true);
+    offsets.push(offset);
+  }
+  return offsets;
+}
+
+function outputShape(signature: ModelSignature, name: string, backendShape: readonly number[], batchSize: number): number[] {
+  const spec = signature.outputs.find((o) => o.name === name);
+  const rest = signature.maxBatchSize > 0 ? backendShape.slice(1) : [...backendShape];
+  // With a config reshape, clients see the config dims, not the backend's.
+  const itemShape = spec?.reshape !== undefined && spec.dims.every((d) => d >= 0) ? [...spec.dims] : rest;
+  return signature.maxBatchSize > 0 ? [batchSize, ...itemShape] : itemShape;
+}
+
+/** Cuts the batched outputs back into one output set per request, in request order. */
+export function splitBatch(
+  outputs: TensorMap, requests: readonly ValidatedRequest[], signature: ModelSignature,
+): OutputTensor[][] {
+  const perRequest: OutputTensor[][] = requests.map(() => []);
+  for (const spec of signature.outputs) {
+    const tensor: BackendTensor | undefined = outputs.get(spec.name);
+    if (tensor === undefined) throw new InferenceError("INTERNAL", `model produced no output '${spec.name}'`);
+    const datatype = tensor.datatype as DataType;
+    if (requests.length === 1) {
+      perRequest[0]!.push({ name: spec.name, datatype, shape: outputShape(signature, spec.name, tensor.shape, requests[0]!.batchSize), data: tensor.data });
+      continue;
+    }
+    const totalBatch = tensor.shape[0] ?? 0;
+    const itemElements = totalBatch > 0 ? elementCount(tensor.shape) / totalBatch : 0;
+    const elementSize = ELEMENT_BYTE_SIZE[datatype];
+    const offsets = elementSize === 0 ? bytesElementOffsets(tensor.data) : undefined;
+    let element = 0;
+    requests.forEach((request, i) => {
+      const elements = itemElements * request.batchSize;
+      const start = offsets ? offsets[element]! : element * elementSize;
+      const end = offsets ? offsets[element + elements]! : (element + elements) * elementSize;
+      element += elements;
+      perRequest[i]!.push({
+        name: spec.name, datatype, shape: outputShape(signature, spec.name, tensor.shape, request.batchSize),
+        data: tensor.data.subarray(start, end),
+      });
+    });
+  }
+  return perRequest;
+}

@@ -1,0 +1,41 @@
+/**
+ * The side channel metrics listen on. The core calls these synchronously on the hot path, so implementations
+ * only bump counters; they never throw and never block.
+ */
+export type FailureReason = "REJECTED" | "CANCELED" | "BACKEND" | "OTHER";
+
+export interface RequestOutcome {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  /** Undefined on success. */
+  readonly failureReason: FailureReason | undefined;
+  readonly requestNs: number;
+  readonly queueNs: number;
+}
+
+export interface ExecutionOutcome {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  readonly batchSize: number;
+  readonly requestCount: number;
+  readonly computeInputNs: number;
+  readonly computeInferNs: number;
+  readonly computeOutputNs: number;
+}
+
+export interface CoreObserver {
+  requestCompleted(outcome: RequestOutcome): void;
+  executionCompleted(outcome: ExecutionOutcome): void;
+}
+
+/** Point-in-time gauges of one model version, read when metrics are scraped. */
+export interface ModelGauges {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  /** Requests accepted and not yet executing (Triton's nv_inference_pending_request_count). */
+  readonly pendingRequests: number;
+  /** Requests waiting in the scheduler queue, excluding delayed (timed-out, DELAY policy) ones. */
+  readonly queueDepth: number;
+  readonly instanceCount: number;
+  readonly instanceBusySeconds: number;
+}

@@ -1,0 +1,327 @@
+import { classify } from "./classification";
+import type { CoreObserver, FailureReason, ModelGauges } from "./core-observer";
+import { asInferenceError, InferenceError, invalidArg } from "./errors";
+import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./inference-request";
+import { modelConfigToJson } from "./model-config";
+import { type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
+import { listModelDirectories, type ModelDirectory } from "./model-repository";
+import { fullShape } from "./model-signature";
+import type { ModelStatisticsSnapshot } from "./model-statistics";
+import type { ModelIndexEntry, ModelVersion } from "./model-version";
+import { validateRequest } from "./request-validation";
+
+export interface CoreSettings {
+  readonly modelRepositories: readonly string[];
+  /** Server name in metadata (Triton's `--id`). */
+  readonly serverName: string;
+  readonly serverVersion: string;
+  /** Triton's `--strict-readiness`: ready only when every model is READY. */
+  readonly strictReadiness: boolean;
+  /** Triton's `--exit-on-error`: a model that fails to load at startup fails the start. */
+  readonly exitOnError: boolean;
+  /** `none` loads everything at start; `explicit` loads `startupModels` and allows load/unload requests. */
+  readonly modelControlMode: "none" | "explicit";
+  /** Models to load at start in explicit mode; `*` means all. */
+  readonly startupModels: readonly string[];
+  readonly loader: Omit<LoaderSettings, "observer">;
+}
+
+export interface ModelMetadata {
+  readonly name: string;
+  readonly versions: string[];
+  readonly platform: string;
+  readonly inputs: { name: string; datatype: string; shape: number[] }[];
+  readonly outputs: { name: string; datatype: string; shape: number[] }[];
+}
+
+export const SERVER_EXTENSIONS = [
+  "classification", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
+  "model_configuration", "binary_tensor_data", "parameters", "statistics",
+] as const;
+
+interface ModelEntry {
+  /** Set when the model as a whole failed (bad config, unknown backend...). */
+  readonly failure: string | undefined;
+  readonly versions: ReadonlyMap<number, ModelVersion | Error>;
+}
+
+function integerParameter(parameters: InferRequest["parameters"], key: string): number | undefined {
+  const value: ParameterValue | undefined = parameters?.[key];
+  if (value === undefined) return undefined;
+  const number = typeof value === "bigint" ? Number(value) : value;
+  if (typeof number !== "number" || !Number.isSafeInteger(number) || number < 0) {
+    throw invalidArg(`request parameter '${key}' must be a non-negative integer, got ${JSON.stringify(String(value))}`);
+  }
+  return number;
+}
+
+function failureReasonOf(error: InferenceError): FailureReason {
+  if (error.code === "CANCELLED") return "CANCELED";
+  if (error.code === "UNAVAILABLE") return "REJECTED";
+  if (error.code === "INTERNAL") return "BACKEND";
+  return "OTHER";
+}
+
+/**
+ * The core facade: the only thing frontends and metrics talk to. Owns the model lifecycle (load at start or on
+ * request, unload), resolves model versions, validates and schedules requests, and applies the classification
+ * extension. Every error it throws is an {@link InferenceError} with a message meant for the client.
+ */
+export class InferenceCore {
+  readonly #settings: CoreSettings;
+  readonly #models = new Map<string, ModelEntry>();
+  readonly #directories = new Map<string, ModelDirectory>();
+  readonly #observers: CoreObserver[] = [];
+  #shuttingDown = false;
+
+  constructor(settings: CoreSettings) {
+    this.#settings = settings;
+  }
+
+  observe(observer: CoreObserver): void {
+    this.#observers.push(observer);
+  }
+
+  /** Scans the repositories and loads the models the control mode asks for. Rejects only under exit-on-error. */
+  async start(): Promise<void> {
+    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
+    for (const directory of models) this.#directories.set(directory.name, directory);
+    for (const duplicate of duplicates) {
+      this.#models.set(duplicate.name, { failure: `model '${duplicate.name}' appears in more than one model repository`, versions: new Map() });
+    }
+    const wanted = this.#settings.modelControlMode === "none" || this.#settings.startupModels.includes("*")
+      ? models.map((m) => m.name)
+      : this.#settings.startupModels;
+    for (const name of wanted) {
+      if (this.#models.has(name)) continue;
+      await this.#load(name);
+    }
+    if (this.#settings.exitOnError) {
+      const failures = this.repositoryIndex(false).filter((e) => e.state !== "READY");
+      if (failures.length > 0) {
+        throw new Error(`failed to load all models: ${failures.map((f) => `${f.name}${f.version ? ` v${f.version}` : ""}: ${f.reason}`).join("; ")}`);
+      }
+    }
+  }
+
+  async #load(name: string): Promise<void> {
+    const directory = this.#directories.get(name);
+    if (directory === undefined) throw new InferenceError("INVALID_ARG", `failed to load '${name}', no version is available`);
+    const previous = this.#models.get(name);
+    let loaded: LoadedModel;
+    try {
+      loaded = await loadModel(directory, {
+        ...this.#settings.loader,
+        observer: {
+          executed: (modelName, version, timings) => {
+            for (const o of this.#observers) o.executionCompleted({ modelName, modelVersion: String(version), ...timings });
+          },
+        },
+      });
+    } catch (error) {
+      this.#models.set(name, { failure: error instanceof Error ? error.message : String(error), versions: new Map() });
+      if (previous !== undefined) await this.#close(previous);
+      return;
+    }
+    this.#models.set(name, { failure: undefined, versions: loaded.versions });
+    if (previous !== undefined) await this.#close(previous);
+  }
+
+  async #close(entry: ModelEntry): Promise<void> {
+    for (const version of entry.versions.values()) {
+      if (version instanceof Error) continue;
+      version.scheduler.close();
+      await version.pool.close();
+    }
+  }
+
+  /** Repository extension: (re)load a model; only in explicit model control mode. */
+  async loadModel(name: string): Promise<void> {
+    this.#requireExplicitMode("load");
+    if (!this.#directories.has(name)) {
+      const { models } = listModelDirectories(this.#settings.modelRepositories);
+      const found = models.find((m) => m.name === name);
+      if (found === undefined) throw new InferenceError("INVALID_ARG", `failed to load '${name}', no model directory of that name in the repository`);
+      this.#directories.set(name, found);
+    }
+    await this.#load(name);
+    const entry = this.#models.get(name);
+    const failed = entry?.failure ?? [...(entry?.versions.values() ?? [])].find((v): v is Error => v instanceof Error)?.message;
+    if (failed !== undefined) throw new InferenceError("INVALID_ARG", `load failed for model '${name}': ${failed}`);
+  }
+
+  async unloadModel(name: string): Promise<void> {
+    this.#requireExplicitMode("unload");
+    const entry = this.#models.get(name);
+    this.#models.delete(name);
+    if (entry !== undefined) await this.#close(entry);
+  }
+
+  #requireExplicitMode(action: string): void {
+    if (this.#settings.modelControlMode !== "explicit") {
+      throw new InferenceError("UNAVAILABLE", `explicit model ${action} is not allowed unless --model-control-mode=explicit`);
+    }
+  }
+
+  isLive(): boolean {
+    return !this.#shuttingDown;
+  }
+
+  isReady(): boolean {
+    if (this.#shuttingDown) return false;
+    if (!this.#settings.strictReadiness) return true;
+    return this.repositoryIndex(false).every((e) => e.state === "READY");
+  }
+
+  serverMetadata(): { name: string; version: string; extensions: string[] } {
+    return { name: this.#settings.serverName, version: this.#settings.serverVersion, extensions: [...SERVER_EXTENSIONS] };
+  }
+
+  repositoryIndex(readyOnly: boolean): ModelIndexEntry[] {
+    const entries: ModelIndexEntry[] = [];
+    const names = new Set([...this.#directories.keys(), ...this.#models.keys()]);
+    for (const name of [...names].sort()) {
+      const model = this.#models.get(name);
+      if (model === undefined) {
+        if (!readyOnly) entries.push({ name, state: "UNAVAILABLE", reason: "unloaded" });
+        continue;
+      }
+      if (model.failure !== undefined) {
+        if (!readyOnly) entries.push({ name, state: "UNAVAILABLE", reason: model.failure });
+        continue;
+      }
+      for (const [version, loaded] of model.versions) {
+        const ready = !(loaded instanceof Error);
+        if (readyOnly && !ready) continue;
+        entries.push({ name, version: String(version), state: ready ? "READY" : "UNAVAILABLE", reason: ready ? "" : loaded.message });
+      }
+    }
+    return entries;
+  }
+
+  /** Resolves a model version for serving: NOT_FOUND for unknown ones, UNAVAILABLE for ones that failed. */
+  #resolve(name: string, version: string | undefined): ModelVersion {
+    const model = this.#models.get(name);
+    if (model === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
+    if (model.failure !== undefined) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' is not ready: ${model.failure}`);
+    if (version === undefined || version === "") {
+      const ready = [...model.versions.values()].filter((v): v is ModelVersion => !(v instanceof Error));
+      const latest = ready.sort((a, b) => b.version - a.version)[0];
+      if (latest === undefined) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' has no available versions`);
+      return latest;
+    }
+    if (!/^[0-9]+$/.test(version)) throw invalidArg(`failed to parse model version '${version}' for model '${name}': versions are non-negative integers`);
+    const loaded = model.versions.get(Number(version));
+    if (loaded === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${name}' version ${version} is not found`);
+    if (loaded instanceof Error) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' version ${version} is not ready: ${loaded.message}`);
+    return loaded;
+  }
+
+  modelReady(name: string, version?: string): boolean {
+    try {
+      this.#resolve(name, version);
+      return !this.#shuttingDown;
+    } catch {
+      return false;
+    }
+  }
+
+  modelMetadata(name: string, version?: string): ModelMetadata {
+    const model = this.#resolve(name, version);
+    const versions = version
+      ? [version]
+      : [...(this.#models.get(name)?.versions.entries() ?? [])].filter(([, v]) => !(v instanceof Error)).map(([v]) => String(v));
+    const describe = (tensors: typeof model.signature.inputs): ModelMetadata["inputs"] =>
+      tensors.map((t) => ({ name: t.name, datatype: t.datatype, shape: fullShape(model.signature, t) }));
+    return {
+      name, versions, platform: model.config.platform || model.config.backend,
+      inputs: describe(model.signature.inputs), outputs: describe(model.signature.outputs),
+    };
+  }
+
+  modelConfig(name: string, version?: string): Record<string, unknown> {
+    return modelConfigToJson(this.#resolve(name, version).config);
+  }
+
+  /** Statistics extension: all loaded versions, one model's, or one version's. */
+  statistics(name?: string, version?: string): ModelStatisticsSnapshot[] {
+    if (name === undefined || name === "") {
+      const all: ModelStatisticsSnapshot[] = [];
+      for (const entry of this.#models.values()) {
+        for (const loaded of entry.versions.values()) if (!(loaded instanceof Error)) all.push(loaded.statistics.snapshot());
+      }
+      return all;
+    }
+    if (version !== undefined && version !== "") return [this.#resolve(name, version).statistics.snapshot()];
+    this.#resolve(name, undefined);
+    return [...(this.#models.get(name)?.versions.values() ?? [])]
+      .filter((v): v is ModelVersion => !(v instanceof Error))
+      .map((v) => v.statistics.snapshot());
+  }
+
+  modelGauges(): ModelGauges[] {
+    const gauges: ModelGauges[] = [];
+    for (const entry of this.#models.values()) {
+      for (const loaded of entry.versions.values()) {
+        if (loaded instanceof Error) continue;
+        gauges.push({
+          modelName: loaded.name, modelVersion: String(loaded.version), pendingRequests: loaded.scheduler.pendingCount,
+          queueDepth: loaded.scheduler.queueDepth, instanceCount: loaded.pool.size, instanceBusySeconds: loaded.pool.busySeconds(),
+        });
+      }
+    }
+    return gauges;
+  }
+
+  async infer(request: InferRequest): Promise<InferResponse> {
+    const startNs = process.hrtime.bigint();
+    const model = this.#resolve(request.modelName, request.modelVersion);
+    try {
+      if (this.#shuttingDown) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
+      const validated = validateRequest(request, model.signature);
+      const { outputs, queueNs } = await model.scheduler.enqueue(validated, {
+        priority: integerParameter(request.parameters, "priority"),
+        timeoutUs: integerParameter(request.parameters, "timeout"),
+        signal: request.signal,
+      });
+      const response: InferResponse = {
+        modelName: model.name, modelVersion: String(model.version), id: request.id,
+        outputs: this.#selectOutputs(model, validated.outputs, outputs),
+      };
+      const requestNs = Number(process.hrtime.bigint() - startNs);
+      model.statistics.recordSuccess(requestNs, queueNs);
+      this.#report(model, undefined, requestNs, queueNs);
+      return response;
+    } catch (error) {
+      const failure = asInferenceError(error);
+      const requestNs = Number(process.hrtime.bigint() - startNs);
+      model.statistics.recordFailure(requestNs);
+      this.#report(model, failureReasonOf(failure), requestNs, 0);
+      throw failure;
+    }
+  }
+
+  #report(model: ModelVersion, failureReason: FailureReason | undefined, requestNs: number, queueNs: number): void {
+    for (const o of this.#observers) {
+      o.requestCompleted({ modelName: model.name, modelVersion: String(model.version), failureReason, requestNs, queueNs });
+    }
+  }
+
+  #selectOutputs(model: ModelVersion, requested: readonly { name: string; classification?: number }[], outputs: OutputTensor[]): OutputTensor[] {
+    return requested.map((want) => {
+      const output = outputs.find((o) => o.name === want.name);
+      if (output === undefined) throw new InferenceError("INTERNAL", `model produced no output '${want.name}'`);
+      if (want.classification === undefined) return output;
+      const labels = model.signature.outputs.find((o) => o.name === want.name)?.labels;
+      return classify(output, want.classification, model.signature.maxBatchSize > 0, labels);
+    });
+  }
+
+  /** Stops accepting work, fails what is queued, and releases every instance. */
+  async close(): Promise<void> {
+    this.#shuttingDown = true;
+    const entries = [...this.#models.values()];
+    this.#models.clear();
+    await Promise.all(entries.map((e) => this.#close(e)));
+  }
+}

@@ -1,0 +1,218 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import type { Backend, BackendInstance, InstanceSpec } from "../backends/backend";
+import { completeConfig } from "./config-auto-complete";
+import { dataTypeFromConfig } from "./datatypes";
+import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "./model-config";
+import { parseModelConfigText } from "./model-config";
+import { listVersions, type ModelDirectory, readConfigText, readLabels } from "./model-repository";
+import type { ModelSignature, TensorSignature } from "./model-signature";
+import { ModelStatistics } from "./model-statistics";
+import { InstancePool } from "./instance-pool";
+import { type QueuePolicy, Scheduler, type SchedulerSettings } from "./scheduler";
+import type { ModelVersion } from "./model-version";
+
+export interface LoaderSettings {
+  readonly autoCompleteConfig: boolean;
+  /** Backends by name (`onnxruntime`, `identity`). */
+  readonly backends: ReadonlyMap<string, Backend>;
+  readonly gpuCount: number;
+  readonly cpuCount: number;
+  readonly defaultMaxBatchSize: number;
+  /** Intra-op threads per instance; undefined sizes them to the cores and the model's instance count. */
+  readonly intraOpThreads: number | undefined;
+  readonly observer: { executed(modelName: string, version: number, timings: Parameters<ModelStatistics["recordExecution"]>[0]): void };
+}
+
+/** A model whose config could be read: what each of its selected versions became. */
+export interface LoadedModel {
+  readonly name: string;
+  readonly versions: ReadonlyMap<number, ModelVersion | Error>;
+}
+
+const ONNX_PLATFORM = "onnxruntime_onnx";
+
+function resolveBackend(config: ModelConfig, directory: ModelDirectory, versions: readonly number[]): string {
+  if (config.platform === ONNX_PLATFORM || config.backend === "onnxruntime") {
+    config.platform = ONNX_PLATFORM;
+    config.backend = "onnxruntime";
+    return "onnxruntime";
+  }
+  if (config.platform === "" && config.backend === "") {
+    const filename = config.default_model_filename || "model.onnx";
+    if (versions.some((v) => existsSync(path.join(directory.path, String(v), filename)))) {
+      config.platform = ONNX_PLATFORM;
+      config.backend = "onnxruntime";
+      return "onnxruntime";
+    }
+    throw new Error(`unable to determine the backend: set platform or backend in config.pbtxt, or provide ${filename} in a version directory`);
+  }
+  if (config.platform === "ensemble") throw new Error("ensemble models are not supported by this server yet");
+  return config.backend || config.platform;
+}
+
+function selectVersions(config: ModelConfig, available: readonly number[]): number[] {
+  const policy = config.version_policy;
+  if (policy?.all !== undefined) return [...available];
+  if (policy?.specific !== undefined) {
+    const wanted = policy.specific.versions.map(Number);
+    const missing = wanted.filter((v) => !available.includes(v));
+    if (missing.length > 0) throw new Error(`version_policy names version(s) ${missing.join(", ")} that have no directory`);
+    return wanted.sort((a, b) => a - b);
+  }
+  const latest = Math.max(1, policy?.latest?.num_versions ?? 1);
+  return available.slice(-latest);
+}
+
+interface InstancePlan {
+  readonly kind: "cpu" | "gpu";
+  readonly deviceId: number;
+  readonly groupName: string;
+}
+
+/** Expands instance_group into one plan per instance, filling Triton's defaults into the config as it goes. */
+function planInstances(config: ModelConfig, backendName: string, gpuCount: number): InstancePlan[] {
+  if (config.instance_group.length === 0) {
+    config.instance_group = [{ name: "", kind: "KIND_AUTO", count: 0, gpus: [], profile: [], passive: false, host_policy: "", secondary_devices: [] }] as unknown as ModelConfig["instance_group"];
+  }
+  const plans: InstancePlan[] = [];
+  config.instance_group.forEach((group, index) => {
+    if (group.kind === "KIND_AUTO") group.kind = gpuCount > 0 ? "KIND_GPU" : "KIND_CPU";
+    if (group.kind === "KIND_MODEL") group.kind = "KIND_CPU";
+    if (group.name === "") group.name = `${config.name}_${index}`;
+    if (group.count <= 0) group.count = group.kind === "KIND_CPU" && backendName === "onnxruntime" ? 2 : 1;
+    if (group.kind === "KIND_GPU") {
+      const gpus = group.gpus.length > 0 ? group.gpus : gpuCount > 0 ? Array.from({ length: gpuCount }, (_, i) => i) : [0];
+      group.gpus = gpus;
+      for (const gpu of gpus) for (let i = 0; i < group.count; i++) plans.push({ kind: "gpu", deviceId: gpu, groupName: group.name });
+    } else {
+      for (let i = 0; i < group.count; i++) plans.push({ kind: "cpu", deviceId: 0, groupName: group.name });
+    }
+  });
+  return plans;
+}
+
+function acceleratorsFor(config: ModelConfig, kind: "cpu" | "gpu"): InstanceSpec["accelerators"] {
+  const accelerators = config.optimization?.execution_accelerators;
+  const list = kind === "gpu" ? accelerators?.gpu_execution_accelerator : accelerators?.cpu_execution_accelerator;
+  return (list ?? []).map((a) => ({ name: a.name, parameters: { ...a.parameters } }));
+}
+
+function parameterStrings(config: ModelConfig): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(config.parameters)) out[key] = value.string_value;
+  return out;
+}
+
+function tensorSignature(directory: ModelDirectory, tensor: ModelInput | ModelOutput, optional: boolean): TensorSignature {
+  const datatype = dataTypeFromConfig(tensor.data_type);
+  if (datatype === undefined) throw new Error(`tensor '${tensor.name}' has no valid data_type`);
+  const labelFilename = "label_filename" in tensor ? tensor.label_filename : "";
+  return {
+    name: tensor.name, datatype, dims: tensor.dims.map(Number), optional,
+    reshape: tensor.reshape !== undefined ? tensor.reshape.shape.map(Number) : undefined,
+    labels: labelFilename ? readLabels(directory.path, labelFilename) : undefined,
+  };
+}
+
+function queuePolicy(policy: ModelQueuePolicy | undefined): QueuePolicy {
+  return {
+    timeoutAction: policy?.timeout_action === "DELAY" ? "DELAY" : "REJECT",
+    defaultTimeoutUs: policy?.default_timeout_microseconds ?? 0,
+    allowTimeoutOverride: policy?.allow_timeout_override ?? false,
+    maxQueueSize: policy?.max_queue_size ?? 0,
+  };
+}
+
+/** Triton's scheduler choice: the dynamic batcher when configured, else one request per execution. */
+export function schedulerSettings(config: ModelConfig): SchedulerSettings {
+  const batching = config.dynamic_batching;
+  if (batching === undefined) {
+    return { batch: { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 }, levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: false };
+  }
+  const levelCount = Math.max(1, batching.priority_levels);
+  const defaultLevel = batching.priority_levels > 0 ? batching.default_priority_level : 1;
+  if (defaultLevel < 1 || defaultLevel > levelCount) {
+    throw new Error(`default_priority_level ${batching.default_priority_level} must be between 1 and priority_levels ${batching.priority_levels}`);
+  }
+  const levels = Array.from({ length: levelCount }, (_, i) => queuePolicy(batching.priority_queue_policy[String(i + 1)] ?? batching.default_queue_policy));
+  return {
+    batch: {
+      maxBatchSize: Math.max(1, config.max_batch_size),
+      preferredBatchSizes: batching.preferred_batch_size.map(Number),
+      maxQueueDelayUs: batching.max_queue_delay_microseconds,
+    },
+    levels, defaultLevel, preserveOrdering: batching.preserve_ordering,
+  };
+}
+
+async function loadVersion(
+  directory: ModelDirectory, baseConfig: ModelConfig, backend: Backend, version: number, settings: LoaderSettings,
+): Promise<ModelVersion> {
+  const config: ModelConfig = structuredClone(baseConfig);
+  const plans = planInstances(config, backend.name, settings.gpuCount);
+  const modelPath = path.join(directory.path, String(version), config.default_model_filename || "model.onnx");
+  if (backend.name === "onnxruntime" && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
+  const intraOpThreads = settings.intraOpThreads ?? Math.max(1, Math.floor(settings.cpuCount / plans.length));
+  const instances: BackendInstance[] = [];
+  try {
+    for (const [index, plan] of plans.entries()) {
+      instances.push(await backend.createInstance({
+        modelName: config.name, modelVersion: version, modelPath, instanceName: `${plan.groupName}_${index}`,
+        device: plan.kind, deviceId: plan.deviceId, accelerators: acceleratorsFor(config, plan.kind),
+        parameters: parameterStrings(config), intraOpThreads,
+        graphOptimizationLevel: config.optimization?.graph?.level ?? 0,
+      }));
+    }
+    const completed = completeConfig(config, instances[0]?.io, { enabled: settings.autoCompleteConfig, defaultMaxBatchSize: settings.defaultMaxBatchSize });
+    const signature: ModelSignature = {
+      maxBatchSize: completed.max_batch_size,
+      inputs: completed.input.map((t) => tensorSignature(directory, t, t.optional)),
+      outputs: completed.output.map((t) => tensorSignature(directory, t, false)),
+    };
+    const statistics = new ModelStatistics(config.name, String(version));
+    const pool = new InstancePool(instances);
+    const scheduler = new Scheduler(signature, schedulerSettings(completed), pool, {
+      executed: (timings) => {
+        statistics.recordExecution(timings);
+        settings.observer.executed(config.name, version, timings);
+      },
+    });
+    return { name: config.name, version, config: completed, signature, pool, scheduler, statistics };
+  } catch (error) {
+    await Promise.allSettled(instances.map((i) => i.close()));
+    throw error;
+  }
+}
+
+/**
+ * Loads every selected version of one model directory. Throws when the model as a whole is unusable (bad config,
+ * unknown backend, no versions); a version that fails on its own is returned as its Error.
+ */
+export async function loadModel(directory: ModelDirectory, settings: LoaderSettings): Promise<LoadedModel> {
+  const text = readConfigText(directory.path);
+  if (text === undefined && !settings.autoCompleteConfig) {
+    throw new Error("config.pbtxt is missing and auto-complete is disabled (--disable-auto-complete-config)");
+  }
+  const config = parseModelConfigText(text ?? "", `model '${directory.name}': config.pbtxt`);
+  if (config.name === "") config.name = directory.name;
+  if (config.name !== directory.name) {
+    throw new Error(`config name '${config.name}' does not match the model directory name '${directory.name}'`);
+  }
+  const available = listVersions(directory.path);
+  if (available.length === 0) throw new Error("no numeric version directory found (e.g. 1/)");
+  const backendName = resolveBackend(config, directory, available);
+  const backend = settings.backends.get(backendName);
+  if (backend === undefined) {
+    throw new Error(`backend '${backendName}' is not supported by this server (supported: ${[...settings.backends.keys()].join(", ")})`);
+  }
+  const versions = new Map<number, ModelVersion | Error>();
+  for (const version of selectVersions(config, available)) {
+    try {
+      versions.set(version, await loadVersion(directory, config, backend, version, settings));
+    } catch (error) {
+      versions.set(version, error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+  return { name: directory.name, versions };
+}

@@ -1,0 +1,26 @@
+import type { DataType } from "./datatypes";
+
+/** One input or output as the model's (completed) config declares it. */
+export interface TensorSignature {
+  readonly name: string;
+  readonly datatype: DataType;
+  /** Config dims, without the batch dimension; -1 is variable. */
+  readonly dims: readonly number[];
+  /** The shape the backend sees instead of `dims` (config `reshape`), without the batch dimension. */
+  readonly reshape: readonly number[] | undefined;
+  readonly optional: boolean;
+  /** Class labels from the output's `label_filename`, for the classification extension. */
+  readonly labels: readonly string[] | undefined;
+}
+
+/** What requests are validated against: built once per loaded model version. */
+export interface ModelSignature {
+  readonly maxBatchSize: number;
+  readonly inputs: readonly TensorSignature[];
+  readonly outputs: readonly TensorSignature[];
+}
+
+/** The shape clients see in model metadata: a leading -1 when the model batches. */
+export function fullShape(signature: ModelSignature, tensor: TensorSignature): number[] {
+  return signature.maxBatchSize > 0 ? [-1, ...tensor.dims] : [...tensor.dims];
+}

@@ -1,0 +1,115 @@
+/** Triton's `$duration_stat`. */
+export interface DurationStat {
+  count: number;
+  ns: number;
+}
+
+export interface BatchStat {
+  batch_size: number;
+  compute_input: DurationStat;
+  compute_infer: DurationStat;
+  compute_output: DurationStat;
+}
+
+/** One entry of the statistics extension's `model_stats`, field names as on the wire. */
+export interface ModelStatisticsSnapshot {
+  name: string;
+  version: string;
+  last_inference: number;
+  inference_count: number;
+  execution_count: number;
+  inference_stats: {
+    success: DurationStat; fail: DurationStat; queue: DurationStat;
+    compute_input: DurationStat; compute_infer: DurationStat; compute_output: DurationStat;
+    cache_hit: DurationStat; cache_miss: DurationStat;
+  };
+  response_stats: Record<string, never>;
+  batch_stats: BatchStat[];
+  memory_usage: never[];
+}
+
+const zero = (): DurationStat => ({ count: 0, ns: 0 });
+
+function add(stat: DurationStat, ns: number, count = 1): void {
+  stat.count += count;
+  stat.ns += ns;
+}
+
+/** Durations of one execution, as the scheduler measured them. */
+export interface ExecutionTimings {
+  readonly batchSize: number;
+  readonly requestCount: number;
+  readonly computeInputNs: number;
+  readonly computeInferNs: number;
+  readonly computeOutputNs: number;
+}
+
+/**
+ * Accumulates Triton's per-model-version statistics. Compute durations count once per request (as Triton does:
+ * every request in a batch is charged the batch's compute time); batch_stats count once per execution.
+ */
+export class ModelStatistics {
+  readonly #name: string;
+  readonly #version: string;
+  #lastInferenceMs = 0;
+  #inferenceCount = 0;
+  #executionCount = 0;
+  readonly #stats = {
+    success: zero(), fail: zero(), queue: zero(), compute_input: zero(), compute_infer: zero(),
+    compute_output: zero(), cache_hit: zero(), cache_miss: zero(),
+  };
+  readonly #batchStats = new Map<number, BatchStat>();
+
+  constructor(name: string, version: string) {
+    this.#name = name;
+    this.#version = version;
+  }
+
+  recordExecution(timings: ExecutionTimings): void {
+    this.#executionCount++;
+    this.#inferenceCount += timings.batchSize;
+    this.#lastInferenceMs = Date.now();
+    add(this.#stats.compute_input, timings.computeInputNs * timings.requestCount, timings.requestCount);
+    add(this.#stats.compute_infer, timings.computeInferNs * timings.requestCount, timings.requestCount);
+    add(this.#stats.compute_output, timings.computeOutputNs * timings.requestCount, timings.requestCount);
+    let batch = this.#batchStats.get(timings.batchSize);
+    if (batch === undefined) {
+      batch = { batch_size: timings.batchSize, compute_input: zero(), compute_infer: zero(), compute_output: zero() };
+      this.#batchStats.set(timings.batchSize, batch);
+    }
+    add(batch.compute_input, timings.computeInputNs);
+    add(batch.compute_infer, timings.computeInferNs);
+    add(batch.compute_output, timings.computeOutputNs);
+  }
+
+  recordSuccess(requestNs: number, queueNs: number): void {
+    add(this.#stats.success, requestNs);
+    add(this.#stats.queue, queueNs);
+  }
+
+  recordFailure(requestNs: number): void {
+    add(this.#stats.fail, requestNs);
+  }
+
+  snapshot(): ModelStatisticsSnapshot {
+    const copy = (s: DurationStat): DurationStat => ({ count: s.count, ns: s.ns });
+    const stats = this.#stats;
+    return {
+      name: this.#name,
+      version: this.#version,
+      last_inference: this.#lastInferenceMs,
+      inference_count: this.#inferenceCount,
+      execution_count: this.#executionCount,
+      inference_stats: {
+        success: copy(stats.success), fail: copy(stats.fail), queue: copy(stats.queue),
+        compute_input: copy(stats.compute_input), compute_infer: copy(stats.compute_infer),
+        compute_output: copy(stats.compute_output), cache_hit: copy(stats.cache_hit), cache_miss: copy(stats.cache_miss),
+      },
+      response_stats: {},
+      batch_stats: [...this.#batchStats.values()]
+        .sort((a, b) => a.batch_size - b.batch_size)
+        .map((b) => ({ batch_size: b.batch_size, compute_input: copy(b.compute_input), compute_infer: copy(b.compute_infer), compute_output: copy(b.compute_output) })),
+      memory_usage: [],
+    };
+  }
+}

@@ -1,0 +1,310 @@
+import type { BackendInstance } from "../backends/backend";
+import { assembleBatch, splitBatch } from "./batch-tensors";
+import { type BatchPolicy, decide, type PendingView } from "./batcher";
+import { asInferenceError, InferenceError } from "./errors";
+import type { OutputTensor } from "./inference-request";
+import type { InstancePool } from "./instance-pool";
+import type { ModelSignature } from "./model-signature";
+import type { ExecutionTimings } from "./model-statistics";
+import type { ValidatedRequest } from "./request-validation";
+import { RingBuffer } from "./ring-buffer";
+
+/** Triton's ModelQueuePolicy, in the scheduler's units. */
+export interface QueuePolicy {
+  readonly timeoutAction: "REJECT" | "DELAY";
+  /** 0 = no timeout. */
+  readonly defaultTimeoutUs: number;
+  readonly allowTimeoutOverride: boolean;
+  /** 0 = unbounded. */
+  readonly maxQueueSize: number;
+}
+
+export interface SchedulerSettings {
+  readonly batch: BatchPolicy;
+  /** Queue policy per priority level; index 0 is level 1, the highest. */
+  readonly levels: readonly QueuePolicy[];
+  /** Level used for priority 0 (1-based). */
+  readonly defaultLevel: number;
+  readonly preserveOrdering: boolean;
+}
+
+export interface ScheduleOptions {
+  /** Triton's `priority` request parameter: 0 = default, 1 = highest. */
+  readonly priority?: number;
+  /** Triton's `timeout` request parameter, µs. */
+  readonly timeoutUs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface ScheduledResult {
+  readonly outputs: OutputTensor[];
+  readonly queueNs: number;
+}
+
+/** Reports of the scheduler's own work, for statistics and metrics. */
+export interface SchedulerListener {
+  executed(timings: ExecutionTimings): void;
+}
+
+interface QueueEntry extends PendingView {
+  readonly request: ValidatedRequest;
+  readonly enqueueNs: bigint;
+  readonly deadlineUs: number;
+  readonly timeoutAction: QueuePolicy["timeoutAction"];
+  readonly level: number;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+  readonly resolve: (result: ScheduledResult) => void;
+  readonly reject: (error: InferenceError) => void;
+  done: boolean;
+  /** Timed out under a DELAY policy: now waits in the delayed queue. */
+  delayed: boolean;
+}
+
+const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * A model version's request queue and dynamic batcher (Triton's DynamicBatchScheduler, or its default scheduler
+ * when `batch.maxBatchSize` is 1). Owns the timers and queues; the batching decision itself is {@link decide}.
+ * Requests queue per priority level; a request that times out under a DELAY policy moves to a queue served only
+ * when nothing else waits. Aborted requests leave the queue and are never executed.
+ */
+export class Scheduler {
+  readonly #signature: ModelSignature;
+  readonly #settings: SchedulerSettings;
+  readonly #pool: InstancePool;
+  readonly #listener: SchedulerListener;
+  readonly #queues: RingBuffer<QueueEntry>[];
+  readonly #delayed = new RingBuffer<QueueEntry>();
+  readonly #liveByLevel: number[];
+  #delayedCount = 0;
+  #withDeadline = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #timerAtUs = Infinity;
+  #closed = false;
+  // preserve_ordering: batches deliver their responses in dispatch order.
+  #nextDispatchSeq = 0;
+  #nextDeliverSeq = 0;
+  readonly #finished = new Map<number, () => void>();
+
+  constructor(signature: ModelSignature, settings: SchedulerSettings, pool: InstancePool, listener: SchedulerListener) {
+    this.#signature = signature;
+    this.#settings = settings;
+    this.#pool = pool;
+    this.#listener = listener;
+    this.#queues = settings.levels.map(() => new RingBuffer<QueueEntry>());
+    this.#liveByLevel = settings.levels.map(() => 0);
+  }
+
+  /** Requests accepted and not yet executing. */
+  get pendingCount(): number {
+    return this.#liveByLevel.reduce((a, b) => a + b, 0) + this.#delayedCount;
+  }
+
+  get queueDepth(): number {
+    return this.#liveByLevel.reduce((a, b) => a + b, 0);
+  }
+
+  enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
+    if (this.#closed) return Promise.reject(new InferenceError("UNAVAILABLE", "model is unloading"));
+    const levels = this.#settings.levels;
+    const priority = options.priority ?? 0;
+    if (!Number.isInteger(priority) || priority < 0 || priority > levels.length) {
+      return Promise.reject(new InferenceError("INVALID_ARG", `priority ${priority} is out of range: the model has ${levels.length} priority level(s)`));
+    }
+    const level = priority === 0 ? this.#settings.defaultLevel : priority;
+    const policy = levels[level - 1]!;
+    if (policy.maxQueueSize > 0 && this.#liveByLevel[level - 1]! >= policy.maxQueueSize) {
+      return Promise.reject(new InferenceError("UNAVAILABLE", "Exceeds maximum queue size"));
+    }
+    if (options.signal?.aborted) return Promise.reject(new InferenceError("CANCELLED", "request was cancelled by the client"));
+
+    let timeoutUs = policy.defaultTimeoutUs;
+    const requested = options.timeoutUs ?? 0;
+    if (policy.allowTimeoutOverride && requested > 0 && (timeoutUs === 0 || requested < timeoutUs)) timeoutUs = requested;
+    const enqueueNs = process.hrtime.bigint();
+    const enqueueUs = Number(enqueueNs / 1000n);
+
+    return new Promise<ScheduledResult>((resolve, reject) => {
+      const entry: QueueEntry = {
+        request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs, enqueueNs,
+        deadlineUs: timeoutUs > 0 ? enqueueUs + timeoutUs : Infinity, timeoutAction: policy.timeoutAction, level,
+        signal: options.signal, onAbort: () => this.#cancel(entry), resolve, reject, done: false, delayed: false,
+      };
+      entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
+      if (entry.deadlineUs !== Infinity) this.#withDeadline++;
+      this.#queues[level - 1]!.push(entry);
+      this.#liveByLevel[level - 1]!++;
+      this.#schedule();
+    });
+  }
+
+  /** Rejects everything still queued; executions in flight finish. */
+  close(): void {
+    this.#closed = true;
+    this.#clearTimer();
+    for (const queue of [...this.#queues, this.#delayed]) {
+      for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
+        this.#settle(entry, new InferenceError("UNAVAILABLE", "model is unloading"));
+      }
+    }
+  }
+
+  #cancel(entry: QueueEntry): void {
+    if (entry.done) return;
+    this.#settle(entry, new InferenceError("CANCELLED", "request was cancelled by the client"));
+  }
+
+  /** Marks an entry finished and fails it; queues drop finished entries lazily. */
+  #settle(entry: QueueEntry, error: InferenceError): void {
+    if (entry.done) return;
+    this.#forget(entry);
+    entry.reject(error);
+  }
+
+  #forget(entry: QueueEntry): void {
+    entry.done = true;
+    entry.signal?.removeEventListener("abort", entry.onAbort);
+    if (entry.delayed) {
+      this.#delayedCount--;
+    } else {
+      this.#liveByLevel[entry.level - 1]!--;
+      if (entry.deadlineUs !== Infinity) this.#withDeadline--;
+    }
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    const now = nowUs();
+    if (this.#withDeadline > 0) this.#expire(now);
+    while (this.#pool.hasIdle) {
+      const view = this.#head(this.#settings.batch.maxBatchSize + 1);
+      const decision = decide(view, now, this.#settings.batch);
+      if (decision.kind === "idle") break;
+      if (decision.kind === "wait") {
+        this.#armTimer(now + decision.us);
+        return;
+      }
+      this.#dispatch(this.#take(decision.count));
+    }
+    if (this.#withDeadline > 0) this.#armTimer(this.#earliestDeadline());
+  }
+
+  /** Handles queue timeouts: REJECT fails the request, DELAY moves it behind everything else. */
+  #expire(now: number): void {
+    for (const queue of this.#queues) {
+      queue.retain((entry) => {
+        if (entry.done) return false;
+        if (entry.deadlineUs > now) return true;
+        if (entry.timeoutAction === "REJECT") {
+          this.#settle(entry, new InferenceError("UNAVAILABLE", "Request timeout expired"));
+        } else {
+          this.#withDeadline--;
+          this.#liveByLevel[entry.level - 1]!--;
+          this.#delayedCount++;
+          entry.delayed = true;
+          this.#delayed.push(entry);
+        }
+        return false;
+      });
+    }
+  }
+
+  #earliestDeadline(): number {
+    let earliest = Infinity;
+    for (const queue of this.#queues) {
+      for (let i = 0; i < queue.length; i++) {
+        const entry = queue.at(i)!;
+        if (!entry.done && entry.deadlineUs < earliest) earliest = entry.deadlineUs;
+      }
+    }
+    return earliest;
+  }
+
+  /** Up to `limit` live entries in service order: priority levels first, delayed requests last. */
+  #head(limit: number): QueueEntry[] {
+    const view: QueueEntry[] = [];
+    for (const queue of [...this.#queues, this.#delayed]) {
+      while (queue.length > 0 && queue.at(0)!.done) queue.shift();
+      for (let i = 0; i < queue.length && view.length < limit; i++) {
+        const entry = queue.at(i)!;
+        if (!entry.done) view.push(entry);
+      }
+      if (view.length >= limit) break;
+    }
+    return view;
+  }
+
+  #take(count: number): QueueEntry[] {
+    const taken: QueueEntry[] = [];
+    for (const queue of [...this.#queues, this.#delayed]) {
+      while (taken.length < count && queue.length > 0) {
+        const entry = queue.shift()!;
+        if (entry.done) continue;
+        this.#forget(entry);
+        taken.push(entry);
+      }
+    }
+    return taken;
+  }
+
+  #armTimer(atUs: number): void {
+    if (atUs === Infinity || (this.#timer !== undefined && this.#timerAtUs <= atUs)) return;
+    this.#clearTimer();
+    this.#timerAtUs = atUs;
+    const delayMs = Math.max(0, (atUs - nowUs()) / 1000);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAtUs = Infinity;
+      this.#schedule();
+    }, delayMs);
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAtUs = Infinity;
+  }
+
+  #dispatch(entries: QueueEntry[]): void {
+    const instance = this.#pool.acquire()!;
+    const seq = this.#nextDispatchSeq++;
+    void this.#execute(instance, entries).then((deliver) => {
+      this.#pool.release(instance);
+      if (this.#settings.preserveOrdering) {
+        this.#finished.set(seq, deliver);
+        for (let next = this.#finished.get(this.#nextDeliverSeq); next !== undefined; next = this.#finished.get(this.#nextDeliverSeq)) {
+          this.#finished.delete(this.#nextDeliverSeq++);
+          next();
+        }
+      } else {
+        deliver();
+      }
+      this.#schedule();
+    });
+  }
+
+  /** Runs one batch; resolves (never rejects) with the function that hands each request its result. */
+  async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
+    const startNs = process.hrtime.bigint();
+    const requests = entries.map((e) => e.request);
+    try {
+      const inputs = assembleBatch(requests, this.#signature);
+      const assembledNs = process.hrtime.bigint();
+      const result = await instance.execute(inputs, this.#signature.outputs.map((o) => o.name));
+      const perRequest = splitBatch(result.outputs, requests, this.#signature);
+      const endNs = process.hrtime.bigint();
+      const computeInputNs = Number(assembledNs - startNs) + result.computeInputNs;
+      const totalNs = Number(endNs - startNs);
+      this.#listener.executed({
+        batchSize: requests.reduce((sum, r) => sum + r.batchSize, 0), requestCount: requests.length,
+        computeInputNs, computeInferNs: result.computeInferNs,
+        computeOutputNs: Math.max(0, totalNs - computeInputNs - result.computeInferNs),
+      });
+      return () => entries.forEach((entry, i) => entry.resolve({ outputs: perRequest[i]!, queueNs: Number(startNs - entry.enqueueNs) }));
+    } catch (error) {
+      const failure = asInferenceError(error);
+      return () => entries.forEach((entry) => entry.reject(failure));
+    }
+  }
+}

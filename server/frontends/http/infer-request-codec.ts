@@ -1,0 +1,189 @@
+import {
+  type DataType, elementCount, ELEMENT_BYTE_SIZE, InferenceError, type InferRequest, isDataType, type ModelMetadata,
+  type ParameterValue, type RequestedOutput, type Tensor,
+} from "../../core/index";
+import { parseExactJson } from "./exact-json";
+import { encodeJsonData } from "./json-tensor-data";
+
+/** How the client wants each output back. */
+export interface OutputEncoding {
+  /** Outputs to return as binary (binary tensor data extension). */
+  readonly binaryOutputs: ReadonlySet<string>;
+  /** A raw binary request gets every output as binary. */
+  readonly allBinary: boolean;
+}
+
+export interface DecodedInferRequest {
+  readonly request: InferRequest;
+  readonly encoding: OutputEncoding;
+}
+
+function invalid(message: string): InferenceError {
+  return new InferenceError("INVALID_ARG", message);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parameters(value: unknown, where: string): Record<string, ParameterValue> {
+  if (value === undefined) return {};
+  if (!isRecord(value)) throw invalid(`'parameters' of ${where} must be a JSON object`);
+  const out: Record<string, ParameterValue> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean" && typeof v !== "bigint") {
+      throw invalid(`parameter '${key}' of ${where} must be a string, number or boolean`);
+    }
+    out[key] = v;
+  }
+  return out;
+}
+
+const UNSUPPORTED_PARAMETERS = ["shared_memory_region", "shared_memory_byte_size", "shared_memory_offset"];
+
+function shapeOf(value: unknown, name: string): number[] {
+  if (!Array.isArray(value)) throw invalid(`input '${name}' must have a 'shape' array`);
+  return value.map((dim) => {
+    if (typeof dim !== "number" || !Number.isSafeInteger(dim) || dim < 0) {
+      throw invalid(`input '${name}' has an invalid dimension ${JSON.stringify(dim)} in its shape: dimensions are non-negative integers`);
+    }
+    return dim;
+  });
+}
+
+/** Reads tensors' binary payloads in order from the bytes after the JSON header. */
+class BinarySection {
+  #offset = 0;
+  constructor(private readonly bytes: Uint8Array) {}
+
+  take(size: number, name: string): Uint8Array {
+    if (this.#offset + size > this.bytes.byteLength) {
+      throw invalid(`unexpected end of binary data for input '${name}': binary_data_size is ${size}, but only ${this.bytes.byteLength - this.#offset} bytes remain`);
+    }
+    const slice = this.bytes.subarray(this.#offset, this.#offset + size);
+    this.#offset += size;
+    return slice;
+  }
+
+  assertConsumed(): void {
+    const left = this.bytes.byteLength - this.#offset;
+    if (left > 0) throw invalid(`${left} bytes of binary data were not claimed by any input's binary_data_size`);
+  }
+}
+
+function decodeInput(raw: unknown, index: number, binary: BinarySection): Tensor {
+  if (!isRecord(raw)) throw invalid(`inputs[${index}] must be a JSON object`);
+  const name = raw["name"];
+  if (typeof name !== "string" || name === "") throw invalid(`inputs[${index}] must have a non-empty string 'name'`);
+  const datatype = raw["datatype"];
+  if (typeof datatype !== "string" || !isDataType(datatype)) {
+    throw invalid(`input '${name}' has an invalid datatype ${JSON.stringify(datatype)}`);
+  }
+  const shape = shapeOf(raw["shape"], name);
+  const params = parameters(raw["parameters"], `input '${name}'`);
+  const shm = UNSUPPORTED_PARAMETERS.find((p) => p in params);
+  if (shm !== undefined) throw new InferenceError("UNSUPPORTED", `input '${name}': shared memory (${shm}) is not supported by this server`);
+  const binarySize = params["binary_data_size"];
+  if (binarySize !== undefined) {
+    if (typeof binarySize !== "number" || !Number.isSafeInteger(binarySize) || binarySize < 0) {
+      throw invalid(`input '${name}' has an invalid binary_data_size ${JSON.stringify(binarySize)}`);
+    }
+    if ("data" in raw) throw invalid(`input '${name}' has both 'data' and binary_data_size: use one`);
+    return { name, datatype, shape, data: binary.take(binarySize, name) };
+  }
+  if (!("data" in raw)) throw invalid(`input '${name}' has neither 'data' nor a binary_data_size parameter`);
+  return { name, datatype, shape, data: encodeJsonData(datatype, raw["data"], elementCount(shape), name) };
+}
+
+function decodeOutputs(raw: unknown, binaryByDefault: boolean): { outputs: RequestedOutput[] | undefined; binary: Set<string> } {
+  const binary = new Set<string>();
+  if (raw === undefined) return { outputs: undefined, binary };
+  if (!Array.isArray(raw)) throw invalid("'outputs' must be an array");
+  const outputs = raw.map((entry, index): RequestedOutput => {
+    if (!isRecord(entry) || typeof entry["name"] !== "string") throw invalid(`outputs[${index}] must be an object with a string 'name'`);
+    const name = entry["name"];
+    const params = parameters(entry["parameters"], `output '${name}'`);
+    const shm = UNSUPPORTED_PARAMETERS.find((p) => p in params);
+    if (shm !== undefined) throw new InferenceError("UNSUPPORTED", `output '${name}': shared memory (${shm}) is not supported by this server`);
+    const asBinary = params["binary_data"];
+    if (asBinary !== undefined && typeof asBinary !== "boolean") throw invalid(`output '${name}': binary_data must be a boolean`);
+    if (asBinary ?? binaryByDefault) binary.add(name);
+    const classification = params["classification"];
+    if (classification === undefined) return { name };
+    if (typeof classification !== "number") throw invalid(`output '${name}': classification must be an integer`);
+    return { name, classification };
+  });
+  return { outputs, binary };
+}
+
+export interface RawBodyContext {
+  readonly modelName: string;
+  readonly modelVersion: string | undefined;
+  /** Looked up only for raw binary requests (Inference-Header-Content-Length: 0). */
+  readonly metadata: () => ModelMetadata;
+}
+
+/** The raw binary request of the binary extension: the whole body is the model's single input, batch 1. */
+function decodeRawRequest(body: Uint8Array, context: RawBodyContext): DecodedInferRequest {
+  const metadata = context.metadata();
+  const input = metadata.inputs[0];
+  if (metadata.inputs.length !== 1 || input === undefined) {
+    throw invalid(`a raw binary request (Inference-Header-Content-Length: 0) needs a model with exactly one input; '${metadata.name}' has ${metadata.inputs.length}`);
+  }
+  const datatype = input.datatype as DataType;
+  const shape = input.shape.map((dim, i) => (i === 0 && dim === -1 ? 1 : dim));
+  const variable = shape.filter((dim) => dim === -1).length;
+  if (datatype === "BYTES") {
+    if (shape.length !== 1 || (shape[0] !== 1 && shape[0] !== -1)) throw invalid("a raw binary BYTES request needs an input of shape [1]");
+    shape[0] = 1;
+  } else if (variable > 1) {
+    throw invalid(`a raw binary request cannot fill input '${input.name}': it has more than one variable dimension`);
+  } else if (variable === 1) {
+    const known = shape.reduce((product, dim) => (dim === -1 ? product : product * dim), 1) * ELEMENT_BYTE_SIZE[datatype];
+    if (known === 0 || body.byteLength % known !== 0) throw invalid(`raw binary body of ${body.byteLength} bytes does not fit input '${input.name}'`);
+    shape[shape.indexOf(-1)] = body.byteLength / known;
+  }
+  return {
+    request: { modelName: context.modelName, modelVersion: context.modelVersion, inputs: [{ name: input.name, datatype, shape, data: body }] },
+    encoding: { binaryOutputs: new Set(), allBinary: true },
+  };
+}
+
+/**
+ * Decodes a KServe v2 infer body: plain JSON, JSON header + binary tensors (binary tensor data extension), or a
+ * raw single-input binary body. Every problem is an INVALID_ARG naming the tensor at fault.
+ */
+export function decodeInferRequest(body: Uint8Array, headerLength: number | undefined, context: RawBodyContext): DecodedInferRequest {
+  if (headerLength === 0) return decodeRawRequest(body, context);
+  const jsonLength = headerLength ?? body.byteLength;
+  if (jsonLength > body.byteLength) {
+    throw invalid(`Inference-Header-Content-Length ${jsonLength} is larger than the body (${body.byteLength} bytes)`);
+  }
+  let header: unknown;
+  try {
+    header = parseExactJson(Buffer.from(body.buffer, body.byteOffset, jsonLength).toString("utf8"));
+  } catch (error) {
+    throw invalid(`failed to parse the request JSON buffer: ${(error as Error).message}`);
+  }
+  if (!isRecord(header)) throw invalid("the inference request must be a JSON object");
+  const id = header["id"];
+  if (id !== undefined && typeof id !== "string") throw invalid("request 'id' must be a string");
+  const requestParameters = parameters(header["parameters"], "the request");
+  const binaryDefault = requestParameters["binary_data_output"];
+  if (binaryDefault !== undefined && typeof binaryDefault !== "boolean") throw invalid("binary_data_output must be a boolean");
+  const rawInputs = header["inputs"];
+  if (!Array.isArray(rawInputs)) throw invalid("the inference request must have an 'inputs' array");
+  const binary = new BinarySection(body.subarray(jsonLength));
+  const inputs = rawInputs.map((raw, index) => decodeInput(raw, index, binary));
+  binary.assertConsumed();
+  const { outputs, binary: binaryOutputs } = decodeOutputs(header["outputs"], binaryDefault ?? false);
+  // Without an 'outputs' list every output is returned, binary when binary_data_output asks for it.
+  const allBinary = outputs === undefined && binaryDefault === true;
+  return {
+    request: {
+      modelName: context.modelName, modelVersion: context.modelVersion, id: id === "" ? undefined : id,
+      parameters: requestParameters, inputs, outputs,
+    },
+    encoding: { binaryOutputs, allBinary },
+  };
+}

@@ -1,0 +1,119 @@
+import { type DataType, ELEMENT_BYTE_SIZE, InferenceError, joinBytesElements, splitBytesElements } from "../../core/index";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+const INTEGER_RANGES: Partial<Record<DataType, readonly [number, number]>> = {
+  UINT8: [0, 255], UINT16: [0, 65535], UINT32: [0, 4294967295], INT8: [-128, 127], INT16: [-32768, 32767],
+  INT32: [-2147483648, 2147483647],
+};
+
+function invalid(message: string): InferenceError {
+  return new InferenceError("INVALID_ARG", message);
+}
+
+/** Flattens Triton's nested-or-flat JSON `data` into row-major order. */
+function flatten(data: unknown, out: unknown[], tensorName: string, depth = 0): void {
+  if (depth > 64) throw invalid(`input '${tensorName}' data is nested too deeply`);
+  if (Array.isArray(data)) {
+    for (const item of data) flatten(item, out, tensorName, depth + 1);
+  } else {
+    out.push(data);
+  }
+}
+
+type Writer = (view: DataView, offset: number, value: unknown) => void;
+
+function numberWriter(datatype: DataType, tensorName: string): Writer {
+  const bad = (value: unknown): InferenceError =>
+    invalid(`unable to parse 'data' of input '${tensorName}': expected ${datatype} elements, got ${JSON.stringify(value)}`);
+  const range = INTEGER_RANGES[datatype];
+  const integer = (value: unknown): number => {
+    if (typeof value !== "number" || !Number.isInteger(value)) throw bad(value);
+    if (range !== undefined && (value < range[0] || value > range[1])) throw bad(value);
+    return value;
+  };
+  // 64-bit values arrive as bigint when they are too long for a double (see exact-json.ts).
+  const long = (value: unknown, min: bigint, max: bigint): bigint => {
+    const big = typeof value === "bigint" ? value : BigInt(integer(value));
+    if (big < min || big > max) throw bad(value);
+    return big;
+  };
+  const number = (value: unknown): number => {
+    if (typeof value === "bigint") return Number(value);
+    if (typeof value !== "number") throw bad(value);
+    return value;
+  };
+  switch (datatype) {
+    case "BOOL": return (v, o, value) => {
+      if (typeof value !== "boolean") throw bad(value);
+      v.setUint8(o, value ? 1 : 0);
+    };
+    case "UINT8": return (v, o, value) => v.setUint8(o, integer(value));
+    case "INT8": return (v, o, value) => v.setInt8(o, integer(value));
+    case "UINT16": return (v, o, value) => v.setUint16(o, integer(value), true);
+    case "INT16": return (v, o, value) => v.setInt16(o, integer(value), true);
+    case "UINT32": return (v, o, value) => v.setUint32(o, integer(value), true);
+    case "INT32": return (v, o, value) => v.setInt32(o, integer(value), true);
+    case "UINT64": return (v, o, value) => v.setBigUint64(o, long(value, 0n, 2n ** 64n - 1n), true);
+    case "INT64": return (v, o, value) => v.setBigInt64(o, long(value, -(2n ** 63n), 2n ** 63n - 1n), true);
+    case "FP32": return (v, o, value) => v.setFloat32(o, number(value), true);
+    case "FP64": return (v, o, value) => v.setFloat64(o, number(value), true);
+    default: throw invalid(`receiving ${datatype} data via JSON is not supported. Please use the binary data format for input '${tensorName}'`);
+  }
+}
+
+/** JSON `data` (nested or flat) -> the core's little-endian bytes, checking every element's type and range. */
+export function encodeJsonData(datatype: DataType, data: unknown, elementCount: number, tensorName: string): Uint8Array {
+  const values: unknown[] = [];
+  flatten(data, values, tensorName);
+  if (values.length !== elementCount) {
+    throw invalid(`unexpected number of elements for input '${tensorName}': its shape has ${elementCount}, the data has ${values.length}`);
+  }
+  if (datatype === "BYTES") {
+    return joinBytesElements(values.map((value) => {
+      if (typeof value !== "string") throw invalid(`unable to parse 'data' of input '${tensorName}': BYTES elements must be strings, got ${JSON.stringify(value)}`);
+      return encoder.encode(value);
+    }));
+  }
+  const size = ELEMENT_BYTE_SIZE[datatype];
+  const write = numberWriter(datatype, tensorName);
+  const out = new Uint8Array(values.length * size);
+  const view = new DataView(out.buffer);
+  values.forEach((value, i) => write(view, i * size, value));
+  return out;
+}
+
+function formatNumber(value: number): string {
+  return Number.isFinite(value) ? String(value) : "null";
+}
+
+/**
+ * The core's bytes -> a JSON array literal (flat, as Triton writes it). Built as text so that 64-bit integers
+ * keep every digit.
+ */
+export function decodeJsonData(datatype: DataType, data: Uint8Array, elementCount: number, tensorName: string): string {
+  if (datatype === "BYTES") {
+    return JSON.stringify(splitBytesElements(data, elementCount, tensorName).map((e) => decoder.decode(e)));
+  }
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const parts = new Array<string>(elementCount);
+  const read = ((): ((i: number) => string) => {
+    switch (datatype) {
+      case "BOOL": return (i) => (view.getUint8(i) ? "true" : "false");
+      case "UINT8": return (i) => String(view.getUint8(i));
+      case "INT8": return (i) => String(view.getInt8(i));
+      case "UINT16": return (i) => String(view.getUint16(i * 2, true));
+      case "INT16": return (i) => String(view.getInt16(i * 2, true));
+      case "UINT32": return (i) => String(view.getUint32(i * 4, true));
+      case "INT32": return (i) => String(view.getInt32(i * 4, true));
+      case "UINT64": return (i) => String(view.getBigUint64(i * 8, true));
+      case "INT64": return (i) => String(view.getBigInt64(i * 8, true));
+      case "FP32": return (i) => formatNumber(view.getFloat32(i * 4, true));
+      case "FP64": return (i) => formatNumber(view.getFloat64(i * 8, true));
+      default: throw invalid(`sending ${datatype} data via JSON is not supported. Please use the binary data format for output '${tensorName}'`);
+    }
+  })();
+  for (let i = 0; i < elementCount; i++) parts[i] = read(i);
+  return `[${parts.join(",")}]`;
+}

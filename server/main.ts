@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+/**
+ * The composition root: parses flags, wires the core to its backends and frontends, and handles signals. The only
+ * module that knows every layer.
+ */
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { CommanderError } from "commander";
+import pino from "pino";
+import type { Backend } from "./backends/backend";
+import { IdentityBackend } from "./backends/identity-backend";
+import { OnnxruntimeBackend } from "./backends/onnxruntime/onnxruntime-backend";
+import { parseServerOptions, type ServerOptions } from "./cli/server-options";
+import { InferenceCore } from "./core/index";
+import { buildHttpServer } from "./frontends/http/http-server";
+import { countNvidiaGpus } from "./gpu-detection";
+
+const SERVER_VERSION = (JSON.parse(readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as { version: string }).version;
+
+async function run(options: ServerOptions): Promise<void> {
+  const logger = pino({ level: options.logVerbose > 0 ? "debug" : "info" });
+  const core = new InferenceCore({
+    modelRepositories: options.modelRepositories,
+    serverName: options.id,
+    serverVersion: SERVER_VERSION,
+    strictReadiness: options.strictReadiness,
+    exitOnError: options.exitOnError,
+    modelControlMode: options.modelControlMode,
+    startupModels: options.loadModels,
+    loader: {
+      autoCompleteConfig: options.autoCompleteConfig,
+      backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
+      gpuCount: countNvidiaGpus(),
+      cpuCount: options.cpuCount,
+      defaultMaxBatchSize: options.defaultMaxBatchSize,
+      intraOpThreads: options.intraOpThreads,
+    },
+  });
+
+  try {
+    await core.start();
+  } catch (error) {
+    logger.fatal((error as Error).message);
+    await core.close();
+    process.exit(1);
+  }
+  for (const entry of core.repositoryIndex(false)) {
+    const version = entry.version ? ` version ${entry.version}` : "";
+    if (entry.state === "READY") logger.info(`successfully loaded '${entry.name}'${version}`);
+    else logger.error(`failed to load '${entry.name}'${version}: ${entry.reason}`);
+  }
+
+  const closers: (() => Promise<void>)[] = [];
+  if (options.allowHttp) {
+    const http = buildHttpServer(core, { maxInputBytes: options.httpMaxInputSize, logger });
+    await http.listen({ host: options.httpAddress, port: options.httpPort });
+    const address = http.server.address() as AddressInfo;
+    logger.info({ service: "http", port: address.port }, `Started HTTPService at ${address.address}:${address.port}`);
+    closers.push(() => http.close());
+  }
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`received ${signal}, draining for up to ${options.exitTimeoutSecs} s`);
+    const force = setTimeout(() => {
+      logger.warn("exit timeout reached, exiting with requests still in flight");
+      process.exit(1);
+    }, options.exitTimeoutSecs * 1000);
+    force.unref();
+    void (async () => {
+      await Promise.allSettled(closers.map((close) => close()));
+      await core.close();
+      process.exit(0);
+    })();
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+let options: ServerOptions;
+try {
+  options = parseServerOptions(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode);
+  console.error(`inference-server: ${(error as Error).message}`);
+  process.exit(2);
+}
+void run(options);
