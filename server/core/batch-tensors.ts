@@ -13,7 +13,7 @@ import { elementCount } from "./tensor";
 export function assembleBatch(requests: readonly ValidatedRequest[], signature: ModelSignature): TensorMap {
   const batch: TensorMap = new Map();
   const totalBatch = requests.reduce((sum, r) => sum + r.batchSize, 0);
-  for (const spec of signature.inputs) {
+  for (const spec of [...signature.inputs, ...signature.controls.map((c) => ({ ...c, reshape: undefined }))]) {
     const parts = requests.map((r) => r.inputs.get(spec.name));
     const first = parts[0];
     if (first === undefined) continue; // optional input omitted (requests without it never batch with those that have it)

@@ -27,7 +27,9 @@ function describe(kind: "input" | "output", tensors: readonly { name: string }[]
  * settle batching. Then checks that the config and the model agree; a mismatch throws with the reason the
  * model becomes UNAVAILABLE for.
  */
-export function completeConfig(config: ModelConfig, io: ModelIo | undefined, options: AutoCompleteOptions): ModelConfig {
+export function completeConfig(
+  config: ModelConfig, io: ModelIo | undefined, options: AutoCompleteOptions, controlInputs: readonly string[] = [],
+): ModelConfig {
   const completed: ModelConfig = structuredClone(config);
   const listsIo = config.input.length > 0 && config.output.length > 0;
   if (io !== undefined && options.enabled) {
@@ -38,13 +40,15 @@ export function completeConfig(config: ModelConfig, io: ModelIo | undefined, opt
       }
     }
     const batching = completed.max_batch_size > 0;
-    if (completed.input.length === 0) completed.input = io.inputs.map((t) => inputFromModel(t, batching));
+    if (completed.input.length === 0) {
+      completed.input = io.inputs.filter((t) => !controlInputs.includes(t.name)).map((t) => inputFromModel(t, batching));
+    }
     if (completed.output.length === 0) completed.output = io.outputs.map((t) => outputFromModel(t, batching));
   }
   if (completed.input.length === 0 || completed.output.length === 0) {
     throw new Error("model configuration must list its inputs and outputs (auto-complete is disabled or the backend cannot read them)");
   }
-  if (io !== undefined) checkAgainstModel(completed, io);
+  if (io !== undefined) checkAgainstModel(completed, io, controlInputs);
   return completed;
 }
 
@@ -75,7 +79,7 @@ function outputFromModel(tensor: TensorSpec, batching: boolean): ModelOutput {
   } as ModelOutput;
 }
 
-function checkAgainstModel(config: ModelConfig, io: ModelIo): void {
+function checkAgainstModel(config: ModelConfig, io: ModelIo, controlInputs: readonly string[]): void {
   const batching = config.max_batch_size > 0;
   if (batching && !canBatch(io)) {
     throw new Error(
@@ -107,6 +111,6 @@ function checkAgainstModel(config: ModelConfig, io: ModelIo): void {
   };
   check("input", config.input, io.inputs);
   check("output", config.output, io.outputs);
-  const missing = io.inputs.filter((t) => !config.input.some((i) => i.name === t.name));
+  const missing = io.inputs.filter((t) => !config.input.some((i) => i.name === t.name) && !controlInputs.includes(t.name));
   if (missing.length > 0) throw new Error(`model requires input(s) ${describe("input", missing)} that the configuration does not list`);
 }

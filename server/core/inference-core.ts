@@ -97,7 +97,7 @@ export class InferenceCore {
       await this.#load(name);
     }
     if (this.#settings.exitOnError) {
-      const failures = this.repositoryIndex(false).filter((e) => e.state !== "READY");
+      const failures = this.#loadedIndex().filter((e) => e.state !== "READY");
       if (failures.length > 0) {
         throw new Error(`failed to load all models: ${failures.map((f) => `${f.name}${f.version ? ` v${f.version}` : ""}: ${f.reason}`).join("; ")}`);
       }
@@ -170,7 +170,17 @@ export class InferenceCore {
   isReady(): boolean {
     if (this.#shuttingDown) return false;
     if (!this.#settings.strictReadiness) return true;
-    return this.repositoryIndex(false).every((e) => e.state === "READY");
+    // As in Triton, models never loaded (explicit mode) or unloaded do not count against readiness.
+    return this.#loadedIndex().every((e) => e.state === "READY");
+  }
+
+  #loadedIndex(): ModelIndexEntry[] {
+    return this.repositoryIndex(false).filter((e) => this.#models.has(e.name));
+  }
+
+  /** Throws NOT_FOUND / UNAVAILABLE as infer() would, so frontends can refuse before decoding a body. */
+  checkModelAvailable(name: string, version?: string): void {
+    this.#resolve(name, version);
   }
 
   serverMetadata(): { name: string; version: string; extensions: string[] } {
@@ -279,11 +289,16 @@ export class InferenceCore {
     try {
       if (this.#shuttingDown) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
       const validated = validateRequest(request, model.signature);
-      const { outputs, queueNs } = await model.scheduler.enqueue(validated, {
+      const options = {
         priority: integerParameter(request.parameters, "priority"),
         timeoutUs: integerParameter(request.parameters, "timeout"),
         signal: request.signal,
-      });
+      };
+      const sequence = model.sequences?.prepare(request.parameters, validated.batchSize, model.signature.maxBatchSize > 0);
+      if (sequence !== undefined) for (const control of sequence.controls) validated.inputs.set(control.name, control);
+      const { outputs, queueNs } = sequence !== undefined
+        ? await sequence.run(() => model.scheduler.enqueue(validated, options))
+        : await model.scheduler.enqueue(validated, options);
       const response: InferResponse = {
         modelName: model.name, modelVersion: String(model.version), id: request.id,
         outputs: this.#selectOutputs(model, validated.outputs, outputs),

@@ -10,6 +10,7 @@ import type { ModelSignature, TensorSignature } from "./model-signature";
 import { ModelStatistics } from "./model-statistics";
 import { InstancePool } from "./instance-pool";
 import { type QueuePolicy, Scheduler, type SchedulerSettings } from "./scheduler";
+import { controlInputsOf, SequenceTracker } from "./sequence-control";
 import type { ModelVersion } from "./model-version";
 
 export interface LoaderSettings {
@@ -126,6 +127,19 @@ function queuePolicy(policy: ModelQueuePolicy | undefined): QueuePolicy {
 
 /** Triton's scheduler choice: the dynamic batcher when configured, else one request per execution. */
 export function schedulerSettings(config: ModelConfig): SchedulerSettings {
+  const sequence = config.sequence_batching;
+  if (sequence !== undefined) {
+    // Different sequences batch together; one sequence's requests never share a batch (the tracker orders them).
+    const strategy = sequence.oldest ?? sequence.direct;
+    return {
+      batch: {
+        maxBatchSize: Math.max(1, config.max_batch_size),
+        preferredBatchSizes: sequence.oldest?.preferred_batch_size.map(Number) ?? [],
+        maxQueueDelayUs: strategy?.max_queue_delay_microseconds ?? 0,
+      },
+      levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: sequence.oldest?.preserve_ordering ?? false,
+    };
+  }
   const batching = config.dynamic_batching;
   if (batching === undefined) {
     return { batch: { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 }, levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: false };
@@ -164,12 +178,20 @@ async function loadVersion(
         graphOptimizationLevel: config.optimization?.graph?.level ?? 0,
       }));
     }
-    const completed = completeConfig(config, instances[0]?.io, { enabled: settings.autoCompleteConfig, defaultMaxBatchSize: settings.defaultMaxBatchSize });
+    const controls = controlInputsOf(config);
+    const completed = completeConfig(
+      config, instances[0]?.io, { enabled: settings.autoCompleteConfig, defaultMaxBatchSize: settings.defaultMaxBatchSize },
+      controls.map((c) => c.name),
+    );
     const signature: ModelSignature = {
       maxBatchSize: completed.max_batch_size,
       inputs: completed.input.map((t) => tensorSignature(directory, t, t.optional)),
       outputs: completed.output.map((t) => tensorSignature(directory, t, false)),
+      controls: controls.map((c) => ({ name: c.name, datatype: c.datatype })),
     };
+    const sequences = completed.sequence_batching !== undefined
+      ? new SequenceTracker(config.name, controls, completed.sequence_batching.max_sequence_idle_microseconds)
+      : undefined;
     const statistics = new ModelStatistics(config.name, String(version));
     const pool = new InstancePool(instances);
     const scheduler = new Scheduler(signature, schedulerSettings(completed), pool, {
@@ -178,7 +200,7 @@ async function loadVersion(
         settings.observer.executed(config.name, version, timings);
       },
     });
-    return { name: config.name, version, config: completed, signature, pool, scheduler, statistics };
+    return { name: config.name, version, config: completed, signature, pool, scheduler, statistics, sequences };
   } catch (error) {
     await Promise.allSettled(instances.map((i) => i.close()));
     throw error;

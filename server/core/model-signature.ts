@@ -18,6 +18,8 @@ export interface ModelSignature {
   readonly maxBatchSize: number;
   readonly inputs: readonly TensorSignature[];
   readonly outputs: readonly TensorSignature[];
+  /** Inputs the server fills for sequence models (START, END, READY, CORRID); clients never send them. */
+  readonly controls: readonly { readonly name: string; readonly datatype: DataType }[];
 }
 
 /** The shape clients see in model metadata: a leading -1 when the model batches. */

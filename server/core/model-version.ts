@@ -3,6 +3,7 @@ import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "./model-signature";
 import type { ModelStatistics } from "./model-statistics";
 import type { Scheduler } from "./scheduler";
+import type { SequenceTracker } from "./sequence-control";
 
 /** A loaded, servable model version: its completed config, instances, scheduler and statistics. */
 export interface ModelVersion {
@@ -13,6 +14,8 @@ export interface ModelVersion {
   readonly pool: InstancePool;
   readonly scheduler: Scheduler;
   readonly statistics: ModelStatistics;
+  /** Present for models with sequence_batching. */
+  readonly sequences: SequenceTracker | undefined;
 }
 
 export type ModelState = "READY" | "UNAVAILABLE" | "LOADING" | "UNLOADING";

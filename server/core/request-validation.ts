@@ -12,7 +12,8 @@ export interface ValidatedRequest {
   readonly batchSize: number;
   /** Non-batch dims of every input, so that only compatible requests share a batch. */
   readonly shapeKey: string;
-  readonly inputs: ReadonlyMap<string, Tensor>;
+  /** Client inputs, plus the control inputs the server adds for sequence models. */
+  readonly inputs: Map<string, Tensor>;
   readonly outputs: readonly RequestedOutput[];
 }
 

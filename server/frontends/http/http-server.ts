@@ -115,8 +115,9 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   both("/config", "GET", (request) => core.modelConfig(request.params.model, versionOf(request.params)));
   both("/stats", "GET", (request) => ({ model_stats: core.statistics(request.params.model, versionOf(request.params) ?? "") }));
   both("/infer", "POST", async (request, reply) => {
-    const body = await decodeRequestBody(request.body as Buffer, request.headers["content-encoding"], options.maxInputBytes);
     const modelVersion = versionOf(request.params);
+    core.checkModelAvailable(request.params.model, modelVersion);
+    const body = await decodeRequestBody(request.body as Buffer, request.headers["content-encoding"], options.maxInputBytes);
     const { request: inferRequest, encoding } = decodeInferRequest(body, headerLengthOf(request), {
       modelName: request.params.model, modelVersion, metadata: () => core.modelMetadata(request.params.model, modelVersion),
     });

@@ -1,0 +1,94 @@
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../helpers/server-process";
+
+/** A raw HTTP exchange that must be refused with Triton's `{"error": ...}` shape, whatever the transport table covers. */
+interface HttpBadCase {
+  readonly name: string;
+  readonly method?: string;
+  readonly path?: string;
+  readonly body?: Buffer | string;
+  readonly headers?: Record<string, string>;
+  readonly status: number;
+  readonly message: RegExp;
+}
+
+const MAX_INPUT = 64 * 1024;
+const INFER = "/v2/models/simple/infer";
+const validInput0 = { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) };
+const validInput1 = { ...validInput0, name: "INPUT1" };
+const json = (value: unknown): string => JSON.stringify(value);
+function withBinary(header: unknown, binary: Buffer, headerLength?: number): { body: Buffer; headers: Record<string, string> } {
+  const head = Buffer.from(json(header));
+  return { body: Buffer.concat([head, binary]), headers: { "inference-header-content-length": String(headerLength ?? head.byteLength) } };
+}
+const sixteenInts = Buffer.alloc(64);
+
+const CASES: readonly HttpBadCase[] = [
+  { name: "malformed JSON", body: "{\"inputs\": [", status: 400, message: /failed to parse the request JSON/ },
+  { name: "body is a JSON array", body: "[]", status: 400, message: /must be a JSON object/ },
+  { name: "no inputs field", body: json({ outputs: [] }), status: 400, message: /'inputs' array/ },
+  { name: "inputs is not an array", body: json({ inputs: { name: "INPUT0" } }), status: 400, message: /'inputs' array/ },
+  { name: "input without a name", body: json({ inputs: [{ datatype: "INT32", shape: [1, 16], data: [] }] }), status: 400, message: /non-empty string 'name'/ },
+  { name: "unknown datatype string", body: json({ inputs: [{ ...validInput0, datatype: "FLOAT" }, validInput1] }), status: 400, message: /invalid datatype "FLOAT"/ },
+  { name: "shape is not an array", body: json({ inputs: [{ ...validInput0, shape: "1x16" }, validInput1] }), status: 400, message: /'shape' array/ },
+  { name: "negative dimension", body: json({ inputs: [{ ...validInput0, shape: [-1, 16] }, validInput1] }), status: 400, message: /invalid dimension -1/ },
+  { name: "fractional dimension", body: json({ inputs: [{ ...validInput0, shape: [1.5, 16] }, validInput1] }), status: 400, message: /invalid dimension 1.5/ },
+  { name: "string element for INT32", body: json({ inputs: [{ ...validInput0, data: ["a", ...validInput0.data.slice(1)] }, validInput1] }), status: 400, message: /expected INT32 elements, got "a"/ },
+  { name: "INT32 element out of range", body: json({ inputs: [{ ...validInput0, data: [2 ** 31, ...validInput0.data.slice(1)] }, validInput1] }), status: 400, message: /expected INT32 elements, got 2147483648/ },
+  { name: "float element for INT32", body: json({ inputs: [{ ...validInput0, data: [0.5, ...validInput0.data.slice(1)] }, validInput1] }), status: 400, message: /expected INT32 elements, got 0.5/ },
+  { name: "FP16 data as JSON", path: "/v2/models/identity_fp16/infer", body: json({ inputs: [{ name: "INPUT0", datatype: "FP16", shape: [1, 1], data: [1] }] }), status: 400, message: /FP16 data via JSON is not supported/ },
+  { name: "both data and binary_data_size", ...withBinary({ inputs: [{ ...validInput0, parameters: { binary_data_size: 64 } }, validInput1] }, sixteenInts), status: 400, message: /both 'data' and binary_data_size/ },
+  { name: "neither data nor binary_data_size", body: json({ inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16] }, validInput1] }), status: 400, message: /neither 'data' nor a binary_data_size/ },
+  { name: "truncated binary payload", ...withBinary({ inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], parameters: { binary_data_size: 64 } }, validInput1] }, Buffer.alloc(40)), status: 400, message: /unexpected end of binary data for input 'INPUT0'/ },
+  { name: "binary bytes no input claims", ...withBinary({ inputs: [validInput0, validInput1] }, Buffer.alloc(8)), status: 400, message: /8 bytes of binary data were not claimed/ },
+  { name: "binary_data_size that is not an integer", ...withBinary({ inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], parameters: { binary_data_size: "64" } }, validInput1] }, sixteenInts), status: 400, message: /invalid binary_data_size/ },
+  { name: "header length beyond the body", body: json({ inputs: [validInput0, validInput1] }), headers: { "inference-header-content-length": "99999" }, status: 400, message: /larger than the body/ },
+  { name: "header length not a number", body: json({ inputs: [validInput0, validInput1] }), headers: { "inference-header-content-length": "ten" }, status: 400, message: /must be a non-negative integer/ },
+  { name: "raw binary body for a two-input model", body: sixteenInts, headers: { "inference-header-content-length": "0" }, status: 400, message: /exactly one input; 'simple' has 2/ },
+  { name: "raw binary body that does not fit the input", path: "/v2/models/identity_fp32/infer", body: Buffer.alloc(7), headers: { "inference-header-content-length": "0" }, status: 400, message: /does not fit input 'INPUT0'/ },
+  { name: "body over --http-max-input-size", body: json({ inputs: [validInput0, validInput1], pad: "x".repeat(MAX_INPUT) }), status: 413, message: /exceeds the maximum allowed size of 65536 bytes/ },
+  { name: "gzip body that inflates past the limit", body: gzipSync(Buffer.from(json({ inputs: [], pad: "x".repeat(4 * MAX_INPUT) }))), headers: { "content-encoding": "gzip" }, status: 400, message: /decompressed request body exceeds/ },
+  { name: "corrupt gzip body", body: Buffer.from("not gzip at all"), headers: { "content-encoding": "gzip" }, status: 400, message: /failed to decompress the gzip request body/ },
+  { name: "unsupported content encoding", body: json({ inputs: [] }), headers: { "content-encoding": "br" }, status: 501, message: /unsupported Content-Encoding 'br'/ },
+  { name: "shared memory input", body: json({ inputs: [{ ...validInput0, parameters: { shared_memory_region: "r", shared_memory_byte_size: 64 } }, validInput1] }), status: 501, message: /shared memory .* is not supported/ },
+  { name: "outputs is not an array", body: json({ inputs: [validInput0, validInput1], outputs: { name: "OUTPUT0" } }), status: 400, message: /'outputs' must be an array/ },
+  { name: "binary_data that is not a boolean", body: json({ inputs: [validInput0, validInput1], outputs: [{ name: "OUTPUT0", parameters: { binary_data: "yes" } }] }), status: 400, message: /binary_data must be a boolean/ },
+  { name: "non-numeric version in the URL", path: "/v2/models/simple/versions/latest/infer", body: json({ inputs: [validInput0, validInput1] }), status: 400, message: /version 'latest' is not a number/ },
+  { name: "wrong HTTP verb on infer", method: "GET", status: 405, message: /^Method Not Allowed$/ },
+  { name: "wrong HTTP verb on health", method: "POST", path: "/v2/health/ready", status: 405, message: /^Method Not Allowed$/ },
+  { name: "unknown path", method: "GET", path: "/v2/nothing/here", status: 404, message: /^Not Found$/ },
+  { name: "model metadata of an unknown model", method: "GET", path: "/v2/models/ghost", status: 404, message: /unknown model: 'ghost'/ },
+  { name: "model load when model control is off", path: "/v2/repository/models/simple/load", body: "", status: 503, message: /--model-control-mode=explicit/ },
+  { name: "repository index with a non-boolean ready", path: "/v2/repository/index", body: json({ ready: "yes" }), status: 400, message: /'ready' must be a boolean/ },
+];
+
+describe("REST bad input: every case gets a 4xx/5xx with {error}, and the server keeps serving", () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ args: ["--http-max-input-size", String(MAX_INPUT)] });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it.each(CASES)("$name -> $status", async (c) => {
+    const response = await fetch(`${server.httpUrl}${c.path ?? INFER}`, {
+      method: c.method ?? "POST",
+      body: c.method === "GET" ? undefined : c.body,
+      headers: c.headers,
+    });
+    expect(response.status).toBe(c.status);
+    const body = (await response.json()) as { error: string };
+    expect(Object.keys(body)).toEqual(["error"]);
+    expect(body.error).toMatch(c.message);
+  });
+
+  it("still answers a valid request correctly afterwards", async () => {
+    const response = await fetch(`${server.httpUrl}${INFER}`, { method: "POST", body: json({ inputs: [validInput0, validInput1] }) });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { outputs: { name: string; data: number[] }[] };
+    expect(body.outputs[0]!.data).toEqual(validInput0.data.map((v) => v * 2));
+    expect(server.process.exitCode).toBeNull();
+  });
+});
