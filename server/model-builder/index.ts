@@ -1,0 +1,6 @@
+export { buildExampleRepository, DEFAULT_EXAMPLE_SEED, type BuildExampleRepositoryOptions } from "./build-example-repository";
+export { ensureExampleRepository, type EnsureExampleRepositoryResult } from "./ensure-example-repository";
+export { OnnxGraphBuilder, type OnnxAttributeValue, type OnnxDim, type OnnxInitializerData, type OnnxModelOptions, type OnnxNodeSpec } from "./onnx-graph-builder";
+export { ONNX_ELEMENT_TYPE, type OnnxElementType } from "./onnx-element-type";
+export { loadOnnxSchema, type OnnxSchema } from "./onnx-schema";
+export { SeededRandom } from "./seeded-random";

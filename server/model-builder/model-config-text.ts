@@ -1,0 +1,82 @@
+import { type ConfigDataType } from "../core/datatypes";
+
+/** One `input` or `output` entry of a Triton model configuration. */
+export interface ModelTensorConfig {
+  readonly name: string;
+  readonly dataType: ConfigDataType;
+  /** Dimensions without the batch dimension when `maxBatchSize > 0`; -1 marks a variable dimension. */
+  readonly dims: readonly number[];
+  readonly format?: "FORMAT_NCHW" | "FORMAT_NHWC";
+  /** Output only: a file in the model directory with one class label per line. */
+  readonly labelFilename?: string;
+}
+
+/** The subset of Triton's `ModelConfig` that the example repository uses. */
+export interface ModelConfigSpec {
+  readonly name: string;
+  /** Exactly one of `platform` (e.g. `onnxruntime_onnx`) and `backend` (e.g. `identity`) is set. */
+  readonly runtime: { readonly platform: string } | { readonly backend: string };
+  readonly maxBatchSize: number;
+  readonly inputs: readonly ModelTensorConfig[];
+  readonly outputs: readonly ModelTensorConfig[];
+  /** Present turns on the dynamic batcher; an empty object is `dynamic_batching { }` (Triton's defaults). */
+  readonly dynamicBatching?: { readonly maxQueueDelayUs?: number };
+  readonly instanceGroups?: readonly { readonly count: number; readonly kind: "KIND_CPU" | "KIND_GPU" }[];
+}
+
+const INDENT = "  ";
+
+function quoted(text: string): string {
+  // JSON's escapes (\", \\, \n, \uXXXX for controls) are a subset of what protobuf text format accepts.
+  return JSON.stringify(text);
+}
+
+/** A `field [ {...}, {...} ]` list of messages, each given as its body lines, in Triton's own layout. */
+function messageList(field: string, bodies: readonly (readonly string[])[]): string[] {
+  const lines = [`${field} [`];
+  bodies.forEach((body, index) => {
+    lines.push(`${INDENT}{`, ...body.map((line) => `${INDENT}${INDENT}${line}`));
+    lines.push(index < bodies.length - 1 ? `${INDENT}},` : `${INDENT}}`);
+  });
+  lines.push("]");
+  return lines;
+}
+
+function tensorBody(tensor: ModelTensorConfig): string[] {
+  const body = [`name: ${quoted(tensor.name)}`, `data_type: ${tensor.dataType}`];
+  if (tensor.format !== undefined) body.push(`format: ${tensor.format}`);
+  body.push(`dims: [ ${tensor.dims.join(", ")} ]`);
+  if (tensor.labelFilename !== undefined) body.push(`label_filename: ${quoted(tensor.labelFilename)}`);
+  return body;
+}
+
+/**
+ * Renders a model configuration as `config.pbtxt` (protobuf text format of Triton's `ModelConfig`), laid
+ * out the way Triton's example repository writes it so the files read like any other Triton model.
+ */
+export function renderModelConfigText(config: ModelConfigSpec): string {
+  const lines = [`name: ${quoted(config.name)}`];
+  lines.push(
+    "platform" in config.runtime
+      ? `platform: ${quoted(config.runtime.platform)}`
+      : `backend: ${quoted(config.runtime.backend)}`,
+  );
+  lines.push(`max_batch_size: ${config.maxBatchSize}`);
+  lines.push(...messageList("input", config.inputs.map(tensorBody)));
+  lines.push(...messageList("output", config.outputs.map(tensorBody)));
+  if (config.dynamicBatching !== undefined) {
+    const delayUs = config.dynamicBatching.maxQueueDelayUs;
+    lines.push(
+      delayUs === undefined
+        ? "dynamic_batching { }"
+        : `dynamic_batching {\n${INDENT}max_queue_delay_microseconds: ${delayUs}\n}`,
+    );
+  }
+  if (config.instanceGroups !== undefined) {
+    lines.push(...messageList("instance_group", config.instanceGroups.map((group) => [
+      `count: ${group.count}`,
+      `kind: ${group.kind}`,
+    ])));
+  }
+  return `${lines.join("\n")}\n`;
+}
