@@ -10,8 +10,8 @@ function bindingDirectory(): string {
   return path.join(path.dirname(entry), "..", "bin", "napi-v6", process.platform, process.arch);
 }
 
-function providerLibrary(name: "cuda" | "tensorrt"): string {
-  return path.join(bindingDirectory(), `libonnxruntime_providers_${name}.so`);
+function providerLibrary(libraryDirectory: string, name: "cuda" | "tensorrt"): string {
+  return path.join(libraryDirectory, `libonnxruntime_providers_${name}.so`);
 }
 
 export interface ProviderChoice {
@@ -25,7 +25,7 @@ export interface ProviderChoice {
  * fall back from a missing CUDA provider to CPU (session creation throws), so a GPU instance whose provider
  * library is absent fails here with a reason the operator can act on.
  */
-export function chooseExecutionProviders(spec: InstanceSpec): ProviderChoice {
+export function chooseExecutionProviders(spec: InstanceSpec, libraryDirectory = bindingDirectory()): ProviderChoice {
   if (spec.device === "cpu") return { executionProviders: ["cpu"], environment: {} };
   const tensorrt = spec.accelerators.find((a) => a.name === "tensorrt");
   const unknown = spec.accelerators.find((a) => a.name !== "tensorrt" && a.name !== "cuda");
@@ -34,7 +34,7 @@ export function chooseExecutionProviders(spec: InstanceSpec): ProviderChoice {
   }
   const needed: ("cuda" | "tensorrt")[] = tensorrt ? ["tensorrt", "cuda"] : ["cuda"];
   for (const name of needed) {
-    const library = providerLibrary(name);
+    const library = providerLibrary(libraryDirectory, name);
     if (!existsSync(library)) {
       throw new Error(
         `KIND_GPU instance needs the ONNX Runtime ${name.toUpperCase()} execution provider, but ${library} is not installed ` +
