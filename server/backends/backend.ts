@@ -59,6 +59,8 @@ export interface Backend {
 export interface BackendInstance {
   /** The model's own I/O description, when the backend can read one. */
   readonly io: ModelIo | undefined;
+  /** Where executions run: on the calling (main) thread, or on a thread of the instance's own. */
+  readonly executionThread: "main" | "worker";
   /**
    * Runs one (possibly batched) execution. Never called concurrently on the same instance. Resolves with the
    * requested outputs; rejects with an Error whose message is safe to show to the client.

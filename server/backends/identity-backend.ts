@@ -20,6 +20,7 @@ export class IdentityBackend implements Backend {
 
 class IdentityInstance implements BackendInstance {
   readonly io = undefined;
+  readonly executionThread = "main";
   constructor(private readonly delayMs: number) {}
 
   async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {

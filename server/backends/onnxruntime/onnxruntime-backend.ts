@@ -1,8 +1,10 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
+import * as ort from "onnxruntime-node";
 import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
 import { chooseExecutionProviders } from "./execution-providers";
+import { describeSession, fromOrtTensor, toOrtTensor } from "./ort-tensors";
 import type { NamedTensor, OrtSessionSettings, WorkerMessage } from "./ort-worker-protocol";
 
 const GRAPH_LEVELS: Readonly<Record<number, OrtSessionSettings["graphOptimizationLevel"]>> = {
@@ -13,7 +15,7 @@ function workerEntry(): { file: string; execArgv: string[] } {
   const compiled = path.join(__dirname, "ort-worker.js");
   if (existsSync(compiled)) return { file: compiled, execArgv: [] };
   // Running from TypeScript sources (tests, tsx): the worker needs the same loader.
-  return { file: path.join(__dirname, "ort-worker.ts"), execArgv: ["--import", "tsx"] };
+  return { file: path.join(__dirname, "ort-worker.ts"), execArgv: ["--require", "tsx/cjs"] };
 }
 
 function booleanParameter(value: string | undefined, fallback: boolean): boolean {
@@ -44,25 +46,113 @@ export function sessionSettings(spec: InstanceSpec, executionProviders: OrtSessi
   };
 }
 
-/** ONNX Runtime, one worker thread (and one InferenceSession) per model instance. */
+/**
+ * ONNX Runtime, one InferenceSession per model instance, normally in a worker thread of its own. Tiny CPU models
+ * (a model file of at most {@link INLINE_MODEL_MAX_BYTES}) run on the calling thread instead: for them the thread
+ * hand-off costs more than the inference. Such an instance moves to a worker the first time one execution takes
+ * longer than {@link INLINE_EXECUTION_BUDGET_NS} three times in a row (or ten times longer once), so a model that is
+ * small on disk but slow cannot keep stalling the event loop.
+ */
 export class OnnxruntimeBackend implements Backend {
   readonly name = "onnxruntime";
 
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
     const providers = chooseExecutionProviders(spec);
     const settings = sessionSettings(spec, providers.executionProviders);
-    const { file, execArgv } = workerEntry();
+    if (spec.device === "cpu" && statSync(spec.modelPath).size <= INLINE_MODEL_MAX_BYTES) {
+      return InlineOrtInstance.create(settings, () => startWorkerInstance(settings, spec.instanceName));
+    }
     // The TensorRT EP reads its precision from the process environment when the session is created; models load
     // one at a time, so setting it around the load is race-free.
     const previous = setEnvironment(providers.environment);
     try {
-      const worker = new Worker(file, { workerData: settings, execArgv });
-      const io = await waitUntilReady(worker, spec.instanceName);
-      return new OrtInstance(worker, io);
+      return await startWorkerInstance(settings, spec.instanceName);
     } finally {
       setEnvironment(previous);
     }
   }
+}
+
+export const INLINE_MODEL_MAX_BYTES = 64 * 1024;
+export const INLINE_EXECUTION_BUDGET_NS = 1_000_000;
+
+/** A session on the main thread, for tiny models; hands itself over to a worker if an execution runs long. */
+class InlineOrtInstance implements BackendInstance {
+  #session: ort.InferenceSession | undefined;
+  #pendingWorker: Promise<BackendInstance> | undefined;
+  #overBudgetStreak = 0;
+  readonly #startWorker: () => Promise<BackendInstance>;
+
+  private constructor(session: ort.InferenceSession, readonly io: ModelIo, startWorker: () => Promise<BackendInstance>) {
+    this.#session = session;
+    this.#startWorker = startWorker;
+  }
+
+  static async create(settings: OrtSessionSettings, startWorker: () => Promise<BackendInstance>): Promise<InlineOrtInstance> {
+    const session = await ort.InferenceSession.create(settings.modelPath, {
+      executionProviders: ["cpu"], intraOpNumThreads: settings.intraOpNumThreads, interOpNumThreads: settings.interOpNumThreads,
+      executionMode: settings.executionMode, graphOptimizationLevel: settings.graphOptimizationLevel,
+      enableCpuMemArena: settings.enableCpuMemArena, enableMemPattern: settings.enableMemPattern,
+    });
+    return new InlineOrtInstance(session, describeSession(session), startWorker);
+  }
+
+  get executionThread(): "main" | "worker" {
+    return this.#session !== undefined ? "main" : "worker";
+  }
+
+  async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
+    // Once a move to a worker has begun, nothing more runs inline: the session is released when the worker is up.
+    if (this.#pendingWorker !== undefined || this.#session === undefined) return this.#workerInstance().then((w) => w.execute(inputs, outputNames));
+    const session = this.#session;
+    const t0 = process.hrtime.bigint();
+    const feeds: Record<string, ort.Tensor> = {};
+    for (const [name, tensor] of inputs) feeds[name] = toOrtTensor(ort, tensor);
+    const t1 = process.hrtime.bigint();
+    // onnxruntime-node runs the session synchronously inside a setImmediate callback. A callback queued just before
+    // it runs right before it, so the time from there to the resolution is the inference alone, without the
+    // event-loop work that happened to be queued ahead (which must not count against the budget).
+    let runStartNs = t1;
+    setImmediate(() => (runStartNs = process.hrtime.bigint()));
+    const results = await session.run(feeds, [...outputNames]);
+    const t2 = process.hrtime.bigint();
+    const outputs: TensorMap = new Map();
+    for (const name of outputNames) {
+      const value = results[name];
+      if (value === undefined) throw new Error(`the model produced no output '${name}'`);
+      outputs.set(name, fromOrtTensor(value));
+    }
+    const t3 = process.hrtime.bigint();
+    const inferNs = Number(t2 - runStartNs);
+    // A loaded host can preempt one short run; a model that is really slow overruns repeatedly, or by far.
+    this.#overBudgetStreak = inferNs > INLINE_EXECUTION_BUDGET_NS ? this.#overBudgetStreak + 1 : 0;
+    if (this.#overBudgetStreak >= 3 || inferNs > 10 * INLINE_EXECUTION_BUDGET_NS) void this.#workerInstance();
+    return { outputs, computeInputNs: Number(t1 - t0), computeInferNs: inferNs, computeOutputNs: Number(t3 - t2) };
+  }
+
+  #workerInstance(): Promise<BackendInstance> {
+    this.#pendingWorker ??= this.#startWorker().then(async (worker) => {
+      const session = this.#session;
+      this.#session = undefined;
+      await session?.release();
+      return worker;
+    });
+    return this.#pendingWorker;
+  }
+
+  async close(): Promise<void> {
+    const session = this.#session;
+    this.#session = undefined;
+    await session?.release();
+    if (this.#pendingWorker !== undefined) await (await this.#pendingWorker).close();
+  }
+}
+
+async function startWorkerInstance(settings: OrtSessionSettings, instanceName: string): Promise<BackendInstance> {
+  const { file, execArgv } = workerEntry();
+  const worker = new Worker(file, { workerData: settings, execArgv });
+  const io = await waitUntilReady(worker, instanceName);
+  return new OrtInstance(worker, io);
 }
 
 function setEnvironment(values: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
@@ -100,6 +190,7 @@ function waitUntilReady(worker: Worker, instanceName: string): Promise<ModelIo> 
 }
 
 class OrtInstance implements BackendInstance {
+  readonly executionThread = "worker";
   #worker: Worker;
   #nextId = 0;
   #pending: { id: number; resolve: (r: ExecutionResult) => void; reject: (e: Error) => void } | undefined;

@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BackendInstance, InstanceSpec, TensorMap } from "../../../server/backends/backend";
+import { INLINE_MODEL_MAX_BYTES, OnnxruntimeBackend } from "../../../server/backends/onnxruntime/onnxruntime-backend";
+import { OnnxGraphBuilder } from "../../../server/model-builder/index";
+import { EXAMPLE_REPOSITORY } from "../../helpers/server-process";
+
+const spec = (modelPath: string): InstanceSpec => ({
+  modelName: "m", modelVersion: 1, modelPath, instanceName: "m_0", device: "cpu", deviceId: 0, accelerators: [],
+  parameters: {}, intraOpThreads: 1, graphOptimizationLevel: 0,
+});
+
+const int32 = (values: number[]): Uint8Array => new Uint8Array(Int32Array.from(values).buffer);
+
+/** A model tiny on disk (no weights) but slow: a 384x384 matrix squared, tens of milliseconds per run. */
+function slowTinyModel(file: string): void {
+  const g = new OnnxGraphBuilder("slow_tiny");
+  g.addInput("X", "FLOAT", [384, 384]);
+  g.addNode({ opType: "MatMul", inputs: ["X", "X"], outputs: ["Y1"] });
+  g.addNode({ opType: "MatMul", inputs: ["Y1", "X"], outputs: ["Y"] });
+  g.addOutput("Y", "FLOAT", [384, 384]);
+  writeFileSync(file, g.toModelBytes());
+}
+
+describe("ONNX Runtime backend: where instances execute", () => {
+  const backend = new OnnxruntimeBackend();
+  const instances: BackendInstance[] = [];
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "ort-backend-"));
+  });
+  afterAll(async () => {
+    await Promise.all(instances.map((i) => i.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("runs a tiny model on the calling thread, with correct results", async () => {
+    const instance = await backend.createInstance(spec(path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx")));
+    instances.push(instance);
+    expect(instance.executionThread).toBe("main");
+    const inputs: TensorMap = new Map([
+      ["INPUT0", { datatype: "INT32", shape: [1, 16], data: int32(Array.from({ length: 16 }, (_, i) => i)) }],
+      ["INPUT1", { datatype: "INT32", shape: [1, 16], data: int32(Array(16).fill(2)) }],
+    ]);
+    const result = await instance.execute(inputs, ["OUTPUT0", "OUTPUT1"]);
+    const out0 = result.outputs.get("OUTPUT0")!;
+    expect(out0.shape).toEqual([1, 16]);
+    expect([...new Int32Array(out0.data.slice().buffer)]).toEqual(Array.from({ length: 16 }, (_, i) => i + 2));
+    expect(instance.io?.inputs.map((t) => t.name)).toEqual(["INPUT0", "INPUT1"]);
+  });
+
+  it("moves a tiny-but-slow model to a worker thread, and keeps answering correctly", async () => {
+    const file = path.join(dir, "slow.onnx");
+    slowTinyModel(file);
+    const instance = await backend.createInstance(spec(file));
+    instances.push(instance);
+    expect(instance.executionThread).toBe("main");
+    const identity = new Float32Array(384 * 384);
+    for (let i = 0; i < 384; i++) identity[i * 384 + i] = 1;
+    const run = (): Promise<unknown> => instance.execute(new Map([["X", { datatype: "FP32", shape: [384, 384], data: new Uint8Array(identity.slice().buffer) }]]), ["Y"]);
+    for (let i = 0; i < 3; i++) await run();
+    const result = (await instance.execute(new Map([["X", { datatype: "FP32", shape: [384, 384], data: new Uint8Array(identity.slice().buffer) }]]), ["Y"]));
+    expect(instance.executionThread).toBe("worker");
+    const y = new Float32Array(result.outputs.get("Y")!.data.slice().buffer);
+    expect(y[0]).toBe(1);
+    expect(y[1]).toBe(0);
+    expect(y[385]).toBe(1);
+  });
+
+  it("gives every model above the size limit a worker of its own", async () => {
+    const resnet = path.join(EXAMPLE_REPOSITORY, "resnet50", "1", "model.onnx");
+    expect(INLINE_MODEL_MAX_BYTES).toBeLessThan(1024 * 1024);
+    const instance = await backend.createInstance(spec(resnet));
+    instances.push(instance);
+    expect(instance.executionThread).toBe("worker");
+  });
+});
