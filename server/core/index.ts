@@ -7,3 +7,4 @@ export { DATATYPES, ELEMENT_BYTE_SIZE, isDataType, type DataType } from "./datat
 export type { CoreObserver, ExecutionOutcome, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";
 export type { ModelIndexEntry, ModelState } from "./model-version";
 export type { ModelStatisticsSnapshot } from "./model-statistics";
+export { modelConfigSchema } from "./model-config-schema";

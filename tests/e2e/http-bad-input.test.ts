@@ -60,6 +60,7 @@ const CASES: readonly HttpBadCase[] = [
   { name: "unknown path", method: "GET", path: "/v2/nothing/here", status: 404, message: /^Not Found$/ },
   { name: "model metadata of an unknown model", method: "GET", path: "/v2/models/ghost", status: 404, message: /unknown model: 'ghost'/ },
   { name: "model load when model control is off", path: "/v2/repository/models/simple/load", body: "", status: 503, message: /--model-control-mode=explicit/ },
+  { name: "model load with a config override", path: "/v2/repository/models/simple/load", body: json({ parameters: { config: "{}" } }), status: 501, message: /load overrides \(config\) are not supported/ },
   { name: "repository index with a non-boolean ready", path: "/v2/repository/index", body: json({ ready: "yes" }), status: 400, message: /'ready' must be a boolean/ },
 ];
 

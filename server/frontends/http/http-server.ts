@@ -136,7 +136,11 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   });
   route("POST", "/v2/repository/models/:model/load", async (request, reply) => {
     const params = request.params as ModelParams;
-    parseOptionalJson((request.body as Buffer | undefined) ?? Buffer.alloc(0));
+    const parsed = parseOptionalJson((request.body as Buffer | undefined) ?? Buffer.alloc(0));
+    const overrides = Object.keys((parsed["parameters"] ?? {}) as Record<string, unknown>).filter((k) => k === "config" || k.startsWith("file:"));
+    if (overrides.length > 0) {
+      throw new InferenceError("UNSUPPORTED", `load overrides (${overrides.join(", ")}) are not supported: load reads the model directory as it is`);
+    }
     await core.loadModel(params.model);
     return reply.code(200).send();
   });

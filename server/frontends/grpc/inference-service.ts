@@ -1,0 +1,68 @@
+import type { ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { type InferenceCore, InferenceError } from "../../core/index";
+import type {
+  ModelInferRequestMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage, RepositoryModelRequestMessage,
+} from "./grpc-messages";
+import { modelInfer } from "./model-infer";
+import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
+import { unaryHandler } from "./unary-handler";
+
+/** Empty strings are proto3's "not set". */
+function optional(value: string): string | undefined {
+  return value === "" ? undefined : value;
+}
+
+/** Aborts when the client cancels the call (or its deadline passes), so queued work can be dropped. */
+function cancelSignal(call: ServerUnaryCall<unknown, unknown>): AbortSignal {
+  const controller = new AbortController();
+  call.once("cancelled", () => controller.abort());
+  return controller.signal;
+}
+
+/** Load parameters that would change what is loaded; this server loads only from the repository. */
+function refuseLoadOverrides(request: RepositoryModelRequestMessage): void {
+  const override = Object.keys(request.parameters).find((key) => key === "config" || key.startsWith("file:"));
+  if (override !== undefined) {
+    throw new InferenceError("UNSUPPORTED", `load parameter '${override}' is not supported by this server: models load from the repository as they are`);
+  }
+}
+
+/**
+ * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. Shared-memory, trace and log
+ * RPCs are left out, so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams`
+ * until they end, so the server can finish them when it shuts down.
+ */
+export function inferenceServiceHandlers(core: InferenceCore, logger: Logger, streams: Set<StreamInferSession>): UntypedServiceImplementation {
+  const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
+    unaryHandler(logger, handle);
+  return {
+    ServerLive: unary(() => ({ live: core.isLive() })),
+    ServerReady: unary(() => ({ ready: core.isReady() })),
+    ModelReady: unary((request: ModelVersionRequestMessage) => ({ ready: core.modelReady(request.name, optional(request.version)) })),
+    ServerMetadata: unary(() => core.serverMetadata()),
+    ModelMetadata: unary((request: ModelVersionRequestMessage) => core.modelMetadata(request.name, optional(request.version))),
+    // The core's config JSON is the protobuf JSON of inference.ModelConfig (proto field names, enum names,
+    // 64-bit values as numbers or strings), which the message encoder reads as it is.
+    ModelConfig: unary((request: ModelVersionRequestMessage) => ({ config: core.modelConfig(request.name, optional(request.version)) })),
+    ModelStatistics: unary((request: ModelVersionRequestMessage) => ({ model_stats: core.statistics(optional(request.name), optional(request.version)) })),
+    RepositoryIndex: unary((request: RepositoryIndexRequestMessage) => ({
+      models: core.repositoryIndex(request.ready).map((entry) => ({ ...entry, version: entry.version ?? "" })),
+    })),
+    RepositoryModelLoad: unary(async (request: RepositoryModelRequestMessage) => {
+      refuseLoadOverrides(request);
+      await core.loadModel(request.model_name);
+      return {};
+    }),
+    RepositoryModelUnload: unary(async (request: RepositoryModelRequestMessage) => {
+      await core.unloadModel(request.model_name);
+      return {};
+    }),
+    ModelInfer: unary((request: ModelInferRequestMessage, call) => modelInfer(core, request, cancelSignal(call))),
+    ModelStreamInfer: (call: ModelStreamInferCall) => {
+      const session = serveModelStreamInfer(core, call, logger);
+      streams.add(session);
+      void session.done.then(() => streams.delete(session));
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { type ServerDuplexStream, status, type StatusObject } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type { InferenceCore } from "../../core/index";
+import type { ModelInferRequestMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
+import { grpcErrorOf } from "./grpc-status";
+import { modelInfer } from "./model-infer";
+
+export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
+
+/**
+ * Requests one stream may have in the core at once. Beyond it the server stops reading, so HTTP/2 flow control
+ * holds the client back instead of the server buffering without bound.
+ */
+const MAX_IN_FLIGHT_PER_STREAM = 64;
+
+/** Triton's opt-in (stream header `triton_grpc_error: true`): end the stream with the first error's status. */
+const STATUS_ON_ERROR_HEADER = "triton_grpc_error";
+
+/** One open ModelStreamInfer call. */
+export interface StreamInferSession {
+  /** Stops reading; the stream ends (status OK) once the responses already owed are written. */
+  finish(): void;
+  /** Settles when the stream is over, however it ended. */
+  readonly done: Promise<void>;
+}
+
+type Outcome = { readonly response: ModelStreamInferResponseMessage } | { readonly error: Pick<StatusObject, "code" | "details">; readonly id: string };
+
+/**
+ * Serves a ModelStreamInfer call: requests run concurrently, responses are written in request order, and a
+ * failed request answers `error_message` (with its `id`) while the stream goes on, as in Triton. With the
+ * `triton_grpc_error: true` header the first failure instead ends the stream with its gRPC status. A client
+ * that cancels drops whatever it still had queued.
+ */
+export function serveModelStreamInfer(core: InferenceCore, call: ModelStreamInferCall, logger: Logger): StreamInferSession {
+  const statusOnError = call.metadata.get(STATUS_ON_ERROR_HEADER).some((v) => String(v).toLowerCase() === "true");
+  const controller = new AbortController();
+  let written: Promise<void> = Promise.resolve();
+  let inFlight = 0;
+  let accepting = true;
+  let closed = false;
+  let resolveDone: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+
+  const close = (error?: Pick<StatusObject, "code" | "details">): void => {
+    if (closed) return;
+    closed = true;
+    accepting = false;
+    controller.abort();
+    if (error !== undefined) call.emit("error", error);
+    else call.end();
+    resolveDone();
+  };
+
+  const run = async (message: ModelInferRequestMessage): Promise<Outcome> => {
+    try {
+      return { response: { error_message: "", infer_response: await modelInfer(core, message, controller.signal) } };
+    } catch (error) {
+      const failure = grpcErrorOf(error);
+      if (failure.code === status.INTERNAL) logger.error({ err: error }, "ModelStreamInfer request failed");
+      return { error: failure, id: message.id };
+    }
+  };
+
+  call.on("data", (message: ModelInferRequestMessage) => {
+    if (!accepting) return;
+    inFlight++;
+    if (inFlight >= MAX_IN_FLIGHT_PER_STREAM) call.pause();
+    const outcome = run(message);
+    written = written.then(async () => {
+      const result = await outcome;
+      inFlight--;
+      if (closed) return;
+      if (accepting && call.isPaused() && inFlight < MAX_IN_FLIGHT_PER_STREAM) call.resume();
+      if ("response" in result) {
+        call.write(result.response);
+      } else if (statusOnError) {
+        close(result.error);
+      } else {
+        call.write({ error_message: result.error.details, infer_response: { id: result.id } });
+      }
+    });
+  });
+  call.on("end", () => void written.then(() => close()));
+  call.on("cancelled", () => {
+    closed = true;
+    accepting = false;
+    controller.abort();
+    resolveDone();
+  });
+  call.on("error", () => resolveDone());
+
+  const finish = (): void => {
+    accepting = false;
+    call.pause();
+    void written.then(() => close());
+  };
+  return { finish, done };
+}
