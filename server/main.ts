@@ -13,8 +13,10 @@ import { IdentityBackend } from "./backends/identity-backend";
 import { OnnxruntimeBackend } from "./backends/onnxruntime/onnxruntime-backend";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
 import { InferenceCore } from "./core/index";
+import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { buildHttpServer } from "./frontends/http/http-server";
 import { countNvidiaGpus } from "./gpu-detection";
+import { ServerMetrics, startMetricsServer } from "./metrics/index";
 
 const SERVER_VERSION = (JSON.parse(readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as { version: string }).version;
 
@@ -52,12 +54,35 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   const closers: (() => Promise<void>)[] = [];
+  // Metrics first, so that every request any frontend accepts is counted.
+  if (options.allowMetrics) {
+    const metrics = new ServerMetrics({
+      modelGauges: () => core.modelGauges(),
+      cpuMetrics: options.allowCpuMetrics,
+      gpuMetrics: options.allowGpuMetrics,
+      intervalMs: options.metricsIntervalMs,
+    });
+    core.observe(metrics.observer);
+    const endpoint = await startMetricsServer(metrics, { host: options.metricsAddress, port: options.metricsPort });
+    logger.info({ service: "metrics", port: endpoint.port }, `Started Metrics Service at ${endpoint.address}:${endpoint.port}`);
+    closers.push(async () => {
+      metrics.close();
+      await endpoint.close();
+    });
+  }
+
   if (options.allowHttp) {
     const http = buildHttpServer(core, { maxInputBytes: options.httpMaxInputSize, logger });
     await http.listen({ host: options.httpAddress, port: options.httpPort });
     const address = http.server.address() as AddressInfo;
     logger.info({ service: "http", port: address.port }, `Started HTTPService at ${address.address}:${address.port}`);
     closers.push(() => http.close());
+  }
+
+  if (options.allowGrpc) {
+    const grpc = await startGrpcServer(core, { host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, logger });
+    logger.info({ service: "grpc", port: grpc.port }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
+    closers.push(() => grpc.close());
   }
 
   let stopping = false;

@@ -14,6 +14,9 @@ export interface ServerOptions {
   readonly allowHttp: boolean;
   readonly allowGrpc: boolean;
   readonly allowMetrics: boolean;
+  readonly allowCpuMetrics: boolean;
+  readonly allowGpuMetrics: boolean;
+  readonly metricsIntervalMs: number;
   readonly strictReadiness: boolean;
   readonly exitOnError: boolean;
   readonly exitTimeoutSecs: number;
@@ -81,6 +84,9 @@ export function buildCommand(): Command {
     .addOption(booleanFlag("--allow-http", "serve the HTTP endpoint", true))
     .addOption(booleanFlag("--allow-grpc", "serve the gRPC endpoint", true))
     .addOption(booleanFlag("--allow-metrics", "serve the metrics endpoint", true))
+    .addOption(booleanFlag("--allow-cpu-metrics", "export host CPU utilization and memory (nv_cpu_*)", true))
+    .addOption(booleanFlag("--allow-gpu-metrics", "export GPU utilization and memory (nv_gpu_*) read with nvidia-smi", true))
+    .option("--metrics-interval-ms <ms>", "how often CPU and GPU metrics are sampled (at least 100)", parseInteger(100), 2000)
     .addOption(booleanFlag("--strict-readiness", "ready only when every model is ready (else: when the server responds)", true))
     .addOption(booleanFlag("--exit-on-error", "exit when a model fails to load at startup", true))
     .option("--exit-timeout-secs <secs>", "on SIGTERM, how long to wait for in-flight requests", parseInteger(0), 30)
@@ -109,6 +115,8 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     grpcAddress: o["grpcAddress"] as string, grpcPort: o["grpcPort"] as number,
     metricsAddress: o["metricsAddress"] as string, metricsPort: o["metricsPort"] as number,
     allowHttp: o["allowHttp"] as boolean, allowGrpc: o["allowGrpc"] as boolean, allowMetrics: o["allowMetrics"] as boolean,
+    allowCpuMetrics: o["allowCpuMetrics"] as boolean, allowGpuMetrics: o["allowGpuMetrics"] as boolean,
+    metricsIntervalMs: o["metricsIntervalMs"] as number,
     strictReadiness: o["strictReadiness"] as boolean,
     exitOnError: o["exitOnError"] as boolean,
     exitTimeoutSecs: o["exitTimeoutSecs"] as number,

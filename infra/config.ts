@@ -1,0 +1,23 @@
+import * as pulumi from "@pulumi/pulumi";
+import { parseStackConfig, type RawStackConfig, type StackConfig } from "./stack-config";
+
+// Keys whose stack-file value is a string; every other key is a number or an object, read as JSON.
+const stringKeys = ["environment", "namePrefix", "domain"] as const satisfies readonly (keyof RawStackConfig)[];
+const structuredKeys = [
+  "regions", "gpusPerNode", "cluster", "image", "modelRepository", "server", "autoscaling", "loadBalancer", "monitoring",
+] as const satisfies readonly (keyof RawStackConfig)[];
+
+/**
+ * Reads the stack's configuration: the only place in the program that touches `pulumi.Config`.
+ *
+ * @throws StackConfigError naming every `<project>:<key>` to fix, before any resource is declared.
+ */
+export function loadConfig(): StackConfig {
+  const config = new pulumi.Config();
+  const raw: Record<string, unknown> = { project: new pulumi.Config("gcp").get("project") };
+  for (const key of stringKeys) raw[key] = config.get(key);
+  for (const key of structuredKeys) raw[key] = config.getObject<unknown>(key);
+  const parsed = parseStackConfig(raw, { stack: pulumi.getStack(), namespace: pulumi.getProject() });
+  const grafanaAdminPassword = config.getSecret("grafanaAdminPassword");
+  return grafanaAdminPassword === undefined ? parsed : { ...parsed, grafanaAdminPassword };
+}

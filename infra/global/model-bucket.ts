@@ -1,0 +1,53 @@
+import * as gcp from "@pulumi/gcp";
+import * as pulumi from "@pulumi/pulumi";
+import { type ModelRepositoryFile } from "./model-repository-files";
+
+/** Arguments of {@link ModelBucket}. */
+export interface ModelBucketArgs {
+  readonly project: string;
+  readonly bucketName: string;
+  readonly location: string;
+  /** The repository's files (see listModelRepositoryFiles). */
+  readonly files: readonly ModelRepositoryFile[];
+  /** The only identity that may read the models: the server's Workload Identity account. */
+  readonly readerServiceAccountEmail: pulumi.Input<string>;
+  /** Let `pulumi destroy` delete a bucket that still holds objects (not for production). */
+  readonly forceDestroy: boolean;
+}
+
+/**
+ * The model repository every region's pods mount read-only (Cloud Storage FUSE), private and versioned,
+ * holding the example models as uploaded from the local repository.
+ */
+export class ModelBucket extends pulumi.ComponentResource {
+  readonly bucketName: pulumi.Output<string>;
+
+  constructor(name: string, args: ModelBucketArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("gpu-inference:global:ModelBucket", name, {}, opts);
+    const bucket = new gcp.storage.Bucket(`${name}-bucket`, {
+      project: args.project,
+      name: args.bucketName,
+      location: args.location,
+      uniformBucketLevelAccess: true,
+      publicAccessPrevention: "enforced",
+      versioning: { enabled: true },
+      forceDestroy: args.forceDestroy,
+    }, { parent: this });
+    new gcp.storage.BucketIAMMember(`${name}-server-reader`, {
+      bucket: bucket.name,
+      role: "roles/storage.objectViewer",
+      member: pulumi.interpolate`serviceAccount:${args.readerServiceAccountEmail}`,
+    }, { parent: this });
+    for (const file of args.files) {
+      new gcp.storage.BucketObject(`${name}-object-${file.objectName}`, {
+        bucket: bucket.name,
+        name: file.objectName,
+        ...(file.content === undefined
+          ? { source: new pulumi.asset.FileAsset(file.localPath) }
+          : { content: file.content, contentType: "text/plain" }),
+      }, { parent: this });
+    }
+    this.bucketName = bucket.name;
+    this.registerOutputs({ bucketName: this.bucketName });
+  }
+}

@@ -1,0 +1,41 @@
+import * as gcp from "@pulumi/gcp";
+import * as pulumi from "@pulumi/pulumi";
+
+/** Arguments of {@link ServiceAccounts}. */
+export interface ServiceAccountsArgs {
+  readonly project: string;
+  /** Prefix of the account ids (GCP allows 6-30 characters). */
+  readonly namePrefix: string;
+}
+
+/**
+ * The two identities of the stack, never the Compute Engine default account:
+ * - nodes: what every GKE node runs as; only `roles/container.defaultNodeServiceAccount` (logs, metrics)
+ *   here, plus read access to the image repository granted where the repository is made;
+ * - server: what the inference pods act as through Workload Identity; read access to the model bucket is
+ *   granted on the bucket itself.
+ */
+export class ServiceAccounts extends pulumi.ComponentResource {
+  readonly nodeAccount: gcp.serviceaccount.Account;
+  readonly serverAccount: gcp.serviceaccount.Account;
+
+  constructor(name: string, args: ServiceAccountsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("gpu-inference:global:ServiceAccounts", name, {}, opts);
+    this.nodeAccount = new gcp.serviceaccount.Account(`${name}-nodes`, {
+      project: args.project,
+      accountId: `${args.namePrefix}-nodes`,
+      displayName: "GKE nodes of the inference clusters",
+    }, { parent: this });
+    new gcp.projects.IAMMember(`${name}-nodes-default-node-role`, {
+      project: args.project,
+      role: "roles/container.defaultNodeServiceAccount",
+      member: pulumi.interpolate`serviceAccount:${this.nodeAccount.email}`,
+    }, { parent: this });
+    this.serverAccount = new gcp.serviceaccount.Account(`${name}-server`, {
+      project: args.project,
+      accountId: `${args.namePrefix}-server`,
+      displayName: "Inference server pods (Workload Identity)",
+    }, { parent: this });
+    this.registerOutputs({ nodeAccount: this.nodeAccount.email, serverAccount: this.serverAccount.email });
+  }
+}

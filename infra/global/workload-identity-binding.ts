@@ -1,0 +1,32 @@
+import * as gcp from "@pulumi/gcp";
+import * as pulumi from "@pulumi/pulumi";
+
+/** Arguments of {@link WorkloadIdentityBinding}. */
+export interface WorkloadIdentityBindingArgs {
+  readonly project: string;
+  /** The Google service account the pods act as. */
+  readonly serviceAccountId: pulumi.Input<string>;
+  readonly kubernetesNamespace: string;
+  readonly kubernetesServiceAccount: string;
+  /**
+   * The clusters: the project's workload identity pool exists only once a cluster with Workload Identity
+   * does, and binding before that fails with "Identity Pool does not exist".
+   */
+  readonly clusters: readonly pulumi.Resource[];
+}
+
+/**
+ * Lets the Kubernetes service account `namespace/name` act as the server's Google service account. The
+ * pool is per project, so one binding covers the same service account in every region's cluster.
+ */
+export class WorkloadIdentityBinding extends pulumi.ComponentResource {
+  constructor(name: string, args: WorkloadIdentityBindingArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("gpu-inference:global:WorkloadIdentityBinding", name, {}, opts);
+    new gcp.serviceaccount.IAMMember(`${name}-workload-identity-user`, {
+      serviceAccountId: args.serviceAccountId,
+      role: "roles/iam.workloadIdentityUser",
+      member: `serviceAccount:${args.project}.svc.id.goog[${args.kubernetesNamespace}/${args.kubernetesServiceAccount}]`,
+    }, { parent: this, dependsOn: [...args.clusters] });
+    this.registerOutputs({});
+  }
+}

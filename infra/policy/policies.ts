@@ -1,0 +1,135 @@
+/** A resource as a policy sees it: its type token and its input properties (SDK names, camelCase). */
+export interface PolicyResource {
+  readonly type: string;
+  readonly props: Readonly<Record<string, unknown>>;
+}
+
+/** One rule: a plain function over a resource's inputs, returning one message per violation. */
+export interface InfraPolicy {
+  readonly name: string;
+  readonly description: string;
+  readonly enforcementLevel: "advisory" | "mandatory";
+  check(resource: PolicyResource): string[];
+}
+
+const CLUSTER = "gcp:container/cluster:Cluster";
+const NODE_POOL = "gcp:container/nodePool:NodePool";
+const FIREWALL = "gcp:compute/firewall:Firewall";
+
+function at(value: unknown, ...path: string[]): unknown {
+  return path.reduce<unknown>((current, key) => (typeof current === "object" && current !== null ? (current as Record<string, unknown>)[key] : undefined), value);
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** The node settings a rule checks: the cluster's (its default pool) or a node pool's. */
+function nodeConfigOf(resource: PolicyResource): unknown {
+  return resource.type === CLUSTER || resource.type === NODE_POOL ? resource.props["nodeConfig"] : undefined;
+}
+
+const ANYWHERE = new Set(["0.0.0.0/0", "::/0"]);
+
+const noPublicIngressToNodes: InfraPolicy = {
+  name: "no-public-ingress-to-nodes",
+  description: "Firewall rules never admit traffic from anywhere (0.0.0.0/0 or ::/0); nodes take only load-balancer and control-plane traffic.",
+  enforcementLevel: "mandatory",
+  check({ type, props }) {
+    if (type !== FIREWALL || (props["direction"] ?? "INGRESS") !== "INGRESS" || list(props["allows"]).length === 0) return [];
+    const sources = list(props["sourceRanges"]);
+    if (sources.some((range) => ANYWHERE.has(String(range)))) return [`ingress firewall allows traffic from ${sources.filter((range) => ANYWHERE.has(String(range))).join(", ")}`];
+    // GCP reads an ingress rule without any source as 0.0.0.0/0.
+    if (sources.length === 0 && list(props["sourceTags"]).length === 0 && list(props["sourceServiceAccounts"]).length === 0) {
+      return ["ingress firewall has no source ranges, tags or service accounts, which GCP treats as 0.0.0.0/0"];
+    }
+    return [];
+  },
+};
+
+const privateNodes: InfraPolicy = {
+  name: "gke-private-nodes",
+  description: "GKE nodes have no external IP addresses.",
+  enforcementLevel: "mandatory",
+  check({ type, props }) {
+    if (type === CLUSTER && at(props, "privateClusterConfig", "enablePrivateNodes") !== true) return ["cluster must set privateClusterConfig.enablePrivateNodes: true"];
+    if (type === NODE_POOL && at(props, "networkConfig", "enablePrivateNodes") === false) return ["node pool turns private nodes off (networkConfig.enablePrivateNodes: false)"];
+    return [];
+  },
+};
+
+const workloadIdentity: InfraPolicy = {
+  name: "gke-workload-identity",
+  description: "Workload Identity is on: pods get Google credentials only through their Kubernetes service account, never the node's.",
+  enforcementLevel: "mandatory",
+  check(resource) {
+    if (resource.type === CLUSTER && !at(resource.props, "workloadIdentityConfig", "workloadPool")) return ["cluster must set workloadIdentityConfig.workloadPool (<project>.svc.id.goog)"];
+    if (resource.type === NODE_POOL && at(nodeConfigOf(resource), "workloadMetadataConfig", "mode") !== "GKE_METADATA") {
+      return ["node pool must set nodeConfig.workloadMetadataConfig.mode: GKE_METADATA"];
+    }
+    return [];
+  },
+};
+
+const shieldedNodes: InfraPolicy = {
+  name: "gke-shielded-nodes",
+  description: "Nodes are Shielded VMs with secure boot and integrity monitoring.",
+  enforcementLevel: "mandatory",
+  check(resource) {
+    const violations: string[] = [];
+    if (resource.type === CLUSTER && resource.props["enableShieldedNodes"] !== true) violations.push("cluster must set enableShieldedNodes: true");
+    if (resource.type === NODE_POOL) {
+      const shielded = at(nodeConfigOf(resource), "shieldedInstanceConfig");
+      if (at(shielded, "enableSecureBoot") !== true) violations.push("node pool must set nodeConfig.shieldedInstanceConfig.enableSecureBoot: true");
+      if (at(shielded, "enableIntegrityMonitoring") === false) violations.push("node pool turns integrity monitoring off");
+    }
+    return violations;
+  },
+};
+
+const noDefaultComputeServiceAccount: InfraPolicy = {
+  name: "no-default-compute-service-account",
+  description: "Nodes run as a dedicated service account, never the Compute Engine default one (project Editor by default).",
+  enforcementLevel: "mandatory",
+  check(resource) {
+    if (resource.type !== CLUSTER && resource.type !== NODE_POOL) return [];
+    const account = at(nodeConfigOf(resource), "serviceAccount");
+    if (account === undefined || account === "" || account === "default") return ["nodeConfig.serviceAccount is unset, so nodes would run as the Compute Engine default service account"];
+    if (String(account).endsWith("-compute@developer.gserviceaccount.com")) return [`nodeConfig.serviceAccount ${String(account)} is the Compute Engine default service account`];
+    return [];
+  },
+};
+
+const productionDeletionProtection: InfraPolicy = {
+  name: "deletion-protection-in-production",
+  description: "Clusters labelled environment=prod have deletion protection on.",
+  enforcementLevel: "mandatory",
+  check({ type, props }) {
+    if (type !== CLUSTER || at(props, "resourceLabels", "environment") !== "prod") return [];
+    return props["deletionProtection"] === true ? [] : ["production cluster must set deletionProtection: true"];
+  },
+};
+
+const gpuPoolsTainted: InfraPolicy = {
+  name: "gpu-pools-tainted",
+  description: "Node pools with GPUs carry the nvidia.com/gpu NoSchedule taint, so only GPU workloads land on (and pay for) them.",
+  enforcementLevel: "mandatory",
+  check(resource) {
+    if (resource.type !== NODE_POOL) return [];
+    const nodeConfig = nodeConfigOf(resource);
+    if (!list(at(nodeConfig, "guestAccelerators")).some((accelerator) => Number(at(accelerator, "count")) > 0)) return [];
+    const tainted = list(at(nodeConfig, "taints")).some((taint) => at(taint, "key") === "nvidia.com/gpu" && at(taint, "effect") === "NO_SCHEDULE");
+    return tainted ? [] : ["GPU node pool must carry the taint nvidia.com/gpu with effect NO_SCHEDULE"];
+  },
+};
+
+/** Every rule of the policy pack, in the order they are reported. */
+export const infraPolicies: readonly InfraPolicy[] = [
+  noPublicIngressToNodes,
+  privateNodes,
+  workloadIdentity,
+  shieldedNodes,
+  noDefaultComputeServiceAccount,
+  productionDeletionProtection,
+  gpuPoolsTainted,
+];

@@ -1,0 +1,1 @@
+export { Region, type RegionArgs } from "./region";

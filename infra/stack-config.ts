@@ -1,0 +1,289 @@
+import type * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { parseIpv4Cidr, rangesOverlap } from "./cidr";
+
+// Every key below is a stack config key `<project>:<key>` (see Pulumi.dev.yaml); `project` is `gcp:project`.
+// Each has a default except the GCP project, so a stack file only says what differs.
+
+const regionNamePattern = /^[a-z]+-[a-z]+\d+$/;
+const zoneNamePattern = /^[a-z]+-[a-z]+\d+-[a-z]$/;
+const dnsLabelPattern = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const hostnamePattern = /^(?=.{1,253}$)([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const t4MachineTypePattern = /^n1-(standard|highmem|highcpu)-(\d+)$/;
+const cidrSchema = z.string().refine((cidr) => parseIpv4Cidr(cidr) !== undefined, {
+  message: "must be an IPv4 CIDR block such as 10.0.0.0/20 (address aligned to the prefix)",
+});
+
+const regionSchema = z.object({
+  /** GCP region of the cluster, e.g. us-central1. */
+  name: z.string().regex(regionNamePattern, "must be a GCP region name such as us-central1"),
+  /**
+   * Zones of this region that offer nvidia-tesla-t4 (not every zone does: check
+   * `gcloud compute accelerator-types list --filter=name=nvidia-tesla-t4`). Both node pools and the NEGs live here.
+   */
+  zones: z.array(z.string().regex(zoneNamePattern, "must be a GCP zone name such as us-central1-a")).min(1).max(4),
+  /** The T4 pool: one serving replica per GPU. */
+  gpuPool: z.object({
+    /** T4 attaches only to N1 machine types. Default n1-standard-4: 4 vCPUs, 15 GB, as in GKE's Triton app. */
+    machineType: z.string().regex(t4MachineTypePattern, "T4 GPUs attach only to N1 machine types such as n1-standard-4").default("n1-standard-4"),
+    /** Fewest GPU nodes the cluster autoscaler keeps, across all the region's zones (0 allows scale to zero). */
+    minNodes: z.number().int().min(0).default(1),
+    /** Most GPU nodes, across all zones: the region's T4 quota must cover maxNodes x gpusPerNode. */
+    maxNodes: z.number().int().min(1).default(2),
+    /** Spot VMs cost ~60-90% less but can be preempted at any time; fine for dev, not for a serving SLO. */
+    spot: z.boolean().default(false),
+  }).prefault({}),
+  /**
+   * The pool for everything that needs no GPU: monitoring, prometheus-adapter, kube-system. Sizes are per
+   * zone: every zone keeps a node, so GKE creates the standalone NEGs in every zone the load balancer expects.
+   */
+  systemPool: z.object({
+    machineType: z.string().regex(/^[a-z][a-z0-9]*-[a-z]+-\d+$/, "must be a machine type such as e2-standard-4").default("e2-standard-4"),
+    minNodes: z.number().int().min(1).default(1),
+    maxNodes: z.number().int().min(1).default(2),
+  }).prefault({}),
+  /** Address plan; each defaults to a block derived from the region's position in `regions`. */
+  network: z.object({
+    subnetCidr: cidrSchema.optional(),
+    podsCidr: cidrSchema.optional(),
+    servicesCidr: cidrSchema.optional(),
+    /** The /28 of the GKE control plane's private endpoint. */
+    masterCidr: cidrSchema.optional(),
+  }).prefault({}),
+});
+
+const rawStackConfigSchema = z.object({
+  /** gcp:project - the GCP project every resource goes into. */
+  project: z.string({ error: "is required: run `pulumi config set gcp:project <project-id>`" }).regex(/^[a-z][-a-z0-9]{4,28}[a-z0-9]$/, "must be a GCP project id"),
+  /** dev, staging or prod. prod turns deletion protection on; clusters carry it as the `environment` label the policy pack checks. */
+  environment: z.enum(["dev", "staging", "prod"]).default("dev"),
+  /** Prefix of the names GCP and operators see (clusters, NEGs, node tags). Default `inference-<stack>`. */
+  namePrefix: z.string().regex(dnsLabelPattern, "must be lower-case letters, digits and dashes").max(20).optional(),
+  /** One GKE cluster per entry, all behind the one global load balancer. */
+  regions: z.array(regionSchema).min(1).max(8).prefault([{ name: "us-central1", zones: ["us-central1-a", "us-central1-b"] }]),
+  /** T4 GPUs per GPU node: 1, 2 or 4 (the counts GCP offers for T4). Each serving replica uses one. */
+  gpusPerNode: z.union([z.literal(1), z.literal(2), z.literal(4)]).default(1),
+  cluster: z.object({
+    /** GKE release channel; versions are never pinned, so there is no version churn in diffs. */
+    releaseChannel: z.enum(["RAPID", "REGULAR", "STABLE", "EXTENDED"]).default("REGULAR"),
+    /** Default: on for prod, off elsewhere (so `pulumi destroy` works on dev stacks). */
+    deletionProtection: z.boolean().optional(),
+    /** CIDRs allowed to reach the control plane's public endpoint; empty = any address (IAM still applies). */
+    masterAuthorizedNetworks: z.array(z.object({ cidrBlock: cidrSchema, displayName: z.string().min(1) })).default([]),
+  }).prefault({}),
+  image: z.object({
+    /** A prebuilt image to deploy (e.g. from CI). When unset, Pulumi builds server/Dockerfile.cuda and pushes it. */
+    reference: z.string().min(1).optional(),
+    /** Tag of the image Pulumi builds; the Deployment pins the pushed digest, not the tag. */
+    tag: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "must be a Docker tag").default("dev"),
+    /** Artifact Registry location of the image repository (a region or multi-region such as us). */
+    registryLocation: z.string().min(2).default("us"),
+  }).prefault({}),
+  /** Hostname for HTTPS (a Google-managed certificate) and gRPC. Unset: plain HTTP on the global IP. */
+  domain: z.string().regex(hostnamePattern, "must be a fully qualified lower-case hostname such as infer.example.com").optional(),
+  modelRepository: z.object({
+    /** GCS bucket the pods mount read-only as their model repository. Default `<project>-<stack>-models`. */
+    bucketName: z.string().regex(/^[a-z0-9][-a-z0-9_.]{1,61}[a-z0-9]$/, "must be a valid GCS bucket name").optional(),
+    /** Bucket location; a multi-region (US, EU, ASIA) serves clusters in several regions. */
+    location: z.string().min(2).default("US"),
+    /** Local model repository uploaded to the bucket (built by `npm run models`), relative to the project root. */
+    sourceDir: z.string().min(1).default("models"),
+  }).prefault({}),
+  server: z.object({
+    /** CPU the server container requests (pre/post-processing and the HTTP/gRPC frontends run on CPU). */
+    cpuRequest: z.string().regex(/^\d+(\.\d+)?m?$/, "must be a Kubernetes CPU quantity such as 2 or 1500m").default("2"),
+    /** Memory the container requests and is limited to (model weights are staged in host memory). */
+    memory: z.string().regex(/^\d+(Mi|Gi)$/, "must be a Kubernetes memory quantity such as 8Gi").default("8Gi"),
+    /** The server's --log-verbose level. */
+    logVerbose: z.number().int().min(0).max(3).default(0),
+  }).prefault({}),
+  autoscaling: z.object({
+    /** Fewest serving replicas per region (the PDB keeps all but one of them through node upgrades). */
+    minReplicas: z.number().int().min(1).default(1),
+    /** Most serving replicas per region; each needs one T4, so it is bounded by the GPU pool. */
+    maxReplicas: z.number().int().min(1).default(2),
+    /** Target average time a request waits in the server's queue, µs (the queue-time HPA metric). */
+    queueDurationUsPerRequest: z.number().int().min(1).default(10_000),
+    /** Target average GPU utilization, percent (DCGM_FI_DEV_GPU_UTIL), as in the seed tutorial. */
+    gpuUtilizationPercent: z.number().int().min(1).max(100).default(85),
+    /** How long load must stay low before replicas are removed; the seed's MIG cool-down was 360 s. */
+    scaleDownStabilizationSeconds: z.number().int().min(0).max(3600).default(360),
+  }).prefault({}),
+  loadBalancer: z.object({
+    /** Requests/s one pod takes before the load balancer spills over to other zones and regions. */
+    maxRatePerEndpoint: z.number().positive().default(100),
+    /** Cloud Armor: requests per minute one client IP may send before it gets HTTP 429. */
+    rateLimitRequestsPerMinute: z.number().int().min(1).default(6000),
+    /** Fraction of requests the load balancer logs (0-1). */
+    logSampleRate: z.number().min(0).max(1).default(1),
+    /** Longest an HTTP inference request may take, s. */
+    requestTimeoutSec: z.number().int().min(1).max(86_400).default(300),
+    /** Longest a gRPC call (including a stream) may stay open, s; the API default of 30 s cuts streams. */
+    grpcTimeoutSec: z.number().int().min(1).max(86_400).default(3600),
+  }).prefault({}),
+  monitoring: z.object({
+    /** prometheus-community/kube-prometheus-stack chart version (pinned: upgrades are deliberate). */
+    kubePrometheusStackVersion: z.string().min(1).default("88.5.3"),
+    /** prometheus-community/prometheus-adapter chart version. */
+    prometheusAdapterVersion: z.string().min(1).default("5.2.0"),
+    /** How long each cluster's Prometheus keeps samples. */
+    retention: z.string().regex(/^\d+[hdwy]$/, "must be a Prometheus duration such as 15d").default("15d"),
+  }).prefault({}),
+});
+
+/** What the stack file says, as the program reads it (keys without the `<project>:` prefix). */
+export type RawStackConfig = z.input<typeof rawStackConfigSchema>;
+
+/** One region's settings with every default and derived name filled in. */
+export interface RegionConfig {
+  readonly name: string;
+  readonly zones: readonly string[];
+  /** GKE cluster name (GCP allows 40 characters). */
+  readonly clusterName: string;
+  /** Names of the standalone NEGs GKE creates for the Service, one per exposed port, in every zone. */
+  readonly negNames: { readonly http: string; readonly grpc: string };
+  readonly gpuPool: { readonly machineType: string; readonly minNodes: number; readonly maxNodes: number; readonly spot: boolean };
+  readonly systemPool: { readonly machineType: string; readonly minNodes: number; readonly maxNodes: number };
+  readonly network: { readonly subnetCidr: string; readonly podsCidr: string; readonly servicesCidr: string; readonly masterCidr: string };
+}
+
+type ParsedStackConfig = z.output<typeof rawStackConfigSchema>;
+
+/** The validated stack configuration the program is built from. */
+export interface StackConfig extends Omit<ParsedStackConfig, "regions" | "namePrefix" | "cluster" | "modelRepository"> {
+  readonly stack: string;
+  readonly namePrefix: string;
+  readonly regions: readonly RegionConfig[];
+  readonly cluster: Omit<ParsedStackConfig["cluster"], "deletionProtection"> & { readonly deletionProtection: boolean };
+  readonly modelRepository: Omit<ParsedStackConfig["modelRepository"], "bucketName"> & { readonly bucketName: string };
+  /**
+   * `<project>:grafanaAdminPassword` (secret). Unset: Grafana's chart generates a random password and keeps it in
+   * the cluster (read it with kubectl); set: every region's Grafana uses it.
+   */
+  readonly grafanaAdminPassword?: pulumi.Output<string>;
+}
+
+/** Raised for a stack file that would not deploy; the message lists every key to fix. */
+export class StackConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid stack configuration; fix these keys:\n${problems.map((problem) => `  - ${problem}`).join("\n")}`);
+    this.name = "StackConfigError";
+  }
+}
+
+// T4 VM shapes GCP accepts: up to 48 vCPUs with 1 or 2 GPUs, up to 96 with 4.
+function maxVcpusForT4Count(gpuCount: 1 | 2 | 4): number {
+  return gpuCount === 4 ? 96 : 48;
+}
+
+/** Default address plan for the region at `index`: disjoint from every other index and from GCP's reserved ranges. */
+function defaultNetwork(index: number): RegionConfig["network"] {
+  return {
+    subnetCidr: `10.0.${index * 16}.0/20`,
+    servicesCidr: `10.1.${index * 16}.0/20`,
+    podsCidr: `10.${64 + index * 4}.0.0/14`,
+    masterCidr: `172.16.0.${index * 16}/28`,
+  };
+}
+
+function configKey(namespace: string, path: readonly PropertyKey[]): string {
+  const [head, ...rest] = path;
+  const key = head === "project" ? "gcp:project" : `${namespace}:${String(head)}`;
+  return rest.reduce<string>((text, part) => (typeof part === "number" ? `${text}[${part}]` : `${text}.${String(part)}`), key);
+}
+
+function crossFieldProblems(config: StackConfig, namespace: string): string[] {
+  const problems: string[] = [];
+  const key = (...path: PropertyKey[]): string => configKey(namespace, path);
+  if (!dnsLabelPattern.test(config.namePrefix) || config.namePrefix.length > 20) {
+    problems.push(`${key("namePrefix")}: the default inference-${config.stack} is not a valid prefix (lower-case letters, digits, dashes, at most 20 characters); set one`);
+  }
+  const seenRegions = new Set<string>();
+  const ranges: { key: string; cidr: string }[] = [];
+  config.regions.forEach((region, index) => {
+    if (seenRegions.has(region.name)) problems.push(`${key("regions", index, "name")}: region ${region.name} is listed twice`);
+    seenRegions.add(region.name);
+    region.zones.forEach((zone, zoneIndex) => {
+      if (!zone.startsWith(`${region.name}-`)) {
+        problems.push(`${key("regions", index, "zones", zoneIndex)}: zone ${zone} is not in region ${region.name}`);
+      }
+    });
+    if (new Set(region.zones).size !== region.zones.length) problems.push(`${key("regions", index, "zones")}: a zone is listed twice`);
+    for (const pool of ["gpuPool", "systemPool"] as const) {
+      if (region[pool].minNodes > region[pool].maxNodes) {
+        problems.push(`${key("regions", index, pool, "minNodes")}: ${region[pool].minNodes} is more than maxNodes ${region[pool].maxNodes}`);
+      }
+    }
+    const vcpus = Number(t4MachineTypePattern.exec(region.gpuPool.machineType)?.[2]);
+    if (vcpus > maxVcpusForT4Count(config.gpusPerNode)) {
+      problems.push(`${key("regions", index, "gpuPool", "machineType")}: ${region.gpuPool.machineType} has more vCPUs than GCP allows with ${config.gpusPerNode} T4 (max ${maxVcpusForT4Count(config.gpusPerNode)})`);
+    }
+    const gpuCapacity = region.gpuPool.maxNodes * config.gpusPerNode;
+    if (config.autoscaling.maxReplicas > gpuCapacity) {
+      problems.push(`${key("autoscaling", "maxReplicas")}: ${config.autoscaling.maxReplicas} replicas need ${config.autoscaling.maxReplicas} GPUs, but ${key("regions", index, "gpuPool", "maxNodes")} x gpusPerNode gives ${region.name} only ${gpuCapacity}`);
+    }
+    if (region.clusterName.length > 40) {
+      problems.push(`${key("namePrefix")}: cluster name ${region.clusterName} is longer than GKE's 40 characters; use a shorter prefix`);
+    }
+    for (const field of ["subnetCidr", "podsCidr", "servicesCidr", "masterCidr"] as const) {
+      ranges.push({ key: key("regions", index, "network", field), cidr: region.network[field] });
+    }
+    const masterRange = parseIpv4Cidr(region.network.masterCidr);
+    if (masterRange !== undefined && masterRange.lastAddress - masterRange.firstAddress !== 15) {
+      problems.push(`${key("regions", index, "network", "masterCidr")}: the GKE control plane needs exactly a /28`);
+    }
+  });
+  ranges.forEach((a, i) => {
+    for (const b of ranges.slice(i + 1)) {
+      const rangeA = parseIpv4Cidr(a.cidr);
+      const rangeB = parseIpv4Cidr(b.cidr);
+      if (rangeA !== undefined && rangeB !== undefined && rangesOverlap(rangeA, rangeB)) {
+        problems.push(`${a.key}: ${a.cidr} overlaps ${b.key} (${b.cidr})`);
+      }
+    }
+  });
+  if (config.autoscaling.minReplicas > config.autoscaling.maxReplicas) {
+    problems.push(`${key("autoscaling", "minReplicas")}: ${config.autoscaling.minReplicas} is more than maxReplicas ${config.autoscaling.maxReplicas}`);
+  }
+  if (config.modelRepository.bucketName.length > 63) {
+    problems.push(`${key("modelRepository", "bucketName")}: default name ${config.modelRepository.bucketName} is longer than 63 characters; set one`);
+  }
+  return problems;
+}
+
+/**
+ * Validates a stack's configuration and fills in every default. Pure: `loadConfig` feeds it from
+ * `pulumi.Config`, tests feed it objects.
+ *
+ * @param raw the stack's settings, keys without the `<project>:` prefix; `project` is `gcp:project`.
+ * @param context `namespace` is the config namespace (the Pulumi project name), used in error messages.
+ * @throws StackConfigError naming every key that is wrong and why.
+ */
+export function parseStackConfig(raw: unknown, context: { readonly stack: string; readonly namespace: string }): StackConfig {
+  const parsed = rawStackConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new StackConfigError(parsed.error.issues.map((issue) => `${configKey(context.namespace, issue.path)}: ${issue.message}`));
+  }
+  const { regions, namePrefix: configuredPrefix, cluster, modelRepository, ...rest } = parsed.data;
+  const namePrefix = configuredPrefix ?? `inference-${context.stack}`;
+  const config: StackConfig = {
+    ...rest,
+    stack: context.stack,
+    namePrefix,
+    cluster: { ...cluster, deletionProtection: cluster.deletionProtection ?? rest.environment === "prod" },
+    modelRepository: { ...modelRepository, bucketName: modelRepository.bucketName ?? `${rest.project}-${context.stack}-models` },
+    regions: regions.map((region, index) => ({
+      ...region,
+      clusterName: `${namePrefix}-${region.name}`,
+      negNames: { http: `${namePrefix}-${region.name}-http`, grpc: `${namePrefix}-${region.name}-grpc` },
+      network: { ...defaultNetwork(index), ...definedEntries(region.network) },
+    })),
+  };
+  const problems = crossFieldProblems(config, context.namespace);
+  if (problems.length > 0) throw new StackConfigError(problems);
+  return config;
+}
+
+function definedEntries<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,122 @@
+import path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import {
+  listModelRepositoryFiles, LoadBalancer, ModelBucket, ServerImage, ServiceAccounts, Vpc, WorkloadIdentityBinding,
+} from "./global";
+import { inferenceServer } from "./inference-server";
+import { readMonitoringAssets } from "./monitoring-assets";
+import { Region } from "./region";
+import { type StackConfig } from "./stack-config";
+
+/** Local files the program reads, resolved by the caller (main.ts: the repository; tests: fixtures). */
+export interface StackSources {
+  /** Root of the repository: the image's build context; `modelRepository.sourceDir` is relative to it. */
+  readonly projectRoot: string;
+  /** Folder of Grafana dashboards (`*.json`) and the Prometheus rule file (`alerts.yaml`). */
+  readonly dashboardsDir: string;
+}
+
+// Paths recorded in resource inputs are relative to where `pulumi` runs (the project root), so a checkout in
+// another folder (a laptop, a CI runner) produces no diff.
+function pathFromWorkingDirectory(target: string): string {
+  return path.relative(process.cwd(), target) || ".";
+}
+
+/** The sources of a checkout of this repository: dashboards/ and the model repository beside Pulumi.yaml. */
+export function repositorySources(projectRoot: string): StackSources {
+  return { projectRoot, dashboardsDir: path.join(projectRoot, "dashboards") };
+}
+
+/** What `pulumi stack output` shows. */
+export interface StackOutputs {
+  /** Where REST clients send requests (https://<domain> or http://<ip>). */
+  readonly url: pulumi.Output<string>;
+  readonly ipAddress: pulumi.Output<string>;
+  /** host:port for gRPC clients (needs the HTTPS frontend, so a domain). */
+  readonly grpcEndpoint: string;
+  /** Per region: the GKE cluster name and how to open its Grafana. */
+  readonly clusters: pulumi.Output<Record<string, { readonly name: string; readonly grafana: string }>>;
+  /** The server image the clusters run (digest-qualified when built here). */
+  readonly image: pulumi.Output<string>;
+  readonly modelBucket: pulumi.Output<string>;
+}
+
+/**
+ * The whole stack: global VPC, identities, image and model bucket; one {@link Region} per configured region;
+ * then the global load balancer over every region's NEGs. Local inputs (dashboards, model files) are read
+ * first, so a missing file fails before any resource is declared.
+ */
+export function createStack(config: StackConfig, sources: StackSources): StackOutputs {
+  const monitoringAssets = readMonitoringAssets(sources.dashboardsDir);
+  const modelFiles = listModelRepositoryFiles(
+    pathFromWorkingDirectory(path.resolve(sources.projectRoot, config.modelRepository.sourceDir)),
+    `${pulumi.getProject()}:modelRepository.sourceDir`,
+  );
+  const { project, namePrefix } = config;
+  const nodeTag = `${namePrefix}-node`;
+
+  const vpc = new Vpc(`${namePrefix}-vpc`, { project, nodeTag });
+  const accounts = new ServiceAccounts(`${namePrefix}-accounts`, { project, namePrefix });
+  const image = config.image.reference === undefined
+    ? new ServerImage(`${namePrefix}-image`, {
+      project,
+      repositoryId: namePrefix,
+      location: config.image.registryLocation,
+      tag: config.image.tag,
+      contextDir: pathFromWorkingDirectory(sources.projectRoot),
+      dockerfile: "server/Dockerfile.cuda",
+      nodeServiceAccountEmail: accounts.nodeAccount.email,
+    }).imageReference
+    : pulumi.output(config.image.reference);
+  const bucket = new ModelBucket(`${namePrefix}-models`, {
+    project,
+    bucketName: config.modelRepository.bucketName,
+    location: config.modelRepository.location,
+    files: modelFiles,
+    readerServiceAccountEmail: accounts.serverAccount.email,
+    forceDestroy: config.environment !== "prod",
+  });
+
+  const regions = config.regions.map((region) => new Region(region.name, {
+    region,
+    stack: config,
+    networkId: vpc.network.id,
+    nodeTag,
+    nodeServiceAccountEmail: accounts.nodeAccount.email,
+    serverServiceAccountEmail: accounts.serverAccount.email,
+    image,
+    modelBucketName: bucket.bucketName,
+    monitoringAssets,
+  }));
+
+  new WorkloadIdentityBinding(`${namePrefix}-server-identity`, {
+    project,
+    serviceAccountId: accounts.serverAccount.name,
+    kubernetesNamespace: inferenceServer.kubernetes.namespace,
+    kubernetesServiceAccount: inferenceServer.kubernetes.name,
+    clusters: regions.map((region) => region.cluster),
+  });
+  const loadBalancer = new LoadBalancer(`${namePrefix}-lb`, {
+    project,
+    backends: {
+      http: regions.flatMap((region) => region.httpNegs),
+      grpc: regions.flatMap((region) => region.grpcNegs),
+      owners: regions.map((region) => region.negOwner),
+    },
+    ...(config.domain === undefined ? {} : { domain: config.domain }),
+    maxRatePerEndpoint: config.loadBalancer.maxRatePerEndpoint,
+    rateLimitRequestsPerMinute: config.loadBalancer.rateLimitRequestsPerMinute,
+    logSampleRate: config.loadBalancer.logSampleRate,
+    requestTimeoutSec: config.loadBalancer.requestTimeoutSec,
+    grpcTimeoutSec: config.loadBalancer.grpcTimeoutSec,
+  });
+
+  return {
+    url: loadBalancer.url,
+    ipAddress: loadBalancer.ipAddress,
+    grpcEndpoint: config.domain === undefined ? `none: gRPC needs HTTPS, set ${pulumi.getProject()}:domain` : `${config.domain}:443`,
+    clusters: pulumi.output(Object.fromEntries(regions.map((region) => [region.regionName, { name: region.clusterName, grafana: region.grafanaAccess }]))),
+    image,
+    modelBucket: bucket.bucketName,
+  };
+}

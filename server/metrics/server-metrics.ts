@@ -1,0 +1,73 @@
+import { collectDefaultMetrics, Registry } from "prom-client";
+import type { CoreObserver, ModelGauges } from "../core/index";
+import { GpuMetrics, type NvidiaSmiRunner } from "./gpu-metrics";
+import { HostMetrics, type ProcReader } from "./host-metrics";
+import { ModelMetrics } from "./model-metrics";
+
+/** What {@link ServerMetrics} is built from. */
+export interface ServerMetricsSettings {
+  /** The per-model gauges of the models loaded now (the core's `modelGauges()`); called once per scrape. */
+  readonly modelGauges: () => readonly ModelGauges[];
+  /** Export `nv_cpu_*` (`--allow-cpu-metrics`). */
+  readonly cpuMetrics: boolean;
+  /** Export `nv_gpu_*` where nvidia-smi finds a GPU (`--allow-gpu-metrics`). */
+  readonly gpuMetrics: boolean;
+  /** How often CPU and GPU metrics are sampled (`--metrics-interval-ms`). */
+  readonly intervalMs: number;
+  /** Node.js process metrics prefixed `inference_server_` (default true). */
+  readonly processMetrics?: boolean;
+  /** Test seams: where /proc and nvidia-smi output come from. */
+  readonly readProc?: ProcReader;
+  readonly runNvidiaSmi?: NvidiaSmiRunner;
+}
+
+/** Prefix of prom-client's default Node.js process metrics, so they never collide with Triton's names. */
+export const PROCESS_METRICS_PREFIX = "inference_server_";
+
+/**
+ * Everything the metrics endpoint exports, in one prom-client registry: the per-model metrics (fed by
+ * {@link ServerMetrics.observer}), host CPU and memory, GPUs, and Node.js process metrics. Owns the sampling
+ * timer; {@link ServerMetrics.close} stops it.
+ */
+export class ServerMetrics {
+  /** Hand this to the core's `observe()`; its methods only add to counters. */
+  readonly observer: CoreObserver;
+  /** The Content-Type of {@link ServerMetrics.exposition} (Prometheus text format 0.0.4). */
+  readonly contentType: string;
+  readonly #registry = new Registry();
+  readonly #models: ModelMetrics;
+  readonly #modelGauges: () => readonly ModelGauges[];
+  readonly #host: HostMetrics | undefined;
+  readonly #gpus: GpuMetrics | undefined;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(settings: ServerMetricsSettings) {
+    this.contentType = this.#registry.contentType;
+    this.#modelGauges = settings.modelGauges;
+    this.#models = new ModelMetrics(this.#registry);
+    this.observer = this.#models;
+    if (settings.processMetrics ?? true) collectDefaultMetrics({ register: this.#registry, prefix: PROCESS_METRICS_PREFIX });
+    this.#host = settings.cpuMetrics ? HostMetrics.start(this.#registry, settings.readProc) : undefined;
+    this.#gpus = settings.gpuMetrics ? new GpuMetrics(this.#registry, settings.runNvidiaSmi) : undefined;
+    void this.#gpus?.sample();
+    this.#timer = setInterval(() => void this.sample(), settings.intervalMs);
+    this.#timer.unref();
+  }
+
+  /** Takes one CPU and GPU sample now (the timer does this every interval); resolves once the GPU query is done. */
+  sample(): Promise<void> {
+    this.#host?.sample();
+    return this.#gpus?.sample() ?? Promise.resolve();
+  }
+
+  /** The Prometheus text exposition of every metric, with the per-model values read now. */
+  exposition(): Promise<string> {
+    this.#models.refresh(this.#modelGauges());
+    return this.#registry.metrics();
+  }
+
+  /** Stops sampling. */
+  close(): void {
+    clearInterval(this.#timer);
+  }
+}

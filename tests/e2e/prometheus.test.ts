@@ -1,0 +1,230 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listDashboardQueries, listRuleExpressions } from "../dashboards/promql-inventory";
+import { promqlMetricNames } from "../dashboards/promql-metric-names";
+import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
+import { freePort } from "../server/metrics/free-port";
+
+/**
+ * The dashboards and rules against real parts: our server and a real Prometheus (Debian's package, as CI installs
+ * it) on loopback, plus fake DCGM and kube-state-metrics exporters for the cluster-side series. After a few seconds
+ * of load, every panel query and every rule is evaluated through Prometheus' HTTP API.
+ */
+
+const PROMETHEUS_BIN = "/usr/bin/prometheus";
+const DASHBOARDS_DIR = path.join(REPO_ROOT, "dashboards");
+const RULE_FILE = path.join(DASHBOARDS_DIR, "alerts.yaml");
+const CLUSTER_FIXTURE = path.join(REPO_ROOT, "tests", "dashboards", "fixtures", "cluster-metrics.prom");
+const TARGET_LABELS = { region: "us-central1", namespace: "serving", pod: "inference-server-0" };
+const LOAD_MS = 5000;
+const LOAD_CONCURRENCY = 4;
+/** One request in FAILURE_EVERY fails validation: a 10% error ratio, twice the error-ratio alert's threshold. */
+const FAILURE_EVERY = 10;
+/** Alert states the load implies: it errors too often (pending until `for` elapses); nothing else is wrong. */
+const EXPECTED_ALERT_STATES: Readonly<Record<string, "pending" | "inactive">> = { InferenceHighErrorRatio: "pending" };
+
+interface PromSample {
+  readonly metric: Readonly<Record<string, string>>;
+  readonly value: readonly [number, string];
+}
+type QueryData = { resultType: "vector"; result: PromSample[] } | { resultType: "scalar"; result: [number, string] } | { resultType: "matrix" | "string"; result: unknown[] };
+interface RuleStatus {
+  readonly name: string;
+  readonly type: "alerting" | "recording";
+  readonly health: string;
+  readonly lastError?: string;
+  readonly state?: string;
+}
+
+/** The fixture's metric families whose names start with `prefix` (HELP/TYPE lines included). */
+function familiesWithPrefix(text: string, prefix: string): string {
+  return text.split("\n")
+    .filter((line) => (line.startsWith("# HELP ") || line.startsWith("# TYPE ") ? line.split(" ")[2]!.startsWith(prefix) : line.startsWith(prefix)))
+    .join("\n") + "\n";
+}
+
+/** Fake DCGM and kube-state-metrics exporters on one loopback port, serving the dashboards' cluster fixture. */
+async function startClusterExporters(): Promise<{ server: Server; port: number }> {
+  const fixture = fs.readFileSync(CLUSTER_FIXTURE, "utf8");
+  const bodies = new Map([["/dcgm/metrics", familiesWithPrefix(fixture, "DCGM_")], ["/kube-state-metrics/metrics", familiesWithPrefix(fixture, "kube_")]]);
+  const server = createServer((request, response) => {
+    const body = bodies.get(request.url ?? "");
+    if (body === undefined) response.writeHead(404).end();
+    else response.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+function prometheusConfig(serverMetricsTarget: string, exportersTarget: string): object {
+  const clusterJob = (job: string, metricsPath: string): object => ({
+    job_name: job, honor_labels: true, metrics_path: metricsPath,
+    static_configs: [{ targets: [exportersTarget], labels: { region: TARGET_LABELS.region } }],
+  });
+  return {
+    global: { scrape_interval: "1s", scrape_timeout: "1s", evaluation_interval: "1s" },
+    rule_files: [RULE_FILE],
+    scrape_configs: [
+      { job_name: "inference-server", metrics_path: "/metrics", static_configs: [{ targets: [serverMetricsTarget], labels: TARGET_LABELS }] },
+      clusterJob("dcgm-exporter", "/dcgm/metrics"),
+      clusterJob("kube-state-metrics", "/kube-state-metrics/metrics"),
+    ],
+  };
+}
+
+const SIMPLE_ROW = Array.from({ length: 16 }, (_, i) => i);
+const SUCCESSFUL_REQUEST = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: SIMPLE_ROW })) });
+/** INPUT1 has 15 elements where simple wants 16: the core refuses it (failure reason OTHER). */
+const FAILING_REQUEST = JSON.stringify({
+  inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], data: SIMPLE_ROW }, { name: "INPUT1", datatype: "INT32", shape: [1, 15], data: SIMPLE_ROW.slice(1) }],
+});
+
+/** Closed-loop load on `simple` for LOAD_MS: LOAD_CONCURRENCY clients, every FAILURE_EVERY-th request failing. */
+async function driveLoad(httpUrl: string): Promise<void> {
+  const until = Date.now() + LOAD_MS;
+  let sent = 0;
+  const client = async (): Promise<void> => {
+    while (Date.now() < until) {
+      const failing = ++sent % FAILURE_EVERY === 0;
+      const response = await fetch(`${httpUrl}/v2/models/simple/infer`, { method: "POST", body: failing ? FAILING_REQUEST : SUCCESSFUL_REQUEST });
+      await response.arrayBuffer();
+      if (response.status !== (failing ? 400 : 200)) throw new Error(`load request answered ${response.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, client));
+}
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
+}
+
+describe("dashboards and rules against a real Prometheus scraping the server", () => {
+  let tempDir: string;
+  let server: RunningServer | undefined;
+  let exporters: Server | undefined;
+  let prometheus: ChildProcess | undefined;
+  let prometheusLog = "";
+  let prometheusUrl: string;
+
+  async function api<T>(endpoint: string, params: Record<string, string> = {}): Promise<T> {
+    const response = await fetch(`${prometheusUrl}/api/v1/${endpoint}?${new URLSearchParams(params).toString()}`);
+    const body = (await response.json()) as { status: string; data: T; error?: string };
+    if (body.status !== "success") throw new Error(`${endpoint} ${JSON.stringify(params)}: ${body.error}`);
+    return body.data;
+  }
+  const query = (expr: string): Promise<QueryData> => api<QueryData>("query", { query: expr });
+  const samplesOf = (data: QueryData): string[] =>
+    data.resultType === "vector" ? data.result.map((s) => s.value[1]) : data.resultType === "scalar" ? [data.result[1]] : [];
+  const rules = async (): Promise<RuleStatus[]> =>
+    (await api<{ groups: { rules: RuleStatus[] }[] }>("rules")).groups.flatMap((group) => group.rules);
+
+  beforeAll(async () => {
+    if (!fs.existsSync(PROMETHEUS_BIN)) {
+      throw new Error(`${PROMETHEUS_BIN} is missing: install Debian's prometheus package (apt-get install --no-install-recommends prometheus), as .ci/run does`);
+    }
+    tempDir = fs.mkdtempSync(path.join(os.tmpdir(), "prometheus-e2e-"));
+    server = await startServer({ services: ["http", "metrics"], args: ["--metrics-interval-ms", "500"] });
+    const cluster = await startClusterExporters();
+    exporters = cluster.server;
+
+    const configFile = path.join(tempDir, "prometheus.yml");
+    // JSON is YAML: no serializer needed.
+    fs.writeFileSync(configFile, JSON.stringify(prometheusConfig(new URL(server.metricsUrl!).host, `127.0.0.1:${cluster.port}`), null, 2));
+    const port = await freePort();
+    prometheusUrl = `http://127.0.0.1:${port}`;
+    prometheus = spawn(PROMETHEUS_BIN, [
+      `--config.file=${configFile}`, `--storage.tsdb.path=${path.join(tempDir, "data")}`, `--web.listen-address=127.0.0.1:${port}`,
+    ], { cwd: tempDir, stdio: ["ignore", "pipe", "pipe"] });
+    prometheus.stdout!.on("data", (chunk: Buffer) => (prometheusLog += chunk.toString()));
+    prometheus.stderr!.on("data", (chunk: Buffer) => (prometheusLog += chunk.toString()));
+    const exited = new Promise<never>((_, reject) => prometheus!.once("exit", (code) => reject(new Error(`prometheus exited with ${code}:\n${prometheusLog}`))));
+    await Promise.race([exited, waitFor("Prometheus to be ready", 20_000, async () => ((await fetch(`${prometheusUrl}/-/ready`)).ok ? true : undefined))]);
+    await waitFor("every target to be scraped", 15_000, async () => {
+      const { activeTargets } = await api<{ activeTargets: { health: string }[] }>("targets");
+      return activeTargets.length === 3 && activeTargets.every((t) => t.health === "up") ? true : undefined;
+    });
+
+    await driveLoad(server.httpUrl);
+    await waitFor("the load to show in Prometheus and the alert states it implies", 20_000, async () => {
+      const rate = samplesOf(await query('sum(rate(nv_inference_request_success{model="simple"}[1m])) > 0'));
+      const alerts = (await rules()).filter((rule) => rule.type === "alerting");
+      return rate.length > 0 && alerts.every((rule) => rule.state === (EXPECTED_ALERT_STATES[rule.name] ?? "inactive")) ? true : undefined;
+    }).catch(async (error: Error) => {
+      throw new Error(`${error.message}\nrules: ${JSON.stringify(await rules().catch(() => []), null, 1)}`);
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    if (prometheus !== undefined && prometheus.exitCode === null) {
+      const exit = new Promise((resolve) => prometheus!.once("exit", resolve));
+      prometheus.kill("SIGTERM");
+      const kill = setTimeout(() => prometheus!.kill("SIGKILL"), 10_000);
+      await exit;
+      clearTimeout(kill);
+    }
+    await server?.stop();
+    await new Promise((resolve) => (exporters ? exporters.close(resolve) : resolve(undefined)));
+    if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
+  });
+
+  it("has every metric that a panel or rule names in Prometheus (a metric the server does not export fails here)", async () => {
+    const exported = new Set(await api<string[]>("label/__name__/values"));
+    const named = [
+      ...listDashboardQueries(DASHBOARDS_DIR).flatMap((q) => q.metrics.map((metric) => ({ metric, by: `${q.file} "${q.panel}" ${q.refId}` }))),
+      ...listRuleExpressions(RULE_FILE).flatMap((rule) => promqlMetricNames(rule.expr).map((metric) => ({ metric, by: `rule ${rule.name}` }))),
+    ];
+    expect(named.filter(({ metric }) => !exported.has(metric)).map(({ metric, by }) => `${metric} (${by})`)).toEqual([]);
+  });
+
+  it("returns data for every panel query of every dashboard", async () => {
+    const queries = listDashboardQueries(DASHBOARDS_DIR);
+    expect(queries.length).toBeGreaterThan(0);
+    const empty: string[] = [];
+    for (const q of queries) {
+      const values = samplesOf(await query(q.expr));
+      // Data means at least one real number: an all-NaN result (e.g. a quantile of no traffic) shows nothing either.
+      if (!values.some((v) => Number.isFinite(Number(v)))) empty.push(`${q.file} "${q.panel}" ${q.refId}: ${q.expr} -> [${values.join(", ")}]`);
+    }
+    expect(empty).toEqual([]);
+    console.info(`verified ${queries.length} panel queries of ${new Set(queries.map((q) => q.file)).size} dashboards against Prometheus`);
+  });
+
+  it("evaluates every recording rule to data and every alert to the state the load implies, all rules healthy", async () => {
+    const expressions = listRuleExpressions(RULE_FILE);
+    const loaded = await rules();
+    expect(loaded.map((rule) => rule.name).sort()).toEqual(expressions.map((rule) => rule.name).sort());
+    expect(loaded.filter((rule) => rule.health !== "ok").map((rule) => `${rule.name}: ${rule.health} ${rule.lastError ?? ""}`)).toEqual([]);
+
+    const problems: string[] = [];
+    for (const rule of expressions) {
+      const values = samplesOf(await query(rule.expr));
+      if (rule.kind === "record") {
+        if (!values.some((v) => Number.isFinite(Number(v)))) problems.push(`record ${rule.name} has no data: [${values.join(", ")}]`);
+        continue;
+      }
+      const expected = EXPECTED_ALERT_STATES[rule.name] ?? "inactive";
+      const state = loaded.find((r) => r.name === rule.name)?.state;
+      if (state !== expected) problems.push(`alert ${rule.name} is ${state}, expected ${expected}`);
+      if ((values.length > 0) !== (expected !== "inactive")) problems.push(`alert ${rule.name}: expr returns ${values.length} series while the alert should be ${expected}`);
+    }
+    expect(problems).toEqual([]);
+    const alerts = expressions.filter((rule) => rule.kind === "alert").length;
+    console.info(`verified ${expressions.length} rules (${expressions.length - alerts} recording, ${alerts} alerting) against Prometheus`);
+  });
+});

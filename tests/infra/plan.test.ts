@@ -1,0 +1,86 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { planStack } from "../../infra/plan/plan";
+import { readStackFile, SECRET_PLACEHOLDER } from "../../infra/plan/stack-file";
+import { FIXTURE_DASHBOARDS_DIR, FIXTURE_MODEL_REPOSITORY_DIR } from "./helpers/fixture-stack";
+
+const REPOSITORY_ROOT = path.resolve(__dirname, "..", "..");
+
+// A project folder like the repository's, with the real Pulumi.yaml and Pulumi.dev.yaml but the fixture
+// dashboards and model repository (the real models/ is generated and large).
+let projectRoot: string;
+let plan: string;
+
+beforeAll(async () => {
+  projectRoot = fs.mkdtempSync(path.join(os.tmpdir(), "infra-plan-"));
+  for (const file of ["Pulumi.yaml", "Pulumi.dev.yaml"]) fs.copyFileSync(path.join(REPOSITORY_ROOT, file), path.join(projectRoot, file));
+  fs.cpSync(FIXTURE_DASHBOARDS_DIR, path.join(projectRoot, "dashboards"), { recursive: true });
+  fs.cpSync(FIXTURE_MODEL_REPOSITORY_DIR, path.join(projectRoot, "models"), { recursive: true });
+  plan = await planStack({ projectRoot, stack: "dev" });
+});
+
+afterAll(() => {
+  fs.rmSync(projectRoot, { recursive: true, force: true });
+});
+
+describe("planStack (npm run plan)", () => {
+  it("prints the dev stack's resource tree with each region's cluster, T4 pool and workload", () => {
+    expect(plan).toMatch(/^Plan for stack 'dev' of project 'gpu-inference'/);
+    for (const region of ["us-central1", "us-east1"]) {
+      expect(plan).toContain(`+ gpu-inference:region:Region  ${region}\n`);
+      expect(plan).toMatch(new RegExp(`\\+ gcp:container/cluster:Cluster  ${region}-cluster  \\(name=inference-dev-${region} .*privateNodes=true`));
+      expect(plan).toMatch(new RegExp(`\\+ gcp:container/nodePool:NodePool  ${region}-gpu  \\(machine=n1-standard-4 gpu=1xnvidia-tesla-t4\\(driver DEFAULT\\) taints=nvidia.com/gpu=present:NO_SCHEDULE`));
+      expect(plan).toMatch(new RegExp(`\\+ kubernetes:apps/v1:Deployment  ${region}-deployment  \\(image=.*@sha256:\\w+ gpu=1\\)`));
+    }
+    expect(plan).toMatch(/\+ gcp:compute\/backendService:BackendService {2}inference-dev-lb-grpc {2}\(protocol=H2C scheme=EXTERNAL_MANAGED negs=4 balancing=RATE/);
+    expect(plan).toContain("gcp:compute/getNetworkEndpointGroup:getNetworkEndpointGroup x8");
+  });
+
+  it("nests every resource under its component and counts resources per region and globally", () => {
+    expect(plan).toMatch(/\n {4}\+ gcp:container\/cluster:Cluster {2}us-east1-cluster/);
+    const counts = Object.fromEntries([...plan.matchAll(/^ {2}(global|region \S+|total)\s+(\d+) resources/gm)].map((match) => [match[1], Number(match[2])]));
+    expect(Object.keys(counts)).toEqual(["global", "region us-central1", "region us-east1", "total"]);
+    expect(counts["region us-central1"]).toBe(counts["region us-east1"]);
+    expect(counts["total"]).toBe((counts["global"] ?? 0) + (counts["region us-central1"] ?? 0) + (counts["region us-east1"] ?? 0));
+    const treeLines = plan.split("\n\nData-source lookups:")[0]?.split("\n").filter((line) => /^\s*\+ /.test(line)) ?? [];
+    expect(treeLines).toHaveLength((counts["total"] ?? 0) + 1);
+  });
+
+  it("ends with the stack outputs", () => {
+    const outputs = JSON.parse(plan.slice(plan.indexOf("Outputs:\n") + "Outputs:\n".length)) as Record<string, unknown>;
+    expect(outputs).toMatchObject({ url: "http://203.0.113.10", modelBucket: "my-inference-dev-dev-models" });
+    expect(Object.keys(outputs["clusters"] as object)).toEqual(["us-central1", "us-east1"]);
+  });
+});
+
+describe("readStackFile", () => {
+  it("passes structured values as JSON, namespaces bare keys and keeps encrypted values secret", () => {
+    fs.writeFileSync(path.join(projectRoot, "Pulumi.secret.yaml"), [
+      "config:",
+      "  gcp:project: p-123456",
+      "  environment: prod",
+      "  gpu-inference:gpusPerNode: 2",
+      "  gpu-inference:regions:",
+      "    - { name: us-east1, zones: [us-east1-c] }",
+      "  gpu-inference:grafanaAdminPassword:",
+      "    secure: v1:AAAABBBBCCCC",
+    ].join("\n"));
+    expect(readStackFile(projectRoot, "secret")).toEqual({
+      project: "gpu-inference",
+      config: {
+        "gcp:project": "p-123456",
+        "gpu-inference:environment": "prod",
+        "gpu-inference:gpusPerNode": "2",
+        "gpu-inference:regions": JSON.stringify([{ name: "us-east1", zones: ["us-east1-c"] }]),
+        "gpu-inference:grafanaAdminPassword": SECRET_PLACEHOLDER,
+      },
+      secretKeys: ["gpu-inference:grafanaAdminPassword"],
+    });
+  });
+
+  it("names the stack file that is missing", () => {
+    expect(() => readStackFile(projectRoot, "nope")).toThrow(`${path.join(projectRoot, "Pulumi.nope.yaml")} does not exist`);
+  });
+});

@@ -1,0 +1,134 @@
+import path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../infra/config";
+import { readStackFile } from "../../infra/plan/stack-file";
+import { parseStackConfig, StackConfigError, type RawStackConfig } from "../../infra/stack-config";
+
+const context = { stack: "dev", namespace: "gpu-inference" };
+
+function problemsOf(raw: unknown): string[] {
+  try {
+    parseStackConfig(raw, context);
+  } catch (error) {
+    if (error instanceof StackConfigError) return [...error.problems];
+    throw error;
+  }
+  throw new Error("the configuration was accepted");
+}
+
+const oneRegion = (region: Partial<NonNullable<RawStackConfig["regions"]>[number]> = {}): RawStackConfig => ({
+  project: "my-project-1",
+  regions: [{ name: "us-central1", zones: ["us-central1-a", "us-central1-b"], ...region }],
+});
+
+describe("parseStackConfig", () => {
+  it("fills every default from the GCP project alone", () => {
+    const config = parseStackConfig({ project: "my-project-1" }, context);
+    expect(config).toMatchObject({
+      environment: "dev",
+      namePrefix: "inference-dev",
+      gpusPerNode: 1,
+      cluster: { releaseChannel: "REGULAR", deletionProtection: false },
+      modelRepository: { bucketName: "my-project-1-dev-models", sourceDir: "models" },
+      autoscaling: { minReplicas: 1, maxReplicas: 2, gpuUtilizationPercent: 85, scaleDownStabilizationSeconds: 360 },
+    });
+    expect(config.regions).toEqual([expect.objectContaining({
+      name: "us-central1",
+      zones: ["us-central1-a", "us-central1-b"],
+      clusterName: "inference-dev-us-central1",
+      negNames: { http: "inference-dev-us-central1-http", grpc: "inference-dev-us-central1-grpc" },
+      gpuPool: { machineType: "n1-standard-4", minNodes: 1, maxNodes: 2, spot: false },
+    })]);
+  });
+
+  it("turns deletion protection on for prod unless the stack says otherwise", () => {
+    expect(parseStackConfig({ project: "my-project-1", environment: "prod" }, context).cluster.deletionProtection).toBe(true);
+    expect(parseStackConfig({ project: "my-project-1", environment: "prod", cluster: { deletionProtection: false } }, context).cluster.deletionProtection).toBe(false);
+  });
+
+  it("gives up to eight regions disjoint default address ranges", () => {
+    const regions = ["us-central1", "us-east1", "us-east4", "us-west1", "europe-west1", "europe-west2", "europe-west4", "asia-east1"]
+      .map((name) => ({ name, zones: [`${name}-b`] }));
+    const config = parseStackConfig({ project: "my-project-1", regions }, context);
+    const ranges = config.regions.flatMap((region) => Object.values(region.network));
+    expect(new Set(ranges).size).toBe(32);
+  });
+
+  it("keeps explicit address ranges", () => {
+    const config = parseStackConfig(oneRegion({ network: { subnetCidr: "192.168.0.0/20" } }), context);
+    expect(config.regions[0]?.network).toMatchObject({ subnetCidr: "192.168.0.0/20", podsCidr: "10.64.0.0/14" });
+  });
+
+  it.each<[string, unknown, string]>([
+    ["a missing GCP project", {}, "gcp:project: is required: run `pulumi config set gcp:project <project-id>`"],
+    ["an unknown environment", { project: "my-project-1", environment: "qa" }, "gpu-inference:environment:"],
+    ["a GPU count GCP does not offer for T4", { project: "my-project-1", gpusPerNode: 3 }, "gpu-inference:gpusPerNode:"],
+    ["a non-N1 GPU machine type", oneRegion({ gpuPool: { machineType: "g2-standard-8" } }), "gpu-inference:regions[0].gpuPool.machineType: T4 GPUs attach only to N1 machine types"],
+    ["a malformed zone", oneRegion({ zones: ["us-central1"] }), "gpu-inference:regions[0].zones[0]: must be a GCP zone name"],
+    ["a malformed CIDR", oneRegion({ network: { podsCidr: "10.64.0.1/14" } }), "gpu-inference:regions[0].network.podsCidr: must be an IPv4 CIDR block"],
+    ["a malformed domain", { project: "my-project-1", domain: "https://infer.example.com" }, "gpu-inference:domain: must be a fully qualified lower-case hostname"],
+    ["no regions", { project: "my-project-1", regions: [] }, "gpu-inference:regions:"],
+  ])("rejects %s, naming the key", (_case, raw, expected) => {
+    expect(problemsOf(raw).join("\n")).toContain(expected);
+  });
+
+  it.each<[string, RawStackConfig, string]>([
+    ["a zone outside its region", oneRegion({ zones: ["us-central1-a", "europe-west4-b"] }), "gpu-inference:regions[0].zones[1]: zone europe-west4-b is not in region us-central1"],
+    ["a pool whose minimum exceeds its maximum", oneRegion({ gpuPool: { minNodes: 3, maxNodes: 2 } }), "gpu-inference:regions[0].gpuPool.minNodes: 3 is more than maxNodes 2"],
+    ["more replicas than the region has GPUs", { ...oneRegion({ gpuPool: { maxNodes: 2 } }), autoscaling: { maxReplicas: 3 } }, "gpu-inference:autoscaling.maxReplicas: 3 replicas need 3 GPUs, but gpu-inference:regions[0].gpuPool.maxNodes x gpusPerNode gives us-central1 only 2"],
+    ["more vCPUs than T4 VMs allow", oneRegion({ gpuPool: { machineType: "n1-standard-64" } }), "gpu-inference:regions[0].gpuPool.machineType: n1-standard-64 has more vCPUs than GCP allows with 1 T4 (max 48)"],
+    ["a control plane range that is not a /28", oneRegion({ network: { masterCidr: "172.16.0.0/24" } }), "gpu-inference:regions[0].network.masterCidr: the GKE control plane needs exactly a /28"],
+    ["a region listed twice", { project: "my-project-1", regions: [{ name: "us-east1", zones: ["us-east1-c"] }, { name: "us-east1", zones: ["us-east1-d"] }] }, "gpu-inference:regions[1].name: region us-east1 is listed twice"],
+    ["overlapping address ranges", { project: "my-project-1", regions: [{ name: "us-east1", zones: ["us-east1-c"] }, { name: "us-west1", zones: ["us-west1-a"], network: { subnetCidr: "10.0.0.0/16" } }] }, "gpu-inference:regions[0].network.subnetCidr: 10.0.0.0/20 overlaps gpu-inference:regions[1].network.subnetCidr (10.0.0.0/16)"],
+    ["fewer maximum than minimum replicas", { project: "my-project-1", autoscaling: { minReplicas: 2, maxReplicas: 1 } }, "gpu-inference:autoscaling.minReplicas: 2 is more than maxReplicas 1"],
+  ])("rejects %s, saying what to change", (_case, raw, expected) => {
+    expect(problemsOf(raw)).toContain(expected);
+  });
+
+  it("asks for a name prefix when the stack name does not make a valid default", () => {
+    expect(() => parseStackConfig({ project: "my-project-1" }, { ...context, stack: "Production_EU" }))
+      .toThrow("gpu-inference:namePrefix: the default inference-Production_EU is not a valid prefix");
+    expect(parseStackConfig({ project: "my-project-1", namePrefix: "infer-eu" }, { ...context, stack: "Production_EU" }).regions[0]?.clusterName)
+      .toBe("infer-eu-us-central1");
+  });
+
+  it("reports every problem at once", () => {
+    const problems = problemsOf({ ...oneRegion({ zones: ["europe-west4-b"], gpuPool: { minNodes: 3, maxNodes: 1 } }), autoscaling: { maxReplicas: 2 } });
+    expect(problems).toHaveLength(3);
+    expect(() => parseStackConfig({}, context)).toThrow(/^invalid stack configuration; fix these keys:\n {2}- gcp:project/);
+  });
+});
+
+describe("loadConfig", () => {
+  beforeAll(async () => {
+    await pulumi.runtime.setMocks({ newResource: () => ({ id: undefined, state: {} }), call: () => ({}) }, "gpu-inference", "staging", false);
+  });
+
+  it("reads the stack's keys from Pulumi config, structured values as JSON, the Grafana password as a secret", async () => {
+    pulumi.runtime.setAllConfig({
+      "gcp:project": "my-project-1",
+      "gpu-inference:environment": "staging",
+      "gpu-inference:gpusPerNode": "2",
+      "gpu-inference:regions": JSON.stringify([{ name: "us-east1", zones: ["us-east1-c", "us-east1-d"] }]),
+      "gpu-inference:grafanaAdminPassword": "s3cret-password",
+    }, ["gpu-inference:grafanaAdminPassword"]);
+    const config = loadConfig();
+    expect(config).toMatchObject({ project: "my-project-1", stack: "staging", environment: "staging", gpusPerNode: 2, namePrefix: "inference-staging" });
+    expect(config.regions.map((region) => region.clusterName)).toEqual(["inference-staging-us-east1"]);
+    const password = config.grafanaAdminPassword;
+    expect(password).toBeDefined();
+    expect(await pulumi.isSecret(password as pulumi.Output<string>)).toBe(true);
+  });
+
+  it.each(["dev", "prod"])("accepts the repository's Pulumi.%s.yaml", (stack) => {
+    const stackFile = readStackFile(path.resolve(__dirname, "..", ".."), stack);
+    pulumi.runtime.setAllConfig(stackFile.config, stackFile.secretKeys);
+    expect(loadConfig().environment).toBe(stack);
+  });
+
+  it("fails before declaring anything when a key is wrong, naming the key", () => {
+    pulumi.runtime.setAllConfig({ "gcp:project": "my-project-1", "gpu-inference:regions": JSON.stringify([{ name: "us-east1", zones: ["us-west1-a"] }]) });
+    expect(() => loadConfig()).toThrow("gpu-inference:regions[0].zones[0]: zone us-west1-a is not in region us-east1");
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { input, resourceNamed, resourcesOfType } from "./helpers/fixture-stack";
+import { describeStackContract, resourceTypes as T } from "./helpers/stack-contract";
+
+// A dev stack like Pulumi.dev.yaml: two regions, spot T4s, no domain, the image built by Pulumi.
+const getStack = describeStackContract({
+  stack: "dev",
+  raw: {
+    project: "infra-test-dev",
+    environment: "dev",
+    regions: [
+      { name: "us-central1", zones: ["us-central1-a", "us-central1-b"], gpuPool: { minNodes: 1, maxNodes: 2, spot: true } },
+      { name: "us-east1", zones: ["us-east1-c", "us-east1-d"], gpuPool: { minNodes: 0, maxNodes: 3 } },
+    ],
+    autoscaling: { minReplicas: 1, maxReplicas: 2 },
+  },
+});
+
+describe("two-region dev stack", () => {
+  it("serves plain HTTP on port 80 and asks for no certificate without a domain", () => {
+    const stack = getStack();
+    expect(resourcesOfType(stack, T.certificate)).toEqual([]);
+    const rules = resourcesOfType(stack, T.forwardingRule);
+    expect(rules.map((rule) => rule.inputs["portRange"])).toEqual(["80"]);
+    expect(resourceNamed(stack, "gcp:compute/targetHttpProxy:TargetHttpProxy", "inference-dev-lb-http-proxy").inputs["urlMap"]).toBe("inference-dev-lb-routes-id");
+    expect(stack.outputs.url).toBe("http://203.0.113.10");
+    expect(stack.outputs.grpcEndpoint).toMatch(/needs HTTPS/);
+  });
+
+  it("builds the CUDA image from the repository and lets the nodes, only, pull it", () => {
+    const stack = getStack();
+    const image = resourceNamed(stack, "docker-build:index:Image", "inference-dev-image-cuda");
+    expect(image.inputs).toMatchObject({
+      context: { location: "." },
+      dockerfile: { location: "server/Dockerfile.cuda" },
+      platforms: ["linux/amd64"],
+      push: true,
+      tags: ["us-docker.pkg.dev/infra-test-dev/inference-dev/inference-server:dev"],
+    });
+    expect(stack.outputs.image).toMatch(/^us-docker\.pkg\.dev\/infra-test-dev\/inference-dev\/inference-server@sha256:/);
+    const reader = resourceNamed(stack, "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "inference-dev-image-nodes-reader");
+    expect(reader.inputs).toMatchObject({ role: "roles/artifactregistry.reader", member: "serviceAccount:inference-dev-nodes@infra-test-dev.iam.gserviceaccount.com" });
+  });
+
+  it("lets Grafana generate its admin password in-cluster when the stack sets none", () => {
+    const stack = getStack();
+    expect(resourcesOfType(stack, "kubernetes:core/v1:Secret")).toEqual([]);
+    expect(input(resourceNamed(stack, T.release, "us-east1-kube-prometheus-stack"), "values", "grafana", "adminPassword")).toBe("");
+  });
+
+  it("keeps dev stacks destroyable: no deletion protection, and the bucket may be deleted with its objects", () => {
+    const stack = getStack();
+    for (const cluster of resourcesOfType(stack, T.cluster)) expect(cluster.inputs["deletionProtection"]).toBe(false);
+    expect(resourceNamed(stack, "gcp:storage/bucket:Bucket", "inference-dev-models-bucket").inputs).toMatchObject({
+      name: "infra-test-dev-dev-models", forceDestroy: true, uniformBucketLevelAccess: true, publicAccessPrevention: "enforced",
+    });
+  });
+
+  it("grants the server's identity read access to the models and binds it to the pods' Kubernetes service account", () => {
+    const stack = getStack();
+    expect(resourceNamed(stack, "gcp:storage/bucketIAMMember:BucketIAMMember", "inference-dev-models-server-reader").inputs).toMatchObject({
+      role: "roles/storage.objectViewer", member: "serviceAccount:inference-dev-server@infra-test-dev.iam.gserviceaccount.com",
+    });
+    expect(resourceNamed(stack, "gcp:serviceaccount/iAMMember:IAMMember", "inference-dev-server-identity-workload-identity-user").inputs).toMatchObject({
+      role: "roles/iam.workloadIdentityUser", member: "serviceAccount:infra-test-dev.svc.id.goog[inference/inference-server]",
+    });
+    expect(resourceNamed(stack, "gcp:projects/iAMMember:IAMMember", "inference-dev-accounts-nodes-default-node-role").inputs["role"])
+      .toBe("roles/container.defaultNodeServiceAccount");
+  });
+});

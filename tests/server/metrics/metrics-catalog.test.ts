@@ -1,0 +1,40 @@
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { PROCESS_METRICS_PREFIX, ServerMetrics } from "../../../server/metrics/index";
+import { loadMetricsCatalog } from "../../dashboards/metrics-catalog";
+import { parseExposition } from "./prometheus-text";
+
+const CATALOG = loadMetricsCatalog(path.resolve(__dirname, "../../../dashboards/metrics-catalog.json"));
+const SERVER_ENTRIES = CATALOG.metrics.filter((metric) => metric.source === "inference-server");
+
+// Everything switched on, with a fake host and GPU, so that every family the server can export is present.
+const metrics = new ServerMetrics({
+  modelGauges: () => [{ modelName: "simple", modelVersion: "1", pendingRequests: 0, queueDepth: 0, instanceCount: 1, instanceBusySeconds: 0 }],
+  cpuMetrics: true,
+  gpuMetrics: true,
+  intervalMs: 60_000,
+  readProc: (file) => (file === "/proc/stat" ? "cpu  1 2 3 4 5 6 7 8 0 0\n" : "MemTotal: 100 kB\nMemAvailable: 40 kB\n"),
+  runNvidiaSmi: () => Promise.resolve("GPU-00000000-1111-2222-3333-444444444444, 10, 16000, 1000\n"),
+});
+afterAll(() => metrics.close());
+
+describe("the server's metrics against dashboards/metrics-catalog.json (what dashboards and alerts query)", () => {
+  it("exports every catalog entry of the server with its type and exactly its labels", async () => {
+    await metrics.sample();
+    const exposition = parseExposition(await metrics.exposition());
+    for (const entry of SERVER_ENTRIES) {
+      expect(exposition.types.get(entry.name), entry.name).toBe(entry.type);
+      const seriesName = entry.type === "histogram" ? `${entry.name}_bucket` : entry.name;
+      const labelSets = exposition.select(seriesName).map((sample) => Object.keys(sample.labels).sort());
+      const expected = [...entry.labels, ...(entry.type === "histogram" ? ["le"] : [])].sort();
+      expect(labelSets.length, entry.name).toBeGreaterThan(0);
+      for (const labels of labelSets) expect(labels, entry.name).toEqual(expected);
+    }
+  });
+
+  it("exports no other family outside the Node.js process metrics, so the catalog stays complete", async () => {
+    const exposition = parseExposition(await metrics.exposition());
+    const uncatalogued = [...exposition.types.keys()].filter((name) => !name.startsWith(PROCESS_METRICS_PREFIX) && !SERVER_ENTRIES.some((entry) => entry.name === name));
+    expect(uncatalogued).toEqual([]);
+  });
+});
