@@ -135,6 +135,8 @@ describe("KServe v2 REST endpoints", () => {
     const exit = own.stop();
     const response = await inflight;
     expect(response.status).toBe(200);
-    expect(await exit).toBe(0);
+    const code = await exit;
+    if (code !== 0) console.log("SERVER LOGS", own.logs().slice(-3000));
+    expect(code).toBe(0);
   });
 });

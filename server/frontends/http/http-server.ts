@@ -85,7 +85,14 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
 
+  // While draining (SIGTERM), answers close their connection: a keep-alive client must not hold shutdown open
+  // once its in-flight request is answered.
+  let draining = false;
+  app.addHook("preClose", async () => {
+    draining = true;
+  });
   app.addHook("onSend", async (request, reply, payload) => {
+    if (draining) reply.header("connection", "close");
     const encoding = chooseResponseEncoding(request.headers["accept-encoding"]);
     if (encoding === undefined || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return payload;
     const bytes = typeof payload === "string" ? Buffer.from(payload) : payload;
