@@ -1,6 +1,8 @@
 import { type DataType, ELEMENT_BYTE_SIZE } from "./datatypes";
 import { invalidArg } from "./errors";
 
+export { joinBytesElements } from "../tensor-bytes";
+
 /**
  * A tensor as the core sees it, whatever the transport: row-major little-endian bytes; BYTES elements are each
  * a 4-byte little-endian length followed by the bytes (Triton's own serialization).
@@ -39,21 +41,6 @@ export function splitBytesElements(data: Uint8Array, expectedCount: number, tens
     throw invalidArg(`input '${tensorName}' holds ${elements.length} BYTES elements, but its shape needs ${expectedCount}`);
   }
   return elements;
-}
-
-/** Length-prefixes each element, the inverse of {@link splitBytesElements}. */
-export function joinBytesElements(elements: readonly Uint8Array[]): Uint8Array {
-  let total = 0;
-  for (const element of elements) total += 4 + element.byteLength;
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  let offset = 0;
-  for (const element of elements) {
-    view.setUint32(offset, element.byteLength, true);
-    out.set(element, offset + 4);
-    offset += 4 + element.byteLength;
-  }
-  return out;
 }
 
 /** Byte size a fixed-size tensor must have; undefined for BYTES. */

@@ -1,4 +1,5 @@
 import type * as ort from "onnxruntime-node";
+import { joinBytesElements } from "../../tensor-bytes";
 import type { BackendTensor, TensorSpec } from "../backend";
 
 /** Protocol datatype <-> ONNX Runtime tensor type. BF16 has no ONNX Runtime JS type, so it is absent. */
@@ -53,7 +54,7 @@ export function fromOrtTensor(value: ort.Tensor): BackendTensor {
   const datatype = datatypeOfOrtType(value.type);
   if (datatype === undefined) throw new Error(`output type ${value.type} is not supported by the onnxruntime backend`);
   const shape = value.dims.map(Number);
-  if (value.type === "string") return { datatype, shape, data: encodeStrings(value.data as string[]) };
+  if (value.type === "string") return { datatype, shape, data: joinBytesElements((value.data as string[]).map((text) => utf8Encoder.encode(text))) };
   const view = value.data as ArrayBufferView;
   return { datatype, shape, data: new Uint8Array(view.buffer, view.byteOffset, view.byteLength) };
 }
@@ -69,18 +70,6 @@ function decodeStrings(data: Uint8Array): string[] {
   return strings;
 }
 
-function encodeStrings(strings: readonly string[]): Uint8Array {
-  const encoded = strings.map((s) => utf8Encoder.encode(s));
-  const out = new Uint8Array(encoded.reduce((sum, e) => sum + 4 + e.byteLength, 0));
-  const view = new DataView(out.buffer);
-  let offset = 0;
-  for (const element of encoded) {
-    view.setUint32(offset, element.byteLength, true);
-    out.set(element, offset + 4);
-    offset += 4 + element.byteLength;
-  }
-  return out;
-}
 
 /** Reads a session's I/O metadata in the backend's vocabulary; symbolic dims become -1. */
 export function describeSession(session: ort.InferenceSession): { inputs: TensorSpec[]; outputs: TensorSpec[] } {
