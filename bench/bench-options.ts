@@ -1,0 +1,73 @@
+import path from "node:path";
+import { Command, InvalidArgumentError } from "commander";
+
+export type BenchModel = "resnet50" | "simple";
+
+/** What `npm run bench` measures and for how long. */
+export interface BenchOptions {
+  readonly quick: boolean;
+  readonly models: readonly BenchModel[];
+  /** A/B rounds per comparison (at least 3). */
+  readonly rounds: number;
+  /** Measured window per side per round. */
+  readonly windowMs: number;
+  /** Load before each measured window, thrown away. */
+  readonly warmupMs: number;
+  /** Window of each step of the sweeps that pick resnet50's best concurrency and baseline batch size. */
+  readonly calibrationWindowMs: number;
+  readonly resnet50Concurrency: readonly number[];
+  readonly resnet50BatchSizes: readonly number[];
+  readonly simpleConcurrency: number;
+  readonly outDir: string;
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+}
+
+function integerList(value: string): number[] {
+  return value.split(",").map((part) => positiveInteger(part.trim()));
+}
+
+function modelList(value: string): BenchModel[] {
+  const models = value.split(",").map((part) => part.trim());
+  const unknown = models.filter((model) => model !== "resnet50" && model !== "simple");
+  if (unknown.length > 0) throw new InvalidArgumentError(`unknown model ${unknown.join(", ")} (resnet50, simple)`);
+  return models as BenchModel[];
+}
+
+/** Parses `npm run bench -- <flags>`; `--quick` picks short windows and small sweeps so the run fits in 2 minutes. */
+export function parseBenchOptions(argv: readonly string[], repositoryRoot: string): BenchOptions {
+  const command = new Command("run-bench")
+    .description("Measure the server against its baselines (in-process ONNX Runtime, bare fastify, bare grpc-js, binary vs JSON), alternating A/B")
+    .option("--quick", "short windows and sweeps: finishes in under 2 minutes on 2 cores", false)
+    .option("--models <list>", "comparisons to run: resnet50,simple", modelList, ["resnet50", "simple"])
+    .option("--rounds <n>", "A/B rounds per comparison (at least 3); more rounds ride out a noisy neighbour better than longer windows", positiveInteger, 5)
+    .option("--window-ms <ms>", "measured window per side per round (default 5000, quick 1000)", positiveInteger)
+    .option("--warmup-ms <ms>", "discarded load before each window (default 1000, quick 200)", positiveInteger)
+    .option("--resnet50-concurrency <list>", "server concurrencies to pick the best from (default 1,2,4,8; quick 2,4)", integerList)
+    .option("--resnet50-batch <list>", "in-process ORT batch sizes to pick the best from (default 1,2,4,8; quick 1,8)", integerList)
+    .option("--simple-concurrency <n>", "concurrency for the simple model and its baseline", positiveInteger, 8)
+    .option("--out <dir>", "where JSON, CSV and the chart go", path.join(repositoryRoot, "bench", "results"))
+    .exitOverride()
+    .parse([...argv], { from: "user" });
+  const o = command.opts();
+  const quick = o["quick"] as boolean;
+  const rounds = o["rounds"] as number;
+  if (rounds < 3) command.error("error: --rounds must be at least 3 (A/B alternated at least 3 times)", { exitCode: 2 });
+  const windowMs = (o["windowMs"] as number | undefined) ?? (quick ? 1000 : 5000);
+  return {
+    quick,
+    models: o["models"] as BenchModel[],
+    rounds,
+    windowMs,
+    warmupMs: (o["warmupMs"] as number | undefined) ?? (quick ? 200 : 1000),
+    calibrationWindowMs: quick ? 1000 : Math.max(1000, Math.round(windowMs / 2)),
+    resnet50Concurrency: (o["resnet50Concurrency"] as number[] | undefined) ?? (quick ? [2, 4] : [1, 2, 4, 8]),
+    resnet50BatchSizes: (o["resnet50Batch"] as number[] | undefined) ?? (quick ? [1, 8] : [1, 2, 4, 8]),
+    simpleConcurrency: o["simpleConcurrency"] as number,
+    outDir: o["out"] as string,
+  };
+}

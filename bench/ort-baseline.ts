@@ -1,0 +1,60 @@
+import { type ChildProcess, fork } from "node:child_process";
+import path from "node:path";
+import type { SideMeasurement } from "./ab-comparison";
+import { summarizeLatencies } from "../server/perf/latency-summary";
+import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
+
+/**
+ * The in-process ONNX Runtime baseline, run in a child process of its own so that, like the server's worker
+ * thread, its synchronous run() blocks nobody else and it gets the CPU to itself while it measures.
+ */
+export class OrtBaseline {
+  readonly #child: ChildProcess;
+
+  private constructor(child: ChildProcess) {
+    this.#child = child;
+  }
+
+  static async start(settings: OrtBaselineSettings): Promise<OrtBaseline> {
+    const child = fork(path.join(__dirname, "ort-baseline-process.js"), [JSON.stringify(settings)], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const baseline = new OrtBaseline(child);
+    await baseline.#next();
+    return baseline;
+  }
+
+  /** Runs batches of `batchSize` back to back for `durationMs` after `warmupMs`; throughput is images per second. */
+  async measure(request: OrtBaselineRequest): Promise<SideMeasurement> {
+    const reply = this.#next();
+    this.#child.send(request);
+    const message = await reply;
+    if (message.type !== "measured") throw new Error(`unexpected message from the ORT baseline: ${message.type}`);
+    const latency = summarizeLatencies(message.runLatenciesNs);
+    const ms = (p: number): number => (latency.percentilesNs.get(p) ?? 0) / 1e6;
+    return { throughput: (message.runLatenciesNs.length * message.batchSize) / (message.durationNs / 1e9), p50Ms: ms(50), p90Ms: ms(90), p99Ms: ms(99) };
+  }
+
+  async stop(): Promise<void> {
+    if (this.#child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.#child.once("exit", resolve));
+    this.#child.disconnect();
+    await exited;
+  }
+
+  #next(): Promise<Exclude<OrtBaselineMessage, { type: "failed" }>> {
+    return new Promise((resolve, reject) => {
+      const onMessage = (message: OrtBaselineMessage): void => {
+        cleanup();
+        if (message.type === "failed") reject(new Error(`ORT baseline failed: ${message.message}`));
+        else resolve(message);
+      };
+      const onExit = (code: number | null): void => {
+        cleanup();
+        reject(new Error(`ORT baseline exited with code ${code}`));
+      };
+      const cleanup = (): void => {
+        this.#child.off("message", onMessage).off("exit", onExit);
+      };
+      this.#child.on("message", onMessage).on("exit", onExit);
+    });
+  }
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: the server against its physical limits, measured in one run on one machine (see
+ * docs/benchmarks.md): resnet50 against in-process ONNX Runtime, simple against a bare fastify route, and JSON
+ * against binary tensors for both, each as alternating A/B rounds. Prints the setup and a table of ratios, and
+ * writes JSON, CSV and a latency-vs-throughput chart under bench/results/.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { CommanderError } from "commander";
+import { ensureExampleRepository } from "../server/model-builder/ensure-example-repository";
+import { findPackageRoot } from "../server/model-builder/find-package-root";
+import { writeChartReport } from "../server/perf/chart-report";
+import { renderLatencyChart } from "../server/perf/latency-chart";
+import { type ComparisonResult, medianThroughput } from "./ab-comparison";
+import type { BenchContext } from "./bench-context";
+import { type BenchOptions, parseBenchOptions } from "./bench-options";
+import { benchTableContent, formatBenchTable } from "./bench-table";
+import { runResnet50Suite } from "./resnet50-suite";
+import { startServiceProcess } from "./service-process";
+import { runSimpleSuite } from "./simple-suite";
+import { describeSystem } from "./system-setup";
+
+function setupLines(context: BenchContext, startedAt: Date): string[] {
+  const { setup, options } = context;
+  return [
+    `npm run bench${options.quick ? " -- --quick" : ""} at ${startedAt.toISOString()}`,
+    `machine: ${setup.cpuModel}, ${setup.cores} cores, ${setup.memoryGiB} GiB; Node ${setup.node}, onnxruntime-node ${setup.onnxruntime}, fastify ${setup.fastify}, undici ${setup.undici}, server ${setup.server}`,
+    "load generator: this process, 1 JS thread, undici keep-alive pool (one connection per outstanding request), request encoded per call; server: child process, main thread + 1 ORT worker thread per model instance; both share the cores",
+    ...context.notes,
+    `each side: ${options.warmupMs} ms warm-up, then ${options.windowMs} ms measured; ${options.rounds} A/B rounds; ratio = median of per-round A/B throughput ratios, spread = min-max`,
+  ];
+}
+
+function csvOf(results: readonly ComparisonResult[]): string {
+  const header = "comparison,a,b,held equal,round,a infer/s,b infer/s,ratio";
+  const lines = results.flatMap((result) => result.rounds.map((round, index) =>
+    [result.name, result.a, result.b, `"${result.setting}"`, index + 1, round.a.throughput.toFixed(2), round.b.throughput.toFixed(2), round.ratio.toFixed(4)].join(",")));
+  return [header, ...lines].join("\n") + "\n";
+}
+
+async function writeResults(context: BenchContext, results: readonly ComparisonResult[], lines: readonly string[]): Promise<void> {
+  const dir = context.options.outDir;
+  await mkdir(dir, { recursive: true });
+  const summary = results.map((result) => ({
+    ...result, medianThroughputA: medianThroughput(result, "a"), medianThroughputB: medianThroughput(result, "b"),
+  }));
+  await writeFile(path.join(dir, "bench-results.json"), JSON.stringify({ setup: context.setup, options: context.options, notes: lines, comparisons: summary }, null, 2) + "\n");
+  await writeFile(path.join(dir, "bench-results.csv"), csvOf(results));
+  if (context.chartPoints.length > 0) {
+    const chart = await renderLatencyChart(context.chartPoints, "npm run bench: latency vs throughput", "log");
+    await writeChartReport(dir, { title: "npm run bench", details: lines, chart, table: benchTableContent(results) });
+  }
+}
+
+async function run(options: BenchOptions, root: string): Promise<void> {
+  const startedAt = new Date();
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const modelRepository = path.join(root, "models");
+  if ((await ensureExampleRepository(modelRepository)) === "built") log(`built the example model repository in ${modelRepository}`);
+  const server = await startServiceProcess([
+    path.join(root, "dist", "server", "main.js"), "--model-repository", modelRepository,
+    "--http-address", "127.0.0.1", "--http-port", "0", "--grpc-address", "127.0.0.1", "--grpc-port", "0", "--allow-metrics", "false",
+    "--model-control-mode", "explicit", ...options.models.flatMap((model) => ["--load-model", model]),
+  ], { http: /"service":"http","port":(\d+)/, grpc: /"service":"grpc","port":(\d+)/ }, 120_000, root);
+  const context: BenchContext = {
+    serverUrl: `http://127.0.0.1:${server.ports["http"]}`, serverGrpcAddress: `127.0.0.1:${server.ports["grpc"]}`, repositoryRoot: root, modelRepository, options,
+    setup: describeSystem(root), log, notes: [], chartPoints: [],
+  };
+  log(`server ready at ${context.serverUrl} and grpc://${context.serverGrpcAddress} (pid ${server.pid})`);
+  const results: ComparisonResult[] = [];
+  try {
+    if (options.models.includes("resnet50")) results.push(...(await runResnet50Suite(context)));
+    if (options.models.includes("simple")) results.push(...(await runSimpleSuite(context)));
+  } finally {
+    await server.stop();
+  }
+  const lines = setupLines(context, startedAt);
+  process.stdout.write(`\n${lines.join("\n")}\n\n${formatBenchTable(results)}`);
+  await writeResults(context, results, lines);
+  process.stdout.write(`\nfinished in ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)} s; results in ${options.outDir}\n`);
+}
+
+const root = findPackageRoot(__dirname);
+let options: BenchOptions;
+try {
+  options = parseBenchOptions(process.argv.slice(2), root);
+} catch (error) {
+  process.exit(error instanceof CommanderError ? error.exitCode : 2);
+}
+run(options, root).catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${(error as Error).message}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,20 @@
+export { InferenceClient, type InferenceClientOptions, type ModelCallOptions } from "./inference-client";
+export type { ClientTransport } from "./client-transport";
+export { GrpcTransport, type GrpcTransportOptions } from "./grpc-transport";
+export { HttpTransport, type HttpTransportOptions } from "./http-transport";
+export { InferResult } from "./infer-result";
+export type {
+  CallOptions, InferInput, InferOptions, InferRequest, InferTiming, InputTensor, OutputSelection, OutputTensor,
+  ParameterValue, PreparedInferRequest, RequestedOutput, TensorFormat,
+} from "./infer-types";
+export {
+  InferenceServerError, InternalServerError, InvalidArgumentError, NotFoundError, RequestTimeoutError, ServerUnreachableError,
+  UnavailableError, UnsupportedError, type InferenceErrorCode,
+} from "./inference-server-error";
+export type {
+  BatchStat, DurationStat, InferenceStats, ModelConfig, ModelConfigTensor, ModelMetadata, ModelStatistics,
+  RepositoryIndexEntry, ServerMetadata, TensorMetadata,
+} from "./kserve-types";
+export { bytesToTensorData, elementCountOf, tensorDataToBytes, toTensorData } from "./tensor-data";
+export type { NumericTensorData, PlainTensorValues, TensorData, TensorDataByType } from "./tensor-data";
+export { DATATYPES, type DataType } from "../core/datatypes";

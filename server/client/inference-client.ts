@@ -1,0 +1,173 @@
+import type { ClientTransport } from "./client-transport";
+import { GrpcTransport, type GrpcTransportOptions } from "./grpc-transport";
+import { HttpTransport, type HttpTransportOptions } from "./http-transport";
+import type { InferResult } from "./infer-result";
+import type {
+  CallOptions, InferInput, InferOptions, InferRequest, InputTensor, OutputSelection, PreparedInferRequest, TensorFormat,
+} from "./infer-types";
+import type { ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
+import { elementCountOf, inferDataType, toTensorData } from "./tensor-data";
+
+/**
+ * Connection settings. `maxConnections`, `keepAliveTimeoutMs` and `compression` apply to HTTP only,
+ * `maxMessageBytes` to gRPC only; `timeoutMs` and `headers` to both.
+ */
+export interface InferenceClientOptions extends Omit<HttpTransportOptions, "url">, Pick<GrpcTransportOptions, "maxMessageBytes"> {
+  /**
+   * The server: `http://host:8000` for KServe v2 REST, `grpc://host:8001` for Triton's gRPC service. Ignored when
+   * `transport` is given.
+   */
+  readonly url?: string;
+  /** A ready-made transport (a gRPC one, or a test double) instead of HTTP to `url`. */
+  readonly transport?: ClientTransport;
+  /** Default format for inputs (default `binary`, as perf_analyzer and tritonclient do). */
+  readonly inputFormat?: TensorFormat;
+  /** Default format for outputs (default `binary`). */
+  readonly outputFormat?: TensorFormat;
+}
+
+/** Options of calls about one model. */
+export interface ModelCallOptions extends CallOptions {
+  /** Model version; the server's choice (all versions, for statistics) when absent. */
+  readonly version?: string;
+}
+
+function buildInput(input: InferInput, format: TensorFormat): InputTensor {
+  const datatype = input.datatype ?? inferDataType(input.data);
+  if (datatype === undefined) {
+    throw new TypeError(`input '${input.name}': give a datatype, it cannot be told from ${Array.isArray(input.data) ? "a plain array" : "this data"}`);
+  }
+  const data = toTensorData(datatype, input.data, input.name);
+  const expected = elementCountOf(input.shape);
+  if (data.length !== expected) {
+    throw new RangeError(`input '${input.name}': shape [${input.shape.join(",")}] holds ${expected} elements, the data has ${data.length}`);
+  }
+  return { name: input.name, datatype, shape: [...input.shape], data, format, parameters: input.parameters ?? {} };
+}
+
+/**
+ * A typed client for a KServe v2 / Triton inference server, over HTTP or gRPC: health, metadata, config,
+ * statistics, repository control and inference with typed arrays in and out. Connections are pooled and kept
+ * alive (HTTP) or multiplexed on one channel (gRPC); one client is meant
+ * to be shared by the whole process and closed at the end. Server errors reject with `InferenceServerError`
+ * subclasses; inputs that cannot be encoded throw `TypeError`/`RangeError` before anything is sent.
+ *
+ * @example
+ * const client = new InferenceClient({ url: "http://127.0.0.1:8000" });
+ * const result = await client.infer("simple", [
+ *   { name: "INPUT0", shape: [1, 16], data: new Int32Array(16).fill(1) },
+ *   { name: "INPUT1", shape: [1, 16], data: new Int32Array(16).fill(2) },
+ * ]);
+ * result.data("OUTPUT0", "INT32"); // Int32Array [3, 3, ...]
+ */
+export class InferenceClient {
+  readonly #transport: ClientTransport;
+  readonly #inputFormat: TensorFormat;
+  readonly #outputFormat: TensorFormat;
+
+  constructor(options: InferenceClientOptions) {
+    if (options.transport !== undefined) {
+      this.#transport = options.transport;
+    } else if (options.url !== undefined) {
+      const url = new URL(options.url);
+      this.#transport = url.protocol === "grpc:"
+        ? new GrpcTransport({ address: url.host, timeoutMs: options.timeoutMs, headers: options.headers, maxMessageBytes: options.maxMessageBytes })
+        : new HttpTransport({ ...options, url: options.url });
+    } else {
+      throw new TypeError("InferenceClient needs a url or a transport");
+    }
+    this.#inputFormat = options.inputFormat ?? "binary";
+    this.#outputFormat = options.outputFormat ?? "binary";
+  }
+
+  /** `"http"` or `"grpc"`. */
+  get protocol(): ClientTransport["protocol"] {
+    return this.#transport.protocol;
+  }
+
+  /** The server's address, as given. */
+  get target(): string {
+    return this.#transport.target;
+  }
+
+  isServerLive(options?: CallOptions): Promise<boolean> {
+    return this.#transport.serverLive(options);
+  }
+
+  isServerReady(options?: CallOptions): Promise<boolean> {
+    return this.#transport.serverReady(options);
+  }
+
+  serverMetadata(options?: CallOptions): Promise<ServerMetadata> {
+    return this.#transport.serverMetadata(options);
+  }
+
+  /** False for a model that is loading, unloaded, failed or unknown. */
+  isModelReady(model: string, options?: ModelCallOptions): Promise<boolean> {
+    return this.#transport.modelReady(model, options?.version, options);
+  }
+
+  modelMetadata(model: string, options?: ModelCallOptions): Promise<ModelMetadata> {
+    return this.#transport.modelMetadata(model, options?.version, options);
+  }
+
+  modelConfig(model: string, options?: ModelCallOptions): Promise<ModelConfig> {
+    return this.#transport.modelConfig(model, options?.version, options);
+  }
+
+  /** Statistics extension: cumulative counters of one model (all its versions unless `version`), or of all models. */
+  modelStatistics(model?: string, options?: ModelCallOptions): Promise<ModelStatistics[]> {
+    return this.#transport.modelStatistics(model, options?.version, options);
+  }
+
+  /** Every model in the repository with its state; only ready ones when `readyOnly`. */
+  repositoryIndex(options?: CallOptions & { readonly readyOnly?: boolean }): Promise<RepositoryIndexEntry[]> {
+    return this.#transport.repositoryIndex(options?.readyOnly ?? false, options);
+  }
+
+  /** Loads (or reloads) a model; the server must run with `--model-control-mode explicit`. */
+  loadModel(model: string, options?: CallOptions): Promise<void> {
+    return this.#transport.loadModel(model, options);
+  }
+
+  unloadModel(model: string, options?: CallOptions): Promise<void> {
+    return this.#transport.unloadModel(model, options);
+  }
+
+  /** Runs one inference. */
+  infer(model: string, inputs: readonly InferInput[], options?: InferOptions): Promise<InferResult> {
+    return this.#transport.infer(this.prepareInfer(model, inputs, options), options);
+  }
+
+  /**
+   * Validates and encodes a request once, for sending many times with {@link inferPrepared} (load generation,
+   * retries). Throws `TypeError`/`RangeError` for inputs that do not match their shape or datatype.
+   */
+  prepareInfer(model: string, inputs: readonly InferInput[], options?: InferOptions): PreparedInferRequest {
+    const inputFormat = options?.inputFormat ?? this.#inputFormat;
+    const outputFormat = options?.outputFormat ?? this.#outputFormat;
+    const outputs = options?.outputs?.map((output): OutputSelection => typeof output === "string"
+      ? { name: output, format: outputFormat, classification: undefined }
+      : { name: output.name, format: output.format ?? outputFormat, classification: output.classification });
+    const request: InferRequest = {
+      modelName: model,
+      modelVersion: options?.modelVersion,
+      id: options?.id,
+      parameters: options?.parameters ?? {},
+      inputs: inputs.map((input) => buildInput(input, inputFormat)),
+      outputs,
+      outputFormat,
+    };
+    return this.#transport.prepareInfer(request);
+  }
+
+  /** Sends a request made by {@link prepareInfer} on this client. */
+  inferPrepared(prepared: PreparedInferRequest, options?: CallOptions): Promise<InferResult> {
+    return this.#transport.infer(prepared, options);
+  }
+
+  /** Closes the connections; calls made afterwards reject. */
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+}

@@ -1,0 +1,141 @@
+import { Command, InvalidArgumentError, Option } from "commander";
+import type { TensorFormat } from "../client/index";
+import { type LoadRange, parseLoadRange } from "./load-range";
+
+/** The load to apply: a concurrency sweep (closed loop) or a request-rate sweep (open loop). */
+export type LoadSpec =
+  | { readonly kind: "concurrency"; readonly range: LoadRange }
+  | { readonly kind: "request-rate"; readonly range: LoadRange; readonly distribution: "constant" | "poisson" };
+
+/** Everything `inference-perf` was asked to do, validated. Flag names follow perf_analyzer's. */
+export interface PerfOptions {
+  readonly modelName: string;
+  readonly modelVersion: string | undefined;
+  /** `http://host:port` or `grpc://host:port` (`-u` takes perf_analyzer's bare `host:port`). */
+  readonly url: string;
+  readonly protocol: "http" | "grpc";
+  readonly batchSize: number;
+  readonly load: LoadSpec;
+  readonly measurementIntervalMs: number;
+  readonly stabilityPercentage: number;
+  readonly maxTrials: number;
+  readonly percentile: number | undefined;
+  readonly latencyThresholdMs: number | undefined;
+  /** "random", "zero", or a path to a JSON data file. */
+  readonly inputData: string;
+  readonly shapes: ReadonlyMap<string, readonly number[]>;
+  readonly inputTensorFormat: TensorFormat;
+  readonly outputTensorFormat: TensorFormat;
+  readonly warmupRequestCount: number;
+  readonly csvFile: string | undefined;
+  /** A file to write the JSON report to, or `"-"` for stdout (then the table goes to stderr). */
+  readonly jsonFile: string | undefined;
+  readonly reportDir: string | undefined;
+  readonly verbose: boolean;
+}
+
+function integer(min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`must be an integer >= ${min}`);
+    return n;
+  };
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("must be a positive number");
+  return n;
+}
+
+function range(kind: "concurrency" | "request-rate") {
+  return (value: string): LoadRange => {
+    try {
+      return parseLoadRange(value, kind);
+    } catch (error) {
+      throw new InvalidArgumentError((error as Error).message);
+    }
+  };
+}
+
+function shape(value: string, previous: Map<string, number[]> = new Map()): Map<string, number[]> {
+  const match = /^(.+):(\d+(?:,\d+)*)$/.exec(value);
+  if (match === null) throw new InvalidArgumentError("expected NAME:d1,d2,... (dimensions without the batch dimension)");
+  return new Map(previous).set(match[1]!, match[2]!.split(",").map(Number));
+}
+
+/** perf_analyzer's `-u host:port` (a scheme is accepted too) as a URL for the chosen protocol; undefined if invalid. */
+function serverUrl(value: string | undefined, protocol: "http" | "grpc"): string | undefined {
+  const hostPort = (value ?? (protocol === "grpc" ? "localhost:8001" : "localhost:8000")).replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
+  return URL.canParse(`${protocol}://${hostPort}`) ? new URL(`${protocol}://${hostPort}`).href.replace(/\/$/, "") : undefined;
+}
+
+/** The commander program: flags, defaults and help text. */
+export function buildPerfCommand(): Command {
+  return new Command("inference-perf")
+    .description("Measure a KServe v2 / Triton inference server the way perf_analyzer does: throughput, latency percentiles and the server-side breakdown per load level")
+    .requiredOption("-m, --model-name <name>", "model to profile")
+    .option("-x, --model-version <version>", "model version (default: the server's choice)")
+    .option("-u, --url <host:port>", "server address (default: localhost:8000 for http, localhost:8001 for grpc)")
+    .addOption(new Option("-i, --protocol <protocol>", "protocol").choices(["http", "grpc"]).default("http"))
+    .option("-b, --batch-size <n>", "batch size of each request", integer(1), 1)
+    .option("--concurrency-range <start:end:step>", "closed loop: requests kept outstanding (end 0: grow until --latency-threshold) (default: 1)", range("concurrency"))
+    .option("--request-rate-range <start:end:step>", "open loop: requests started per second", range("request-rate"))
+    .addOption(new Option("--request-distribution <kind>", "arrival pattern of --request-rate-range").choices(["constant", "poisson"]).default("constant"))
+    .option("-p, --measurement-interval <ms>", "length of one measurement window", integer(1), 5000)
+    .option("-s, --stability-percentage <pct>", "largest spread (max/min - 1, %) of throughput and latency over the last 3 windows", positiveNumber, 10)
+    .option("-r, --max-trials <n>", "most measurement windows per load level", integer(1), 10)
+    .option("--percentile <p>", "stabilize on this latency percentile instead of the average", integer(1))
+    .option("-l, --latency-threshold <ms>", "stop the sweep once latency exceeds this", positiveNumber)
+    .option("--input-data <source>", "random, zero, or a perf_analyzer JSON data file", "random")
+    .option("--shape <name:dims>", "shape of an input with variable dimensions, batch dimension excluded; repeatable", shape)
+    .addOption(new Option("--input-tensor-format <format>", "HTTP tensor encoding of inputs (gRPC always sends raw bytes)").choices(["binary", "json"]).default("binary"))
+    .addOption(new Option("--output-tensor-format <format>", "HTTP tensor encoding of outputs (gRPC always sends raw bytes)").choices(["binary", "json"]).default("binary"))
+    .option("--warmup-request-count <n>", "requests sent before the first measurement", integer(0), 0)
+    .option("-f, --latency-report-file <file>", "write perf_analyzer's CSV here")
+    .option("--json [file]", "write the results as JSON to a file, or to stdout without one")
+    .option("--report <dir>", "write a latency-vs-throughput chart (SVG, PNG) and an HTML page here")
+    .option("-v, --verbose", "print every measurement window", false);
+}
+
+/** Parses argv (without node and the script). Throws commander's errors for bad or inconsistent flags. */
+export function parsePerfOptions(argv: readonly string[], command = buildPerfCommand()): PerfOptions {
+  command.exitOverride().parse([...argv], { from: "user" });
+  const o = command.opts();
+  const concurrency = o["concurrencyRange"] as LoadRange | undefined;
+  const requestRate = o["requestRateRange"] as LoadRange | undefined;
+  const fail = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: "inference-perf.invalidOptions" });
+  if (concurrency !== undefined && requestRate !== undefined) fail("--concurrency-range and --request-rate-range cannot be combined");
+  const percentile = o["percentile"] as number | undefined;
+  if (percentile !== undefined && percentile > 99) fail("--percentile must be between 1 and 99");
+  const latencyThresholdMs = o["latencyThreshold"] as number | undefined;
+  if (concurrency?.end === 0 && latencyThresholdMs === undefined) fail("--concurrency-range with end 0 needs --latency-threshold to know when to stop");
+  const protocol = o["protocol"] as "http" | "grpc";
+  const url = serverUrl(o["url"] as string | undefined, protocol) ?? fail(`-u '${String(o["url"])}' is not host:port`);
+  const json = o["json"] as string | boolean | undefined;
+  const load: LoadSpec = requestRate !== undefined
+    ? { kind: "request-rate", range: requestRate, distribution: o["requestDistribution"] as "constant" | "poisson" }
+    : { kind: "concurrency", range: concurrency ?? { start: 1, end: 1, step: 1 } };
+  return {
+    modelName: o["modelName"] as string,
+    modelVersion: o["modelVersion"] as string | undefined,
+    url,
+    protocol,
+    batchSize: o["batchSize"] as number,
+    load,
+    measurementIntervalMs: o["measurementInterval"] as number,
+    stabilityPercentage: o["stabilityPercentage"] as number,
+    maxTrials: o["maxTrials"] as number,
+    percentile,
+    latencyThresholdMs,
+    inputData: o["inputData"] as string,
+    shapes: (o["shape"] as Map<string, number[]> | undefined) ?? new Map(),
+    inputTensorFormat: o["inputTensorFormat"] as TensorFormat,
+    outputTensorFormat: o["outputTensorFormat"] as TensorFormat,
+    warmupRequestCount: o["warmupRequestCount"] as number,
+    csvFile: o["latencyReportFile"] as string | undefined,
+    jsonFile: json === true ? "-" : json === false ? undefined : json,
+    reportDir: o["report"] as string | undefined,
+    verbose: o["verbose"] as boolean,
+  };
+}

@@ -1,0 +1,46 @@
+import type { Command } from "commander";
+import { describe, expect, it } from "vitest";
+import { buildPerfCommand, parsePerfOptions } from "../../../server/perf/perf-options";
+
+/** A command that throws instead of printing, so a test sees commander's message. */
+function quiet(): Command {
+  return buildPerfCommand().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+}
+
+const parse = (...argv: string[]) => parsePerfOptions(argv, quiet());
+
+describe("parsePerfOptions", () => {
+  it("applies perf_analyzer's defaults", () => {
+    expect(parse("-m", "simple")).toMatchObject({
+      modelName: "simple", url: "http://localhost:8000", protocol: "http", batchSize: 1,
+      load: { kind: "concurrency", range: { start: 1, end: 1, step: 1 } }, measurementIntervalMs: 5000,
+      stabilityPercentage: 10, maxTrials: 10, percentile: undefined, inputData: "random",
+      inputTensorFormat: "binary", outputTensorFormat: "binary", jsonFile: undefined, csvFile: undefined,
+    });
+  });
+
+  it("reads the load, shapes, formats and outputs", () => {
+    const options = parse(
+      "-m", "m", "-u", "127.0.0.1:9000", "--request-rate-range", "10:30:10", "--request-distribution", "poisson",
+      "--shape", "X:5,3", "--shape", "Y:2", "--input-tensor-format", "json", "-f", "out.csv", "--json", "--report", "r", "-b", "4",
+    );
+    expect(options.url).toBe("http://127.0.0.1:9000");
+    expect(options.load).toEqual({ kind: "request-rate", range: { start: 10, end: 30, step: 10 }, distribution: "poisson" });
+    expect([...options.shapes]).toEqual([["X", [5, 3]], ["Y", [2]]]);
+    expect(options).toMatchObject({ inputTensorFormat: "json", csvFile: "out.csv", jsonFile: "-", reportDir: "r", batchSize: 4 });
+    expect(parse("-m", "m", "--json", "r.json").jsonFile).toBe("r.json");
+    expect(parse("-m", "m", "-i", "grpc").url).toBe("grpc://localhost:8001");
+    expect(parse("-m", "m", "-i", "grpc", "-u", "http://10.0.0.1:9001").url).toBe("grpc://10.0.0.1:9001");
+  });
+
+  it("rejects bad and contradictory flags with commander's one-line error", () => {
+    expect(() => parse()).toThrow(/required option '-m, --model-name <name>' not specified/);
+    expect(() => parse("-m", "m", "--concurrency-range", "0")).toThrow(/start of '0' must be a positive integer/);
+    expect(() => parse("-m", "m", "--concurrency-range", "1", "--request-rate-range", "5")).toThrow(/cannot be combined/);
+    expect(() => parse("-m", "m", "--concurrency-range", "1:0")).toThrow(/needs --latency-threshold/);
+    expect(() => parse("-m", "m", "-u", "a b:1")).toThrow(/-u 'a b:1' is not host:port/);
+    expect(() => parse("-m", "m", "--shape", "X")).toThrow(/expected NAME:d1,d2/);
+    expect(() => parse("-m", "m", "--input-tensor-format", "xml")).toThrow(/Allowed choices are binary, json/);
+    expect(() => parse("-m", "m", "--percentile", "100")).toThrow(/between 1 and 99/);
+  });
+});
