@@ -40,7 +40,7 @@ const IDENTITY_VALUES: readonly { model: string; datatype: CaseTensor["datatype"
   { model: "identity_int64", datatype: "INT64", values: [-9223372036854775808n, 0n, 9007199254740993n] },
   { model: "identity_fp32", datatype: "FP32", values: [1.5, -0.25, 3.4028234663852886e38] },
   { model: "identity_fp64", datatype: "FP64", values: [Math.PI, -1e-300, 1.7976931348623157e308] },
-  { model: "identity_bytes", datatype: "BYTES", values: ["hello", "", "ünïcödé ✓"] },
+  { model: "identity_bytes", datatype: "BYTES", values: ["hello", "", "ünïcödé ✓", "[1,12345678901234567890]"] },
   // FP16/BF16 travel as raw uint16 bit patterns: 1.0, -2.0, 65504 / 1.0, -2.0, 3.0e38-ish
   { model: "identity_fp16", datatype: "FP16", values: [0x3c00, 0xc000, 0x7bff], binaryOnly: true },
   { model: "identity_bf16", datatype: "BF16", values: [0x3f80, 0xc000, 0x7f7f], binaryOnly: true },
@@ -81,8 +81,8 @@ export const PROTOCOL_CASES: readonly ProtocolCase[] = [
   ...IDENTITY_VALUES.map((c): ProtocolCase => ({
     name: `${c.model}: ${c.datatype} round trip`,
     binaryOnly: c.binaryOnly,
-    request: { model: c.model, inputs: [{ name: "INPUT0", datatype: c.datatype, shape: [1, 3], values: c.values }] },
-    expect: { outputs: [{ name: "OUTPUT0", datatype: c.datatype, shape: [1, 3], values: c.values }] },
+    request: { model: c.model, inputs: [{ name: "INPUT0", datatype: c.datatype, shape: [1, c.values.length], values: c.values }] },
+    expect: { outputs: [{ name: "OUTPUT0", datatype: c.datatype, shape: [1, c.values.length], values: c.values }] },
   })),
 
   // Bad input: each must be refused with the protocol's error, and never hurt the server.

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { parseExactJson } from "../../../../server/frontends/http/exact-json";
+
+describe("parseExactJson", () => {
+  it("keeps 64-bit integers exact as bigint", () => {
+    expect(parseExactJson('{"data":[9007199254740993,-9223372036854775808, 18446744073709551615 ,1]}')).toEqual({
+      data: [9007199254740993n, -9223372036854775808n, 18446744073709551615n, 1],
+    });
+  });
+
+  it("leaves digit runs inside strings alone, escapes included", () => {
+    const text = '{"data":["a,1234567890123456789]","\\"x\\",12345678901234567,"],"n":[12345678901234567]}';
+    expect(parseExactJson(text)).toEqual({ data: ["a,1234567890123456789]", '"x",12345678901234567,'], n: [12345678901234567n] });
+  });
+
+  it("leaves floats with long fractions or exponents as numbers", () => {
+    expect(parseExactJson('{"data":[0.7105249166488647,1.2345678901234567e+30,12345678901234567.5]}')).toEqual({
+      data: [0.7105249166488647, 1.2345678901234567e30, 12345678901234567.5],
+    });
+  });
+
+  it("throws JSON.parse's error on malformed input", () => {
+    expect(() => parseExactJson('{"data":[12345678901234567,')).toThrow(SyntaxError);
+  });
+});
