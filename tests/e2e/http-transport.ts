@@ -1,4 +1,5 @@
 import type { DataType, ErrorCode } from "../../server/core/index";
+import { parseExactJson } from "../../server/frontends/http/exact-json";
 import { type CaseRequest, type CaseResult, type CaseTensor, isRawTensor, type ProtocolTransport } from "./protocol-transport";
 
 const encoder = new TextEncoder();
@@ -64,12 +65,6 @@ export function tensorValues(datatype: DataType, bytes: Uint8Array): CaseTensor[
   return values;
 }
 
-/** JSON `data` can only hold 64-bit integers as numbers; the server writes every digit, so parse them as text. */
-function parseJsonWithBigInts(text: string): unknown {
-  return JSON.parse(text.replace(/(?<=[[,:]\s*)(-?\d{16,})(?=\s*[,\]}])/g, '"$1n"'), (_k, v: unknown) =>
-    typeof v === "string" && /^-?\d{16,}n$/.test(v) ? BigInt(v.slice(0, -1)) : v);
-}
-
 function jsonValue(value: CaseTensor["values"][number]): string {
   return typeof value === "bigint" ? value.toString() : JSON.stringify(value);
 }
@@ -116,7 +111,7 @@ export function httpTransport(baseUrl: string, binary: boolean): ProtocolTranspo
         return { kind: "error", code: statusToCode(response.status), message: parsed.error };
       }
       const headerLength = Number(response.headers.get("inference-header-content-length") ?? bytes.byteLength);
-      const json = parseJsonWithBigInts(decoder.decode(bytes.subarray(0, headerLength))) as {
+      const json = parseExactJson(decoder.decode(bytes.subarray(0, headerLength))) as {
         outputs: { name: string; datatype: DataType; shape: number[]; data?: CaseTensor["values"]; parameters?: { binary_data_size?: number } }[];
       };
       let offset = headerLength;
