@@ -1,7 +1,9 @@
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 
-export type BenchModel = "resnet50" | "simple";
+/** resnet50 and simple compare against baselines; mlp compares batching settings; metrics compares metrics on/off. */
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics"];
 
 /** What `npm run bench` measures and for how long. */
 export interface BenchOptions {
@@ -33,8 +35,8 @@ function integerList(value: string): number[] {
 
 function modelList(value: string): BenchModel[] {
   const models = value.split(",").map((part) => part.trim());
-  const unknown = models.filter((model) => model !== "resnet50" && model !== "simple");
-  if (unknown.length > 0) throw new InvalidArgumentError(`unknown model ${unknown.join(", ")} (resnet50, simple)`);
+  const unknown = models.filter((model) => !(BENCH_MODELS as readonly string[]).includes(model));
+  if (unknown.length > 0) throw new InvalidArgumentError(`unknown model ${unknown.join(", ")} (${BENCH_MODELS.join(", ")})`);
   return models as BenchModel[];
 }
 
@@ -43,8 +45,8 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
   const command = new Command("run-bench")
     .description("Measure the server against its baselines (in-process ONNX Runtime, bare fastify, bare grpc-js, binary vs JSON), alternating A/B")
     .option("--quick", "short windows and sweeps: finishes in under 2 minutes on 2 cores", false)
-    .option("--models <list>", "comparisons to run: resnet50,simple", modelList, ["resnet50", "simple"])
-    .option("--rounds <n>", "A/B rounds per comparison (at least 3); more rounds ride out a noisy neighbour better than longer windows", positiveInteger, 5)
+    .option("--models <list>", `comparisons to run: ${BENCH_MODELS.join(",")}`, modelList, [...BENCH_MODELS])
+    .option("--rounds <n>", "A/B rounds per comparison (at least 3; default 5, quick 3); more rounds ride out a noisy neighbour better than longer windows", positiveInteger)
     .option("--window-ms <ms>", "measured window per side per round (default 5000, quick 1000)", positiveInteger)
     .option("--warmup-ms <ms>", "discarded load before each window (default 1000, quick 200)", positiveInteger)
     .option("--resnet50-concurrency <list>", "server concurrencies to pick the best from (default 1,2,4,8; quick 2,4)", integerList)
@@ -55,7 +57,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     .parse([...argv], { from: "user" });
   const o = command.opts();
   const quick = o["quick"] as boolean;
-  const rounds = o["rounds"] as number;
+  const rounds = (o["rounds"] as number | undefined) ?? (quick ? 3 : 5);
   if (rounds < 3) command.error("error: --rounds must be at least 3 (A/B alternated at least 3 times)", { exitCode: 2 });
   const windowMs = (o["windowMs"] as number | undefined) ?? (quick ? 1000 : 5000);
   return {

@@ -17,7 +17,9 @@ import type { BenchContext } from "./bench-context";
 import { type BenchOptions, parseBenchOptions } from "./bench-options";
 import { benchTableContent, formatBenchTable } from "./bench-table";
 import { runResnet50Suite } from "./resnet50-suite";
-import { startServiceProcess } from "./service-process";
+import { runBatchingSuite } from "./batching-suite";
+import { startBenchServer } from "./bench-server";
+import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
 import { runSimpleSuite } from "./simple-suite";
 import { describeSystem } from "./system-setup";
 
@@ -58,23 +60,25 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const modelRepository = path.join(root, "models");
   if ((await ensureExampleRepository(modelRepository)) === "built") log(`built the example model repository in ${modelRepository}`);
-  const server = await startServiceProcess([
-    path.join(root, "dist", "server", "main.js"), "--model-repository", modelRepository,
-    "--http-address", "127.0.0.1", "--http-port", "0", "--grpc-address", "127.0.0.1", "--grpc-port", "0", "--allow-metrics", "false",
-    "--model-control-mode", "explicit", ...options.models.flatMap((model) => ["--load-model", model]),
-  ], { http: /"service":"http","port":(\d+)/, grpc: /"service":"grpc","port":(\d+)/ }, 120_000, root);
+  const served = options.models.filter((model) => model === "resnet50" || model === "simple");
+  const server = await startBenchServer(root, modelRepository, [
+    "--allow-metrics", "false", "--model-control-mode", "explicit", ...served.flatMap((model) => ["--load-model", model]),
+  ]);
   const context: BenchContext = {
-    serverUrl: `http://127.0.0.1:${server.ports["http"]}`, serverGrpcAddress: `127.0.0.1:${server.ports["grpc"]}`, repositoryRoot: root, modelRepository, options,
+    serverUrl: server.httpUrl, serverGrpcAddress: server.grpcAddress!, repositoryRoot: root, modelRepository, options,
     setup: describeSystem(root), log, notes: [], chartPoints: [],
   };
-  log(`server ready at ${context.serverUrl} and grpc://${context.serverGrpcAddress} (pid ${server.pid})`);
+  log(`server ready at ${context.serverUrl} and grpc://${context.serverGrpcAddress} (pid ${server.process.pid})`);
   const results: ComparisonResult[] = [];
   try {
     if (options.models.includes("resnet50")) results.push(...(await runResnet50Suite(context)));
     if (options.models.includes("simple")) results.push(...(await runSimpleSuite(context)));
   } finally {
-    await server.stop();
+    await server.process.stop();
   }
+  // These suites start servers of their own (other model configs, other flags).
+  if (options.models.includes("mlp")) results.push(...(await runBatchingSuite(context)));
+  if (options.models.includes("metrics")) results.push(...(await runMetricsOverheadSuite(context)));
   const lines = setupLines(context, startedAt);
   process.stdout.write(`\n${lines.join("\n")}\n\n${formatBenchTable(results)}`);
   await writeResults(context, results, lines);

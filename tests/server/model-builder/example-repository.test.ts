@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildExampleRepository } from "../../../server/model-builder/build-example-repository";
 import { ensureExampleRepository } from "../../../server/model-builder/ensure-example-repository";
 import { loadOnnxSchema } from "../../../server/model-builder/onnx-schema";
+import { MLP_FEATURES } from "../../../server/model-builder/models/mlp-model";
 
 const SEED = 1234;
 const ONNX_IDENTITY_MODELS = [
@@ -185,11 +186,12 @@ describe("mlp", () => {
     return new Float32Array(bytes.buffer);
   }
 
-  it("computes relu(x W1 + b1) W2 + b2 for a batch [5,64] -> [5,16]", async () => {
+  it("computes relu(x W1 + b1) W2 + b2 for a batch of 5 rows", async () => {
+    const { input: I, hidden: H, output: O } = MLP_FEATURES;
     const batchSize = 5;
-    const x = Float32Array.from({ length: batchSize * 64 }, (_, i) => Math.sin(i));
-    const output = outputOf(await runModel("mlp", { INPUT0: new ort.Tensor("float32", x, [batchSize, 64]) }), "OUTPUT0");
-    expect(output.dims).toEqual([batchSize, 16]);
+    const x = Float32Array.from({ length: batchSize * I }, (_, i) => Math.sin(i));
+    const output = outputOf(await runModel("mlp", { INPUT0: new ort.Tensor("float32", x, [batchSize, I]) }), "OUTPUT0");
+    expect(output.dims).toEqual([batchSize, O]);
 
     const model = fs.readFileSync(modelPath("mlp"));
     const [w1, b1, w2, b2] = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"].map((name) => initializer(model, name)) as [
@@ -197,14 +199,14 @@ describe("mlp", () => {
     ];
     const expected: number[] = [];
     for (let row = 0; row < batchSize; row++) {
-      const hidden = Array.from({ length: 256 }, (_, h) => {
+      const hidden = Array.from({ length: H }, (_, h) => {
         let sum = b1[h] ?? 0;
-        for (let k = 0; k < 64; k++) sum += (x[row * 64 + k] ?? 0) * (w1[k * 256 + h] ?? 0);
+        for (let k = 0; k < I; k++) sum += (x[row * I + k] ?? 0) * (w1[k * H + h] ?? 0);
         return Math.max(0, sum);
       });
-      for (let o = 0; o < 16; o++) {
+      for (let o = 0; o < O; o++) {
         let sum = b2[o] ?? 0;
-        for (let h = 0; h < 256; h++) sum += (hidden[h] ?? 0) * (w2[h * 16 + o] ?? 0);
+        for (let h = 0; h < H; h++) sum += (hidden[h] ?? 0) * (w2[h * O + o] ?? 0);
         expected.push(sum);
       }
     }
