@@ -43,12 +43,12 @@ function headerLengthOf(request: FastifyRequest): number | undefined {
 }
 
 /** Aborts when the client disconnects before its response is written, so queued work can be dropped. */
-function clientGoneSignal(request: FastifyRequest, reply: FastifyReply): AbortSignal {
+function clientGoneSignal(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
+  // The response closes early exactly when the client went away (or the socket broke) before the answer.
   reply.raw.once("close", () => {
     if (!reply.raw.writableFinished) controller.abort();
   });
-  request.raw.once("aborted", () => controller.abort());
   return controller.signal;
 }
 
@@ -91,14 +91,15 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   app.addHook("preClose", async () => {
     draining = true;
   });
-  app.addHook("onSend", async (request, reply, payload) => {
+  // A callback hook, not an async one: most responses need nothing here, and they should not pay for a promise.
+  app.addHook("onSend", (request, reply, payload, done) => {
     if (draining) reply.header("connection", "close");
     const encoding = chooseResponseEncoding(request.headers["accept-encoding"]);
-    if (encoding === undefined || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return payload;
+    if (encoding === undefined || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return done(null, payload);
     const bytes = typeof payload === "string" ? Buffer.from(payload) : payload;
-    if (bytes.byteLength === 0) return payload;
+    if (bytes.byteLength === 0) return done(null, payload);
     reply.header("content-encoding", encoding);
-    return encodeResponseBody(bytes, encoding);
+    encodeResponseBody(bytes, encoding).then((encoded) => done(null, encoded), (error: Error) => done(error));
   });
 
   const routes: { method: "GET" | "POST"; url: string; handler: (request: FastifyRequest, reply: FastifyReply) => unknown }[] = [];
@@ -128,7 +129,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     const { request: inferRequest, encoding } = decodeInferRequest(body, headerLengthOf(request), {
       modelName: request.params.model, modelVersion, metadata: () => core.modelMetadata(request.params.model, modelVersion),
     });
-    const response = await core.infer({ ...inferRequest, signal: clientGoneSignal(request, reply) });
+    const response = await core.infer({ ...inferRequest, signal: clientGoneSignal(reply) });
     const encoded = encodeInferResponse(response, encoding);
     if (encoded.headerLength === undefined) return reply.type("application/json").send(encoded.body);
     return reply.type("application/octet-stream").header(HEADER_LENGTH, encoded.headerLength).send(encoded.body);
