@@ -5,7 +5,7 @@ import * as ort from "onnxruntime-node";
 import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
 import { chooseExecutionProviders } from "./execution-providers";
 import { describeSession, fromOrtTensor, toOrtTensor } from "./ort-tensors";
-import type { NamedTensor, OrtSessionSettings, WorkerMessage } from "./ort-worker-protocol";
+import { type NamedTensor, ortSessionOptions, type OrtSessionSettings, type WorkerMessage } from "./ort-worker-protocol";
 
 const GRAPH_LEVELS: Readonly<Record<number, OrtSessionSettings["graphOptimizationLevel"]>> = {
   [-1]: "basic", 0: "all", 1: "extended", 2: "disabled",
@@ -43,6 +43,7 @@ export function sessionSettings(spec: InstanceSpec, executionProviders: OrtSessi
     graphOptimizationLevel,
     enableCpuMemArena: booleanParameter(p["enable_mem_arena"], true),
     enableMemPattern: booleanParameter(p["enable_mem_pattern"], true),
+    allowSpinning: booleanParameter(p["allow_spinning"], false),
   };
 }
 
@@ -89,11 +90,7 @@ class InlineOrtInstance implements BackendInstance {
   }
 
   static async create(settings: OrtSessionSettings, startWorker: () => Promise<BackendInstance>): Promise<InlineOrtInstance> {
-    const session = await ort.InferenceSession.create(settings.modelPath, {
-      executionProviders: ["cpu"], intraOpNumThreads: settings.intraOpNumThreads, interOpNumThreads: settings.interOpNumThreads,
-      executionMode: settings.executionMode, graphOptimizationLevel: settings.graphOptimizationLevel,
-      enableCpuMemArena: settings.enableCpuMemArena, enableMemPattern: settings.enableMemPattern,
-    });
+    const session = await ort.InferenceSession.create(settings.modelPath, ortSessionOptions({ ...settings, executionProviders: ["cpu"] }) as ort.InferenceSession.SessionOptions);
     return new InlineOrtInstance(session, describeSession(session), startWorker);
   }
 

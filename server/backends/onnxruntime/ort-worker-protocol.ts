@@ -10,6 +10,26 @@ export interface OrtSessionSettings {
   readonly graphOptimizationLevel: "disabled" | "basic" | "extended" | "all";
   readonly enableCpuMemArena: boolean;
   readonly enableMemPattern: boolean;
+  /**
+   * Whether ONNX Runtime's thread pools busy-wait between parallel sections. Off by default: the server's main
+   * thread and other instances share the cores with the pool, and spinning takes their CPU.
+   */
+  readonly allowSpinning: boolean;
+}
+
+/** ONNX Runtime session options for these settings (shared by worker and main-thread sessions). */
+export function ortSessionOptions(settings: OrtSessionSettings): Record<string, unknown> {
+  const spinning = settings.allowSpinning ? "1" : "0";
+  return {
+    executionProviders: [...settings.executionProviders],
+    intraOpNumThreads: settings.intraOpNumThreads,
+    interOpNumThreads: settings.interOpNumThreads,
+    executionMode: settings.executionMode,
+    graphOptimizationLevel: settings.graphOptimizationLevel,
+    enableCpuMemArena: settings.enableCpuMemArena,
+    enableMemPattern: settings.enableMemPattern,
+    extra: { session: { intra_op: { allow_spinning: spinning }, inter_op: { allow_spinning: spinning } } },
+  };
 }
 
 export interface NamedTensor extends BackendTensor {

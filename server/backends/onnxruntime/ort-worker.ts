@@ -5,7 +5,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { describeSession, fromOrtTensor, toOrtTensor } from "./ort-tensors";
-import type { NamedTensor, OrtSessionSettings, WorkerMessage, WorkerRequest } from "./ort-worker-protocol";
+import { type NamedTensor, ortSessionOptions, type OrtSessionSettings, type WorkerMessage, type WorkerRequest } from "./ort-worker-protocol";
 
 const port = parentPort;
 if (port === null) throw new Error("ort-worker must run in a worker thread");
@@ -19,15 +19,7 @@ function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
 async function main(): Promise<void> {
   let session: ort.InferenceSession;
   try {
-    session = await ort.InferenceSession.create(settings.modelPath, {
-      executionProviders: [...settings.executionProviders] as ort.InferenceSession.ExecutionProviderConfig[],
-      intraOpNumThreads: settings.intraOpNumThreads,
-      interOpNumThreads: settings.interOpNumThreads,
-      executionMode: settings.executionMode,
-      graphOptimizationLevel: settings.graphOptimizationLevel,
-      enableCpuMemArena: settings.enableCpuMemArena,
-      enableMemPattern: settings.enableMemPattern,
-    });
+    session = await ort.InferenceSession.create(settings.modelPath, ortSessionOptions(settings) as ort.InferenceSession.SessionOptions);
     post({ type: "ready", io: describeSession(session) });
   } catch (error) {
     post({ type: "load-error", message: error instanceof Error ? error.message : String(error) });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InstanceSpec } from "../../../server/backends/backend";
 import { chooseExecutionProviders } from "../../../server/backends/onnxruntime/execution-providers";
 import { sessionSettings } from "../../../server/backends/onnxruntime/onnxruntime-backend";
+import { ortSessionOptions } from "../../../server/backends/onnxruntime/ort-worker-protocol";
 
 const spec = (overrides: Partial<InstanceSpec> = {}): InstanceSpec => ({
   modelName: "m", modelVersion: 1, modelPath: "/m/1/model.onnx", instanceName: "m_0", device: "cpu", deviceId: 0,
@@ -51,7 +52,11 @@ describe("execution provider choice (KIND_CPU / KIND_GPU / TensorRT precision)",
 
 describe("ONNX Runtime session settings from Triton's model parameters", () => {
   it("sizes intra-op threads from the instance spec unless the model overrides it", () => {
-    expect(sessionSettings(spec(), ["cpu"])).toMatchObject({ intraOpNumThreads: 2, interOpNumThreads: 1, executionMode: "sequential", graphOptimizationLevel: "all" });
+    expect(sessionSettings(spec(), ["cpu"])).toMatchObject({ intraOpNumThreads: 2, interOpNumThreads: 1, executionMode: "sequential", graphOptimizationLevel: "all", allowSpinning: false });
+    expect(sessionSettings(spec({ parameters: { allow_spinning: "true" } }), ["cpu"])).toMatchObject({ allowSpinning: true });
+    expect(ortSessionOptions(sessionSettings(spec(), ["cpu"]))).toMatchObject({
+      intraOpNumThreads: 2, extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
+    });
     expect(sessionSettings(spec({ parameters: { intra_op_thread_count: "1", execution_mode: "1", enable_mem_arena: "false" }, graphOptimizationLevel: -1 }), ["cpu"]))
       .toMatchObject({ intraOpNumThreads: 1, executionMode: "parallel", enableCpuMemArena: false, graphOptimizationLevel: "basic" });
     expect(() => sessionSettings(spec({ parameters: { intra_op_thread_count: "two" } }), ["cpu"])).toThrow(/intra_op_thread_count must be a non-negative integer/);
