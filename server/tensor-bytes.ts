@@ -3,6 +3,20 @@
  * and the backends. A leaf module with no imports.
  */
 
+/**
+ * Byte offsets where each element starts, followed by the end of the last one (n + 1 offsets for n elements).
+ * Assumes well-formed data: the core validates client payloads before anything walks them.
+ */
+export function bytesElementOffsets(data: Uint8Array): number[] {
+  const offsets = [0];
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  for (let offset = 0; offset + 4 <= data.byteLength;) {
+    offset += 4 + view.getUint32(offset, true);
+    offsets.push(offset);
+  }
+  return offsets;
+}
+
 /** Length-prefixes each element and concatenates them. */
 export function joinBytesElements(elements: readonly Uint8Array[]): Uint8Array {
   let total = 0;

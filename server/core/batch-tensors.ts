@@ -1,4 +1,5 @@
 import type { BackendTensor, TensorMap } from "../backends/backend";
+import { bytesElementOffsets } from "../tensor-bytes";
 import { type DataType, ELEMENT_BYTE_SIZE } from "./datatypes";
 import { InferenceError } from "./errors";
 import type { OutputTensor } from "./inference-request";
@@ -32,17 +33,6 @@ export function assembleBatch(requests: readonly ValidatedRequest[], signature: 
     batch.set(spec.name, { datatype: spec.datatype, shape, data });
   }
   return batch;
-}
-
-/** Byte offsets of each BYTES element boundary, so a batched BYTES output can be cut per request. */
-function bytesElementOffsets(data: Uint8Array): number[] {
-  const offsets = [0];
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  for (let offset = 0; offset + 4 <= data.byteLength;) {
-    offset += 4 + view.getUint32(offset, true);
-    offsets.push(offset);
-  }
-  return offsets;
 }
 
 function outputShape(signature: ModelSignature, name: string, backendShape: readonly number[], batchSize: number): number[] {

@@ -1,4 +1,4 @@
-export { InferenceCore, SERVER_EXTENSIONS, type CoreSettings, type ModelMetadata } from "./inference-core";
+export { InferenceCore, type CoreSettings, type ModelMetadata } from "./inference-core";
 export { InferenceError, type ErrorCode } from "./errors";
 export type { InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./inference-request";
 export type { Tensor } from "./tensor";

@@ -126,7 +126,7 @@ function queuePolicy(policy: ModelQueuePolicy | undefined): QueuePolicy {
 }
 
 /** Triton's scheduler choice: the dynamic batcher when configured, else one request per execution. */
-export function schedulerSettings(config: ModelConfig): SchedulerSettings {
+function schedulerSettings(config: ModelConfig): SchedulerSettings {
   const sequence = config.sequence_batching;
   if (sequence !== undefined) {
     // Different sequences batch together; one sequence's requests never share a batch (the tracker orders them).

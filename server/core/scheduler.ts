@@ -76,6 +76,9 @@ export class Scheduler {
   readonly #listener: SchedulerListener;
   readonly #queues: RingBuffer<QueueEntry>[];
   readonly #delayed = new RingBuffer<QueueEntry>();
+  /** Priority levels from the highest, then the delayed queue: the order requests are served in. */
+  readonly #serviceOrder: readonly RingBuffer<QueueEntry>[];
+  readonly #outputNames: readonly string[];
   readonly #liveByLevel: number[];
   #delayedCount = 0;
   #withDeadline = 0;
@@ -93,6 +96,8 @@ export class Scheduler {
     this.#pool = pool;
     this.#listener = listener;
     this.#queues = settings.levels.map(() => new RingBuffer<QueueEntry>());
+    this.#serviceOrder = [...this.#queues, this.#delayed];
+    this.#outputNames = signature.outputs.map((o) => o.name);
     this.#liveByLevel = settings.levels.map(() => 0);
   }
 
@@ -143,7 +148,7 @@ export class Scheduler {
   close(): void {
     this.#closed = true;
     this.#clearTimer();
-    for (const queue of [...this.#queues, this.#delayed]) {
+    for (const queue of this.#serviceOrder) {
       for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
         this.#settle(entry, new InferenceError("UNAVAILABLE", "model is unloading"));
       }
@@ -224,7 +229,7 @@ export class Scheduler {
   /** Up to `limit` live entries in service order: priority levels first, delayed requests last. */
   #head(limit: number): QueueEntry[] {
     const view: QueueEntry[] = [];
-    for (const queue of [...this.#queues, this.#delayed]) {
+    for (const queue of this.#serviceOrder) {
       while (queue.length > 0 && queue.at(0)!.done) queue.shift();
       for (let i = 0; i < queue.length && view.length < limit; i++) {
         const entry = queue.at(i)!;
@@ -237,7 +242,7 @@ export class Scheduler {
 
   #take(count: number): QueueEntry[] {
     const taken: QueueEntry[] = [];
-    for (const queue of [...this.#queues, this.#delayed]) {
+    for (const queue of this.#serviceOrder) {
       while (taken.length < count && queue.length > 0) {
         const entry = queue.shift()!;
         if (entry.done) continue;
@@ -291,7 +296,7 @@ export class Scheduler {
     try {
       const inputs = assembleBatch(requests, this.#signature);
       const assembledNs = process.hrtime.bigint();
-      const result = await instance.execute(inputs, this.#signature.outputs.map((o) => o.name));
+      const result = await instance.execute(inputs, this.#outputNames);
       const perRequest = splitBatch(result.outputs, requests, this.#signature);
       const endNs = process.hrtime.bigint();
       const computeInputNs = Number(assembledNs - startNs) + result.computeInputNs;

@@ -1,4 +1,4 @@
-import { type DataType, dataTypeFromConfig } from "./datatypes";
+import { type DataType, dataTypeFromConfig, ELEMENT_BYTE_SIZE } from "./datatypes";
 import { invalidArg } from "./errors";
 import type { InferRequest } from "./inference-request";
 import type { ModelConfig } from "./model-config";
@@ -49,8 +49,7 @@ function controlTensor(spec: ControlInputSpec, value: number | boolean | bigint 
     const element = new TextEncoder().encode(String(value));
     return { name: spec.name, datatype: "BYTES", shape, data: joinBytesElements(Array.from({ length: batchSize }, () => element)) };
   }
-  const size = { BOOL: 1, INT32: 4, UINT32: 4, FP32: 4, INT64: 8, UINT64: 8 }[spec.datatype as string];
-  if (size === undefined) throw invalidArg(`control input '${spec.name}' has unsupported datatype ${spec.datatype}`);
+  const size = ELEMENT_BYTE_SIZE[spec.datatype];
   const data = new Uint8Array(size * batchSize);
   const view = new DataView(data.buffer);
   for (let i = 0; i < batchSize; i++) {
@@ -62,6 +61,7 @@ function controlTensor(spec: ControlInputSpec, value: number | boolean | bigint 
       case "FP32": view.setFloat32(o, Number(value), true); break;
       case "INT64": view.setBigInt64(o, BigInt(value), true); break;
       case "UINT64": view.setBigUint64(o, BigInt(value), true); break;
+      default: throw invalidArg(`control input '${spec.name}' has unsupported datatype ${spec.datatype}`);
     }
   }
   return { name: spec.name, datatype: spec.datatype, shape, data };

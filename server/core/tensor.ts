@@ -1,4 +1,4 @@
-import { type DataType, ELEMENT_BYTE_SIZE } from "./datatypes";
+import type { DataType } from "./datatypes";
 import { invalidArg } from "./errors";
 
 export { joinBytesElements } from "../tensor-bytes";
@@ -41,10 +41,4 @@ export function splitBytesElements(data: Uint8Array, expectedCount: number, tens
     throw invalidArg(`input '${tensorName}' holds ${elements.length} BYTES elements, but its shape needs ${expectedCount}`);
   }
   return elements;
-}
-
-/** Byte size a fixed-size tensor must have; undefined for BYTES. */
-export function expectedByteSize(datatype: DataType, shape: readonly number[]): number | undefined {
-  const size = ELEMENT_BYTE_SIZE[datatype];
-  return size === 0 ? undefined : size * elementCount(shape);
 }

@@ -1,16 +1,9 @@
 import { rmSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mugInputFp16, squeezenetRepository } from "../helpers/squeezenet";
+import { halfToFloat, mugInputFp16, squeezenetRepository } from "../helpers/squeezenet";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { caseOutputs, GrpcCallError, type GrpcMessage, GrpcTestClient } from "./grpc-transport";
-
-function halfToFloat(bits: number): number {
-  const exponent = (bits >> 10) & 0x1f;
-  const mantissa = bits & 0x3ff;
-  const magnitude = exponent === 0 ? mantissa * 2 ** -24 : (1 + mantissa / 1024) * 2 ** (exponent - 15);
-  return bits & 0x8000 ? -magnitude : magnitude;
-}
 
 describe("real SqueezeNet 1.1 (FP16) over gRPC", () => {
   let server: RunningServer;

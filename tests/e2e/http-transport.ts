@@ -1,4 +1,4 @@
-import type { DataType, ErrorCode } from "../../server/core/index";
+import { type DataType, ELEMENT_BYTE_SIZE, type ErrorCode } from "../../server/core/index";
 import { parseExactJson } from "../../server/frontends/http/exact-json";
 import { type CaseRequest, type CaseResult, type CaseTensor, isRawTensor, type ProtocolTransport } from "./protocol-transport";
 
@@ -19,7 +19,7 @@ export function tensorBytes(datatype: DataType, values: CaseTensor["values"]): U
     }
     return out;
   }
-  const size = { BOOL: 1, UINT8: 1, INT8: 1, UINT16: 2, INT16: 2, FP16: 2, BF16: 2, UINT32: 4, INT32: 4, FP32: 4, UINT64: 8, INT64: 8, FP64: 8 }[datatype];
+  const size = ELEMENT_BYTE_SIZE[datatype];
   const out = new Uint8Array(values.length * size);
   const view = new DataView(out.buffer);
   values.forEach((v, i) => {

@@ -24,6 +24,14 @@ export function squeezenetRepository(): string {
   return repository;
 }
 
+/** IEEE half bits -> number (the model's FP16 probabilities). */
+export function halfToFloat(bits: number): number {
+  const exponent = (bits >> 10) & 0x1f;
+  const mantissa = bits & 0x3ff;
+  const magnitude = exponent === 0 ? mantissa * 2 ** -24 : exponent === 0x1f ? (mantissa ? NaN : Infinity) : (1 + mantissa / 1024) * 2 ** (exponent - 15);
+  return bits & 0x8000 ? -magnitude : magnitude;
+}
+
 /** float32 -> IEEE half bits, round to nearest even. */
 export function floatToHalf(value: number): number {
   const f32 = new Float32Array([value]);

@@ -1,5 +1,5 @@
 import type * as ort from "onnxruntime-node";
-import { joinBytesElements } from "../../tensor-bytes";
+import { bytesElementOffsets, joinBytesElements } from "../../tensor-bytes";
 import type { BackendTensor, TensorSpec } from "../backend";
 
 /** Protocol datatype <-> ONNX Runtime tensor type. BF16 has no ONNX Runtime JS type, so it is absent. */
@@ -60,14 +60,8 @@ export function fromOrtTensor(value: ort.Tensor): BackendTensor {
 }
 
 function decodeStrings(data: Uint8Array): string[] {
-  const strings: string[] = [];
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  for (let offset = 0; offset + 4 <= data.byteLength;) {
-    const length = view.getUint32(offset, true);
-    strings.push(utf8Decoder.decode(data.subarray(offset + 4, offset + 4 + length)));
-    offset += 4 + length;
-  }
-  return strings;
+  const offsets = bytesElementOffsets(data);
+  return offsets.slice(1).map((end, i) => utf8Decoder.decode(data.subarray(offsets[i]! + 4, end)));
 }
 
 
