@@ -3,10 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { InferenceClient, type InferInput } from "../server/client/index";
 import { MLP_FEATURES } from "../server/model-builder/models/mlp-model";
-import type { RequestSender } from "../server/perf/load-generator";
 import { type ComparisonResult, runAbComparison } from "./ab-comparison";
 import type { BenchContext } from "./bench-context";
 import { startBenchServer } from "./bench-server";
+import { preparedSender } from "./prepared-sender";
 import { summarizeRatios } from "./ratio-summary";
 import { measureThroughput } from "./throughput-measurement";
 
@@ -46,12 +46,8 @@ export async function runBatchingSuite(context: BenchContext): Promise<Compariso
   const client = new InferenceClient({ url: server.httpUrl });
   const features = MLP_FEATURES.input;
   const input: InferInput[] = [{ name: "INPUT0", datatype: "FP32", shape: [1, features], data: Float32Array.from({ length: features }, (_, i) => Math.sin(i)) }];
-  const sender = (model: string): RequestSender => async () => {
-    const result = await client.infer(model, input);
-    return { sendNs: result.timing.sendNs, receiveNs: result.timing.receiveNs };
-  };
   const at = (model: string, concurrency: number) => () =>
-    measureThroughput(sender(model), { concurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
+    measureThroughput(preparedSender(client, model, input), { concurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
   try {
     const { input: i, hidden: h, output: o } = MLP_FEATURES;
     context.notes.push(`mlp: ${i} -> ${h} -> ${o} FP32, 1 instance (intra-op threads = cores), batch-1 requests over HTTP binary; the same weights under three scheduler configs in one server`);

@@ -49,7 +49,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     .option("--rounds <n>", "A/B rounds per comparison (at least 3; default 5, quick 3); more rounds ride out a noisy neighbour better than longer windows", positiveInteger)
     .option("--window-ms <ms>", "measured window per side per round (default 5000, quick 1000)", positiveInteger)
     .option("--warmup-ms <ms>", "discarded load before each window (default 1000, quick 200)", positiveInteger)
-    .option("--resnet50-concurrency <list>", "server concurrencies to pick the best from (default 1,2,4,8; quick 2,4)", integerList)
+    .option("--resnet50-concurrency <list>", "server concurrencies to pick the best from (default 2,4,8,16; quick 8,16): with dynamic batching, concurrency 16 keeps batches of 8 going", integerList)
     .option("--resnet50-batch <list>", "in-process ORT batch sizes to pick the best from (default 1,2,4,8; quick 1,8)", integerList)
     .option("--simple-concurrency <n>", "concurrency for the simple model and its baseline", positiveInteger, 8)
     .option("--out <dir>", "where JSON, CSV and the chart go", path.join(repositoryRoot, "bench", "results"))
@@ -67,7 +67,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     windowMs,
     warmupMs: (o["warmupMs"] as number | undefined) ?? (quick ? 200 : 1000),
     calibrationWindowMs: quick ? 1000 : Math.max(1000, Math.round(windowMs / 2)),
-    resnet50Concurrency: (o["resnet50Concurrency"] as number[] | undefined) ?? (quick ? [2, 4] : [1, 2, 4, 8]),
+    resnet50Concurrency: (o["resnet50Concurrency"] as number[] | undefined) ?? (quick ? [8, 16] : [2, 4, 8, 16]),
     resnet50BatchSizes: (o["resnet50Batch"] as number[] | undefined) ?? (quick ? [1, 8] : [1, 2, 4, 8]),
     simpleConcurrency: o["simpleConcurrency"] as number,
     outDir: o["out"] as string,

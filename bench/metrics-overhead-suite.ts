@@ -1,8 +1,8 @@
 import { InferenceClient, type InferInput } from "../server/client/index";
-import type { RequestSender } from "../server/perf/load-generator";
 import { type ComparisonResult, runAbComparison } from "./ab-comparison";
 import type { BenchContext } from "./bench-context";
 import { type BenchServer, startBenchServer } from "./bench-server";
+import { preparedSender } from "./prepared-sender";
 import { measureThroughput } from "./throughput-measurement";
 
 /**
@@ -25,10 +25,7 @@ export async function runMetricsOverheadSuite(context: BenchContext): Promise<Co
     const measure = (server: BenchServer, scrape: boolean) => async () => {
       const client = new InferenceClient({ url: server.httpUrl });
       clients.push(client);
-      const send: RequestSender = async () => {
-        const result = await client.infer("simple", inputs);
-        return { sendNs: result.timing.sendNs, receiveNs: result.timing.receiveNs };
-      };
+      const send = preparedSender(client, "simple", inputs);
       const scraper = scrape ? setInterval(() => void fetch(metricsUrl).then((r) => r.text()), 1000) : undefined;
       try {
         return await measureThroughput(send, { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });

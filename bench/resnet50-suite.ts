@@ -4,6 +4,7 @@ import type { RequestSender } from "../server/perf/load-generator";
 import { type ComparisonResult, runAbComparison, type SideMeasurement } from "./ab-comparison";
 import type { BenchContext } from "./bench-context";
 import { OrtBaseline } from "./ort-baseline";
+import { preparedSender } from "./prepared-sender";
 import { measureThroughput } from "./throughput-measurement";
 
 const MODEL = "resnet50";
@@ -31,12 +32,12 @@ export async function runResnet50Suite(context: BenchContext): Promise<Compariso
     context.notes.push(`resnet50: server ${instances} instance(s) x ${intraOpThreads} intra-op threads (${configured !== undefined ? "model parameter" : "cores / instances"}), batch-1 requests; in-process ORT: child process, ${intraOpThreads} intra-op threads, inter-op 1`);
     const data = Float32Array.from({ length: elementShape.reduce((a, b) => a * b, 1) }, () => Math.random());
     const inputs = [{ name: input.name, datatype: "FP32" as const, shape: [1, ...elementShape], data }];
-    const sender = (format: TensorFormat): RequestSender => async () => {
-      const result = await client.infer(MODEL, inputs, { inputFormat: format, outputFormat: format });
-      return { sendNs: result.timing.sendNs, receiveNs: result.timing.receiveNs };
+    const senders: Record<TensorFormat, RequestSender> = {
+      binary: preparedSender(client, MODEL, inputs, { inputFormat: "binary", outputFormat: "binary" }),
+      json: preparedSender(client, MODEL, inputs, { inputFormat: "json", outputFormat: "json" }),
     };
     const serverAt = (concurrency: number, format: TensorFormat, durationMs = options.windowMs) => (): Promise<SideMeasurement> =>
-      measureThroughput(sender(format), { concurrency, warmupMs: options.warmupMs, durationMs });
+      measureThroughput(senders[format], { concurrency, warmupMs: options.warmupMs, durationMs });
 
     const baseline = await OrtBaseline.start({
       modelPath: path.join(context.modelRepository, MODEL, "1", "model.onnx"), inputName: input.name, elementShape, intraOpThreads,

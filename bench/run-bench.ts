@@ -28,9 +28,9 @@ function setupLines(context: BenchContext, startedAt: Date): string[] {
   return [
     `npm run bench${options.quick ? " -- --quick" : ""} at ${startedAt.toISOString()}`,
     `machine: ${setup.cpuModel}, ${setup.cores} cores, ${setup.memoryGiB} GiB; Node ${setup.node}, onnxruntime-node ${setup.onnxruntime}, fastify ${setup.fastify}, undici ${setup.undici}, server ${setup.server}`,
-    "load generator: this process, 1 JS thread, undici keep-alive pool (one connection per outstanding request), request encoded per call; server: child process, main thread + 1 ORT worker thread per model instance; both share the cores",
+    "load generator: this process, 1 JS thread, undici keep-alive pool (one connection per outstanding request), each request encoded once up front and resent (as perf_analyzer reuses its input data); server: child process, main thread + 1 ORT worker thread per model instance; both share the cores",
     ...context.notes,
-    `each side: ${options.warmupMs} ms warm-up, then ${options.windowMs} ms measured; ${options.rounds} A/B rounds; ratio = median of per-round A/B throughput ratios, spread = min-max`,
+    `each side: ${options.warmupMs} ms warm-up, then at least ${options.windowMs} ms measured (server sides: from one completion to the first completion that much later, so batches count whole); ${options.rounds} A/B rounds; ratio = median of per-round A/B throughput ratios, spread = min-max`,
   ];
 }
 

@@ -2,10 +2,10 @@ import path from "node:path";
 import { request } from "undici";
 import { InferenceClient, type InferInput, tensorDataToBytes, type TensorFormat } from "../server/client/index";
 import { encodeHttpInfer } from "../server/client/http-infer-codec";
-import type { RequestSender } from "../server/perf/load-generator";
 import { type ComparisonResult, runAbComparison } from "./ab-comparison";
 import type { BareGrpcResponse } from "./bare-grpc-process";
 import type { BenchContext } from "./bench-context";
+import { preparedSender } from "./prepared-sender";
 import { type ServiceProcess, startServiceProcess } from "./service-process";
 import { measureThroughput } from "./throughput-measurement";
 
@@ -53,12 +53,8 @@ export async function runSimpleSuite(context: BenchContext): Promise<ComparisonR
   const serverGrpc = new InferenceClient({ url: `grpc://${context.serverGrpcAddress}` });
   const clients = [server, serverGrpc];
   const baselines: ServiceProcess[] = [];
-  const sender = (client: InferenceClient, format: TensorFormat): RequestSender => async () => {
-    const result = await client.infer(MODEL, inputs, { inputFormat: format, outputFormat: format });
-    return { sendNs: result.timing.sendNs, receiveNs: result.timing.receiveNs };
-  };
   const at = (client: InferenceClient, format: TensorFormat) => () =>
-    measureThroughput(sender(client, format), { concurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
+    measureThroughput(preparedSender(client, MODEL, inputs, { inputFormat: format, outputFormat: format }), { concurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
   try {
     const bare = await startServiceProcess(
       [path.join(__dirname, "bare-fastify-process.js"), JSON.stringify(await captureResponse(context.serverUrl, inputs))],

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import v8 from "node:v8";
 import { CommanderError } from "commander";
 import pino from "pino";
 import type { Backend } from "./backends/backend";
@@ -113,4 +114,6 @@ try {
   console.error(`inference-server: ${(error as Error).message}`);
   process.exit(2);
 }
+// V8 reads the factor at every full collection, so setting it at run time takes effect from the next one.
+v8.setFlagsFromString(`--heap-growing-percent=${options.heapGrowingPercent}`);
 void run(options);

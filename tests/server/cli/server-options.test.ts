@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { buildCommand, DEFAULT_HEAP_GROWING_PERCENT, parseServerOptions } from "../../../server/cli/server-options";
+
+const REPO = ["--model-repository", "/models"];
+
+describe("parseServerOptions", () => {
+  it("takes Triton's defaults for ports and readiness", () => {
+    const options = parseServerOptions(REPO);
+    expect(options.modelRepositories).toEqual(["/models"]);
+    expect([options.httpPort, options.grpcPort, options.metricsPort]).toEqual([8000, 8001, 8002]);
+    expect(options.strictReadiness).toBe(true);
+    expect(options.modelControlMode).toBe("none");
+  });
+
+  it("lets the JS heap grow 4x past its live size before a full GC unless told otherwise", () => {
+    expect(DEFAULT_HEAP_GROWING_PERCENT).toBe(300);
+    expect(parseServerOptions(REPO).heapGrowingPercent).toBe(300);
+    expect(parseServerOptions([...REPO, "--heap-growing-percent", "0"]).heapGrowingPercent).toBe(0);
+    expect(parseServerOptions([...REPO, "--heap-growing-percent", "150"]).heapGrowingPercent).toBe(150);
+  });
+
+  it.each(["-1", "1001", "2.5", "lots"])("rejects --heap-growing-percent %s", (value) => {
+    const quiet = buildCommand().configureOutput({ writeErr: () => undefined });
+    expect(() => parseServerOptions([...REPO, "--heap-growing-percent", value], quiet)).toThrow(/heap-growing-percent/);
+  });
+
+  it("requires a model repository", () => {
+    expect(() => parseServerOptions([])).toThrow("--model-repository is required");
+  });
+});
