@@ -8,6 +8,7 @@ import { parseModelConfigText } from "./model-config";
 import { listVersions, type ModelDirectory, readConfigText, readLabels } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "./model-signature";
 import { ModelStatistics } from "./model-statistics";
+import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
 import { InstancePool } from "./instance-pool";
 import { type QueuePolicy, Scheduler, type SchedulerSettings } from "./scheduler";
 import { controlInputsOf, SequenceTracker } from "./sequence-control";
@@ -189,6 +190,8 @@ async function loadVersion(
       outputs: completed.output.map((t) => tensorSignature(directory, t, false)),
       controls: controls.map((c) => ({ name: c.name, datatype: c.datatype })),
     };
+    // Not ready, and not counted in statistics, until every instance has run every warmup sample.
+    await warmUpInstances(buildWarmupSamples(config.name, directory.path, completed.model_warmup, signature), instances, signature);
     const sequences = completed.sequence_batching !== undefined
       ? new SequenceTracker(config.name, controls, completed.sequence_batching.max_sequence_idle_microseconds)
       : undefined;

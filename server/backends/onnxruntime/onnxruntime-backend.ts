@@ -75,6 +75,11 @@ export class OnnxruntimeBackend implements Backend {
 }
 
 export const INLINE_MODEL_MAX_BYTES = 64 * 1024;
+
+/** The same message whichever thread the session ran on. */
+function executionFailed(detail: string): Error {
+  return new Error(`onnxruntime execution failed: ${detail}`);
+}
 export const INLINE_EXECUTION_BUDGET_NS = 1_000_000;
 
 /** A session on the main thread, for tiny models; hands itself over to a worker if an execution runs long. */
@@ -111,7 +116,9 @@ class InlineOrtInstance implements BackendInstance {
     // event-loop work that happened to be queued ahead (which must not count against the budget).
     let runStartNs = t1;
     setImmediate(() => (runStartNs = process.hrtime.bigint()));
-    const results = await session.run(feeds, [...outputNames]);
+    const results = await session.run(feeds, [...outputNames]).catch((error: unknown) => {
+      throw executionFailed(error instanceof Error ? error.message : String(error));
+    });
     const t2 = process.hrtime.bigint();
     const outputs: TensorMap = new Map();
     for (const name of outputNames) {
@@ -223,7 +230,7 @@ class OrtInstance implements BackendInstance {
     if (pending === undefined || !("id" in message) || message.id !== pending.id) return;
     this.#pending = undefined;
     if (message.type === "run-error") {
-      pending.reject(new Error(`onnxruntime execution failed: ${message.message}`));
+      pending.reject(executionFailed(message.message));
     } else if (message.type === "result") {
       const outputs: TensorMap = new Map();
       for (const output of message.outputs) outputs.set(output.name, output);
