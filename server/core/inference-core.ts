@@ -2,9 +2,10 @@ import { classify } from "./classification";
 import type { CoreObserver, FailureReason, ModelGauges } from "./core-observer";
 import { asInferenceError, InferenceError, invalidArg } from "./errors";
 import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./inference-request";
-import { modelConfigToJson } from "./model-config";
-import { type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
-import { listModelDirectories, type ModelDirectory } from "./model-repository";
+import { type ComposingModels, ensembleDependencies } from "./ensemble";
+import { modelConfigToJson, parseModelConfigText } from "./model-config";
+import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
+import { listModelDirectories, type ModelDirectory, readConfigText } from "./model-repository";
 import { fullShape } from "./model-signature";
 import type { ModelStatisticsSnapshot } from "./model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./model-version";
@@ -23,7 +24,7 @@ export interface CoreSettings {
   readonly modelControlMode: "none" | "explicit";
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
-  readonly loader: Omit<LoaderSettings, "observer">;
+  readonly loader: Omit<LoaderSettings, "observer" | "composing">;
 }
 
 export interface ModelMetadata {
@@ -72,6 +73,10 @@ export class InferenceCore {
   readonly #models = new Map<string, ModelEntry>();
   readonly #directories = new Map<string, ModelDirectory>();
   readonly #observers: CoreObserver[] = [];
+  readonly #composing: ComposingModels = {
+    signatureOf: (name, version) => this.#resolve(name, version < 0 ? undefined : String(version)).signature,
+    infer: (request) => this.infer(request),
+  };
   #shuttingDown = false;
 
   constructor(settings: CoreSettings) {
@@ -94,13 +99,37 @@ export class InferenceCore {
       : this.#settings.startupModels;
     for (const name of wanted) {
       if (this.#models.has(name)) continue;
-      await this.#load(name);
+      await this.#loadWithDependencies(name);
     }
     if (this.#settings.exitOnError) {
       const failures = this.#loadedIndex().filter((e) => e.state !== "READY");
       if (failures.length > 0) {
         throw new Error(`failed to load all models: ${failures.map((f) => `${f.name}${f.version ? ` v${f.version}` : ""}: ${f.reason}`).join("; ")}`);
       }
+    }
+  }
+
+  /** As Triton: an ensemble's composing models load first, those not loaded yet; `name` itself always (re)loads. */
+  async #loadWithDependencies(name: string, visiting = new Set<string>()): Promise<void> {
+    visiting.add(name);
+    for (const dependency of this.#ensembleDependencies(name)) {
+      // A cycle or an unknown model is left for the ensemble's own load to report.
+      if (!visiting.has(dependency) && !this.#models.has(dependency) && this.#directories.has(dependency)) {
+        await this.#loadWithDependencies(dependency, visiting);
+      }
+    }
+    await this.#load(name);
+  }
+
+  #ensembleDependencies(name: string): string[] {
+    const directory = this.#directories.get(name);
+    const text = directory === undefined ? undefined : readConfigText(directory.path);
+    if (text === undefined) return [];
+    try {
+      const config = parseModelConfigText(text, name);
+      return config.platform === ENSEMBLE_PLATFORM ? ensembleDependencies(config) : [];
+    } catch {
+      return []; // the load itself reports the parse error
     }
   }
 
@@ -117,6 +146,7 @@ export class InferenceCore {
             for (const o of this.#observers) o.executionCompleted({ modelName, modelVersion: String(version), ...timings });
           },
         },
+        composing: this.#composing,
       });
     } catch (error) {
       this.#models.set(name, { failure: error instanceof Error ? error.message : String(error), versions: new Map() });
@@ -144,7 +174,7 @@ export class InferenceCore {
       if (found === undefined) throw new InferenceError("INVALID_ARG", `failed to load '${name}', no model directory of that name in the repository`);
       this.#directories.set(name, found);
     }
-    await this.#load(name);
+    await this.#loadWithDependencies(name);
     const entry = this.#models.get(name);
     const failed = entry?.failure ?? [...(entry?.versions.values() ?? [])].find((v): v is Error => v instanceof Error)?.message;
     if (failed !== undefined) throw new InferenceError("INVALID_ARG", `load failed for model '${name}': ${failed}`);

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import type { Backend, BackendInstance, InstanceSpec } from "../backends/backend";
 import { completeConfig } from "./config-auto-complete";
+import { type ComposingModels, EnsembleScheduler, planEnsemble } from "./ensemble";
 import { dataTypeFromConfig } from "./datatypes";
 import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "./model-config";
 import { parseModelConfigText } from "./model-config";
@@ -24,6 +25,8 @@ export interface LoaderSettings {
   /** Intra-op threads per instance; undefined sizes them to the cores and the model's instance count. */
   readonly intraOpThreads: number | undefined;
   readonly observer: { executed(modelName: string, version: number, timings: Parameters<ModelStatistics["recordExecution"]>[0]): void };
+  /** The loaded models an ensemble's steps run on. */
+  readonly composing: ComposingModels;
 }
 
 /** A model whose config could be read: what each of its selected versions became. */
@@ -33,6 +36,7 @@ export interface LoadedModel {
 }
 
 const ONNX_PLATFORM = "onnxruntime_onnx";
+export const ENSEMBLE_PLATFORM = "ensemble";
 
 function resolveBackend(config: ModelConfig, directory: ModelDirectory, versions: readonly number[]): string {
   if (config.platform === ONNX_PLATFORM || config.backend === "onnxruntime") {
@@ -49,7 +53,6 @@ function resolveBackend(config: ModelConfig, directory: ModelDirectory, versions
     }
     throw new Error(`unable to determine the backend: set platform or backend in config.pbtxt, or provide ${filename} in a version directory`);
   }
-  if (config.platform === "ensemble") throw new Error("ensemble models are not supported by this server yet");
   return config.backend || config.platform;
 }
 
@@ -210,6 +213,39 @@ async function loadVersion(
   }
 }
 
+/** Each version the policy selects, or the Error that kept it from loading (the others still load). */
+async function loadVersions(
+  config: ModelConfig, available: readonly number[], load: (version: number) => Promise<ModelVersion>,
+): Promise<Map<number, ModelVersion | Error>> {
+  const versions = new Map<number, ModelVersion | Error>();
+  for (const version of selectVersions(config, available)) {
+    try {
+      versions.set(version, await load(version));
+    } catch (error) {
+      versions.set(version, error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+  return versions;
+}
+
+/** An ensemble version: no instances of its own; requests run through the composing models' schedulers. */
+function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig, version: number, settings: LoaderSettings): ModelVersion {
+  const config: ModelConfig = structuredClone(baseConfig);
+  if (config.input.length === 0 || config.output.length === 0) throw new Error("an ensemble config must declare its inputs and outputs (nothing to auto-complete them from)");
+  const signature: ModelSignature = {
+    maxBatchSize: config.max_batch_size,
+    inputs: config.input.map((t) => tensorSignature(directory, t, t.optional)),
+    outputs: config.output.map((t) => tensorSignature(directory, t, false)),
+    controls: [],
+  };
+  const steps = planEnsemble(config, signature, settings.composing);
+  return {
+    name: config.name, version, config, signature, pool: new InstancePool([]),
+    scheduler: new EnsembleScheduler(steps, settings.composing),
+    statistics: new ModelStatistics(config.name, String(version)), sequences: undefined,
+  };
+}
+
 /**
  * Loads every selected version of one model directory. Throws when the model as a whole is unusable (bad config,
  * unknown backend, no versions); a version that fails on its own is returned as its Error.
@@ -226,18 +262,13 @@ export async function loadModel(directory: ModelDirectory, settings: LoaderSetti
   }
   const available = listVersions(directory.path);
   if (available.length === 0) throw new Error("no numeric version directory found (e.g. 1/)");
+  if (config.platform === ENSEMBLE_PLATFORM) {
+    return { name: directory.name, versions: await loadVersions(config, available, async (version) => loadEnsembleVersion(directory, config, version, settings)) };
+  }
   const backendName = resolveBackend(config, directory, available);
   const backend = settings.backends.get(backendName);
   if (backend === undefined) {
     throw new Error(`backend '${backendName}' is not supported by this server (supported: ${[...settings.backends.keys()].join(", ")})`);
   }
-  const versions = new Map<number, ModelVersion | Error>();
-  for (const version of selectVersions(config, available)) {
-    try {
-      versions.set(version, await loadVersion(directory, config, backend, version, settings));
-    } catch (error) {
-      versions.set(version, error instanceof Error ? error : new Error(String(error)));
-    }
-  }
-  return { name: directory.name, versions };
+  return { name: directory.name, versions: await loadVersions(config, available, (version) => loadVersion(directory, config, backend, version, settings)) };
 }

@@ -2,17 +2,29 @@ import type { ModelConfig } from "./model-config";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "./model-signature";
 import type { ModelStatistics } from "./model-statistics";
-import type { Scheduler } from "./scheduler";
+import type { ValidatedRequest } from "./request-validation";
+import type { ScheduledResult, ScheduleOptions } from "./scheduler";
 import type { SequenceTracker } from "./sequence-control";
 
-/** A loaded, servable model version: its completed config, instances, scheduler and statistics. */
+/** Where a model version's validated requests go: its dynamic batcher, or an ensemble's step runner. */
+export interface RequestScheduler {
+  enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult>;
+  /** Requests accepted and not yet answered by an execution. */
+  readonly pendingCount: number;
+  /** Requests waiting in this scheduler's own queue. */
+  readonly queueDepth: number;
+  /** Fails what is queued and refuses new requests. */
+  close(): void;
+}
+
+/** A loaded, servable model version: its completed config, instances (none for an ensemble), scheduler and statistics. */
 export interface ModelVersion {
   readonly name: string;
   readonly version: number;
   readonly config: ModelConfig;
   readonly signature: ModelSignature;
   readonly pool: InstancePool;
-  readonly scheduler: Scheduler;
+  readonly scheduler: RequestScheduler;
   readonly statistics: ModelStatistics;
   /** Present for models with sequence_batching. */
   readonly sequences: SequenceTracker | undefined;

@@ -7,6 +7,7 @@ import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "./model-signature";
 import type { ExecutionTimings } from "./model-statistics";
 import type { ValidatedRequest } from "./request-validation";
+import type { RequestScheduler } from "./model-version";
 import { RingBuffer } from "./ring-buffer";
 
 /** Triton's ModelQueuePolicy, in the scheduler's units. */
@@ -69,7 +70,7 @@ const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
  * Requests queue per priority level; a request that times out under a DELAY policy moves to a queue served only
  * when nothing else waits. Aborted requests leave the queue and are never executed.
  */
-export class Scheduler {
+export class Scheduler implements RequestScheduler {
   readonly #signature: ModelSignature;
   readonly #settings: SchedulerSettings;
   readonly #pool: InstancePool;

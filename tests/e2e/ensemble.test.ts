@@ -1,0 +1,145 @@
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
+
+const SIMPLE_ONNX = path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx");
+
+/** Triton's `simple`: OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1 over INT32[16], batching up to 8. */
+function addSub(repository: string, name: string, maxBatchSize = 8): void {
+  mkdirSync(path.join(repository, name, "1"), { recursive: true });
+  copyFileSync(SIMPLE_ONNX, path.join(repository, name, "1", "model.onnx"));
+  writeFileSync(path.join(repository, name, "config.pbtxt"), `platform: "onnxruntime_onnx"\nmax_batch_size: ${maxBatchSize}\ndynamic_batching { }`);
+}
+
+const io = (kind: "input" | "output", names: string[], type = "TYPE_INT32", dims = "16"): string =>
+  `${kind} [ ${names.map((n) => `{ name: "${n}" data_type: ${type} dims: [ ${dims} ] }`).join(", ")} ]`;
+
+const step = (model: string, inputs: Record<string, string>, outputs: Record<string, string>): string => `{
+  model_name: "${model}" model_version: -1
+  ${Object.entries(inputs).map(([k, v]) => `input_map { key: "${k}" value: "${v}" }`).join(" ")}
+  ${Object.entries(outputs).map(([k, v]) => `output_map { key: "${k}" value: "${v}" }`).join(" ")}
+}`;
+
+function ensemble(repository: string, name: string, body: string, maxBatchSize = 8): void {
+  mkdirSync(path.join(repository, name, "1"), { recursive: true });
+  writeFileSync(path.join(repository, name, "config.pbtxt"), `platform: "ensemble"\nmax_batch_size: ${maxBatchSize}\n${body}`);
+}
+
+/** 2A and 2B through two chained steps ((A+B)+(A-B), (A+B)-(A-B)), and A+A from a third step beside the first. */
+const CHAIN = `${io("input", ["A", "B"])}
+${io("output", ["TWICE_A", "TWICE_B", "DOUBLE_A"])}
+ensemble_scheduling { step [
+  ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "sum", OUTPUT1: "diff" })},
+  ${step("add_sub", { INPUT0: "sum", INPUT1: "diff" }, { OUTPUT0: "TWICE_A", OUTPUT1: "TWICE_B" })},
+  ${step("add_sub", { INPUT0: "A", INPUT1: "A" }, { OUTPUT0: "DOUBLE_A" })}
+] }`;
+
+type IndexEntry = { name: string; version?: string; state: string; reason: string };
+type Output = { name: string; shape: number[]; data: number[] };
+
+function buildRepository(): string {
+  const repository = mkdtempSync(path.join(os.tmpdir(), "ensemble-repo-"));
+  addSub(repository, "add_sub");
+  addSub(repository, "add_sub_small", 2);
+  ensemble(repository, "chain", CHAIN);
+  ensemble(repository, "any_length", `${io("input", ["A", "B"], "TYPE_INT32", "-1")}\n${io("output", ["S"], "TYPE_INT32", "-1")}
+ensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
+  const broken = (name: string, body: string, maxBatchSize?: number): void => ensemble(repository, name, body, maxBatchSize);
+  broken("unknown_model", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("nowhere", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
+  broken("bad_input_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT9: "B" }, { OUTPUT0: "S" })} ] }`);
+  broken("unfed_input", `${io("input", ["A"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A" }, { OUTPUT0: "S" })} ] }`);
+  broken("unproduced_output", `${io("input", ["A", "B"])}\n${io("output", ["S", "T"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
+  broken("cycle", `${io("input", ["A"])}\n${io("output", ["S"])}\nensemble_scheduling { step [
+    ${step("add_sub", { INPUT0: "A", INPUT1: "y" }, { OUTPUT0: "x" })}, ${step("add_sub", { INPUT0: "x", INPUT1: "A" }, { OUTPUT0: "y", OUTPUT1: "S" })} ] }`);
+  broken("wrong_type", `${io("input", ["A", "B"], "TYPE_FP32")}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
+  broken("too_wide", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub_small", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`, 4);
+  return repository;
+}
+
+const row = (seed: number): number[] => Array.from({ length: 16 }, (_, i) => seed + i);
+
+describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
+  let repository: string;
+  let server: RunningServer;
+
+  const post = (url: string, body: unknown = {}): Promise<Response> => fetch(`${server.httpUrl}${url}`, { method: "POST", body: JSON.stringify(body) });
+  const infer = async (model: string, body: unknown): Promise<{ status: number; outputs: Output[]; error?: string }> => {
+    const response = await post(`/v2/models/${model}/infer`, body);
+    const json = (await response.json()) as { outputs?: Output[]; error?: string };
+    return { status: response.status, outputs: json.outputs ?? [], error: json.error };
+  };
+  type Stats = { inference_count: number; inference_stats: { success: { count: number } } };
+  const stats = async (model: string): Promise<Stats> =>
+    ((await (await fetch(`${server.httpUrl}/v2/models/${model}/stats`)).json()) as { model_stats: Stats[] }).model_stats[0]!;
+
+  beforeAll(async () => {
+    repository = buildRepository();
+    server = await startServer({ repository, args: ["--exit-on-error", "false", "--strict-readiness", "false", "--model-control-mode", "explicit", "--load-model", "*"] });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(repository, { recursive: true, force: true });
+  });
+
+  it("runs chained and side-by-side steps and answers with the ensemble's outputs, row by row", async () => {
+    const a = [row(1), row(100)];
+    const b = [row(7), row(-50)];
+    const { status, outputs } = await infer("chain", {
+      inputs: [{ name: "A", datatype: "INT32", shape: [2, 16], data: a.flat() }, { name: "B", datatype: "INT32", shape: [2, 16], data: b.flat() }],
+    });
+    expect(status).toBe(200);
+    const twice = (rows: number[][]): number[] => rows.flat().map((v) => 2 * v);
+    expect(outputs.map((o) => o.name).sort()).toEqual(["DOUBLE_A", "TWICE_A", "TWICE_B"]);
+    expect(outputs.find((o) => o.name === "TWICE_A")).toMatchObject({ shape: [2, 16], data: twice(a) });
+    expect(outputs.find((o) => o.name === "TWICE_B")).toMatchObject({ shape: [2, 16], data: twice(b) });
+    expect(outputs.find((o) => o.name === "DOUBLE_A")).toMatchObject({ shape: [2, 16], data: twice(a) });
+  });
+
+  it("reports itself as an ensemble, and each step counts as a request of its composing model", async () => {
+    const metadata = (await (await fetch(`${server.httpUrl}/v2/models/chain`)).json()) as { platform: string; inputs: { name: string; shape: number[] }[] };
+    expect(metadata).toMatchObject({ platform: "ensemble", inputs: [{ name: "A", shape: [-1, 16] }, { name: "B", shape: [-1, 16] }] });
+    const [before, chainBefore] = [await stats("add_sub"), await stats("chain")];
+    const { status, outputs } = await infer("chain", {
+      inputs: [{ name: "A", datatype: "INT32", shape: [1, 16], data: row(3) }, { name: "B", datatype: "INT32", shape: [1, 16], data: row(4) }],
+      outputs: [{ name: "TWICE_B" }],
+    });
+    expect(status).toBe(200);
+    expect(outputs.map((o) => o.name)).toEqual(["TWICE_B"]);
+    expect((await stats("add_sub")).inference_stats.success.count).toBe(before.inference_stats.success.count + 3);
+    expect((await stats("chain")).inference_stats.success.count).toBe(chainBefore.inference_stats.success.count + 1);
+  });
+
+  it("answers a step's refusal in the protocol's error shape, naming the step's model", async () => {
+    const { status, error } = await infer("any_length", {
+      inputs: [{ name: "A", datatype: "INT32", shape: [1, 3], data: [1, 2, 3] }, { name: "B", datatype: "INT32", shape: [1, 3], data: [1, 2, 3] }],
+    });
+    expect(status).toBe(400);
+    expect(error).toMatch(/^in ensemble step model 'add_sub': unexpected shape for input 'INPUT0'/);
+  });
+
+  it("refuses at load what Triton refuses: unknown models, unmapped or unknown tensors, cycles, type and batch mismatches", async () => {
+    const index = (await (await post("/v2/repository/index")).json()) as IndexEntry[];
+    const reason = (name: string): string | undefined => index.find((e) => e.name === name && e.version === "1")?.reason;
+    expect(reason("unknown_model")).toMatch(/^ensemble_scheduling: step 1 \(model 'nowhere'\): .*'nowhere'/);
+    expect(reason("bad_input_name")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input_map names 'INPUT9', which is not an input of the model");
+    expect(reason("unfed_input")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input_map leaves the model's input(s) 'INPUT1' unfed");
+    expect(reason("unproduced_output")).toBe("ensemble_scheduling: ensemble output 'T' is not produced by any step");
+    expect(reason("cycle")).toBe("ensemble_scheduling: the steps form a cycle: step 1 (model 'add_sub'), step 2 (model 'add_sub') wait on each other");
+    expect(reason("wrong_type")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input 'INPUT0' is INT32, but ensemble tensor 'A' is FP32");
+    expect(reason("too_wide")).toBe("ensemble_scheduling: step 1 (model 'add_sub_small'): the ensemble's max_batch_size 4 exceeds the model's 2");
+  });
+
+  it("loads its composing models first, and becomes unavailable when one is unloaded", async () => {
+    expect((await post("/v2/repository/models/add_sub/unload")).status).toBe(200);
+    const body = { inputs: [{ name: "A", datatype: "INT32", shape: [1, 16], data: row(0) }, { name: "B", datatype: "INT32", shape: [1, 16], data: row(0) }] };
+    const gone = await infer("chain", body);
+    expect(gone.status).toBe(503);
+    expect(gone.error).toMatch(/^in ensemble step model 'add_sub': /);
+    expect((await post("/v2/repository/models/chain/load")).status).toBe(200);
+    const index = (await (await post("/v2/repository/index")).json()) as IndexEntry[];
+    expect(index.find((e) => e.name === "add_sub")).toMatchObject({ state: "READY" });
+    expect((await infer("chain", body)).status).toBe(200);
+  });
+});
