@@ -30,6 +30,8 @@ async function run(options: ServerOptions): Promise<void> {
     strictReadiness: options.strictReadiness,
     exitOnError: options.exitOnError,
     modelControlMode: options.modelControlMode,
+    repositoryPollMs: options.repositoryPollSecs * 1000,
+    log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
     startupModels: options.loadModels,
     loader: {
       autoCompleteConfig: options.autoCompleteConfig,

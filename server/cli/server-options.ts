@@ -24,7 +24,8 @@ export interface ServerOptions {
   readonly logVerbose: number;
   readonly httpMaxInputSize: number;
   readonly grpcMaxMessageSize: number;
-  readonly modelControlMode: "none" | "explicit";
+  readonly modelControlMode: "none" | "explicit" | "poll";
+  readonly repositoryPollSecs: number;
   readonly loadModels: string[];
   readonly intraOpThreads: number | undefined;
   readonly defaultMaxBatchSize: number;
@@ -105,7 +106,8 @@ export function buildCommand(): Command {
     .option("--log-verbose <level>", "verbose logging level (0 = off, 1+ = debug)", parseInteger(0), 0)
     .option("--http-max-input-size <bytes>", "largest HTTP request body, compressed or decompressed", parseInteger(1), 1 << 26)
     .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent", parseInteger(1, 2 ** 31 - 1), 2 ** 31 - 1)
-    .addOption(new Option("--model-control-mode <mode>", "none: load all at start; explicit: load --load-model at start, then load/unload API").choices(["none", "explicit"]).default("none"))
+    .addOption(new Option("--model-control-mode <mode>", "none: load all at start; explicit: load --load-model at start, then load/unload API; poll: load all at start, then follow the repository").choices(["none", "explicit", "poll"]).default("none"))
+    .option("--repository-poll-secs <secs>", "poll mode: how often the repository is rescanned for new, changed and removed models", parseInteger(1), 15)
     .option("--load-model <name>", "model to load at start in explicit mode; '*' loads all; repeatable", collect, [])
     .option("--backend-config <config>", "onnxruntime,intra_op_thread_count=N | onnxruntime,default-max-batch-size=N; repeatable", collect, [])
     .option(
@@ -139,7 +141,8 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     logVerbose: o["logVerbose"] as number,
     httpMaxInputSize: o["httpMaxInputSize"] as number,
     grpcMaxMessageSize: o["grpcMaxMessageSize"] as number,
-    modelControlMode: o["modelControlMode"] as "none" | "explicit",
+    modelControlMode: o["modelControlMode"] as ServerOptions["modelControlMode"],
+    repositoryPollSecs: o["repositoryPollSecs"] as number,
     loadModels: o["loadModel"] as string[],
     intraOpThreads: backendConfig.intraOpThreads,
     defaultMaxBatchSize: backendConfig.defaultMaxBatchSize,

@@ -116,6 +116,7 @@ export class EnsembleScheduler implements RequestScheduler {
   readonly #composing: ComposingModels;
   #inFlight = 0;
   #closed = false;
+  #drained: (() => void) | undefined;
 
   constructor(steps: readonly EnsembleStepPlan[], composing: ComposingModels) {
     this.#steps = steps;
@@ -131,8 +132,10 @@ export class EnsembleScheduler implements RequestScheduler {
     return 0;
   }
 
-  close(): void {
+  close(): Promise<void> {
     this.#closed = true;
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.#drained = resolve));
   }
 
   async enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
@@ -164,6 +167,7 @@ export class EnsembleScheduler implements RequestScheduler {
       return { outputs: [...tensors.values()].map((tensor) => tensor as OutputTensor), queueNs: 0 };
     } finally {
       this.#inFlight--;
+      if (this.#inFlight === 0) this.#drained?.();
     }
   }
 

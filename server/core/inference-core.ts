@@ -5,7 +5,7 @@ import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "
 import { type ComposingModels, ensembleDependencies } from "./ensemble";
 import { modelConfigToJson, parseModelConfigText } from "./model-config";
 import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
-import { listModelDirectories, type ModelDirectory, readConfigText } from "./model-repository";
+import { directoryFingerprint, listModelDirectories, type ModelDirectory, readConfigText } from "./model-repository";
 import { fullShape } from "./model-signature";
 import type { ModelStatisticsSnapshot } from "./model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./model-version";
@@ -20,8 +20,14 @@ export interface CoreSettings {
   readonly strictReadiness: boolean;
   /** Triton's `--exit-on-error`: a model that fails to load at startup fails the start. */
   readonly exitOnError: boolean;
-  /** `none` loads everything at start; `explicit` loads `startupModels` and allows load/unload requests. */
-  readonly modelControlMode: "none" | "explicit";
+  /**
+   * `none` loads everything at start; `explicit` loads `startupModels` and allows load/unload requests; `poll`
+   * loads everything at start and then follows the repository every `repositoryPollMs`.
+   */
+  readonly modelControlMode: "none" | "explicit" | "poll";
+  readonly repositoryPollMs: number;
+  /** Where poll mode reports what it loaded, unloaded or failed to reload. */
+  readonly log: { info(message: string): void; warn(message: string): void };
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
   readonly loader: Omit<LoaderSettings, "observer" | "composing">;
@@ -77,6 +83,9 @@ export class InferenceCore {
     signatureOf: (name, version) => this.#resolve(name, version < 0 ? undefined : String(version)).signature,
     infer: (request) => this.infer(request),
   };
+  /** Each loaded model's directory fingerprint as it was when its load began. */
+  readonly #fingerprints = new Map<string, string>();
+  #pollTimer: NodeJS.Timeout | undefined;
   #shuttingDown = false;
 
   constructor(settings: CoreSettings) {
@@ -94,7 +103,7 @@ export class InferenceCore {
     for (const duplicate of duplicates) {
       this.#models.set(duplicate.name, { failure: `model '${duplicate.name}' appears in more than one model repository`, versions: new Map() });
     }
-    const wanted = this.#settings.modelControlMode === "none" || this.#settings.startupModels.includes("*")
+    const wanted = this.#settings.modelControlMode !== "explicit" || this.#settings.startupModels.includes("*")
       ? models.map((m) => m.name)
       : this.#settings.startupModels;
     for (const name of wanted) {
@@ -107,10 +116,45 @@ export class InferenceCore {
         throw new Error(`failed to load all models: ${failures.map((f) => `${f.name}${f.version ? ` v${f.version}` : ""}: ${f.reason}`).join("; ")}`);
       }
     }
+    if (this.#settings.modelControlMode === "poll") this.#schedulePoll();
   }
 
-  /** As Triton: an ensemble's composing models load first, those not loaded yet; `name` itself always (re)loads. */
-  async #loadWithDependencies(name: string, visiting = new Set<string>()): Promise<void> {
+  #schedulePoll(): void {
+    this.#pollTimer = setTimeout(() => {
+      this.#poll().catch((error: unknown) => this.#settings.log.warn(`repository poll failed: ${(error as Error).message}`)).finally(() => {
+        if (!this.#shuttingDown) this.#schedulePoll();
+      });
+    }, this.#settings.repositoryPollMs);
+  }
+
+  /** One pass of poll mode: unload removed models, load new ones, reload changed ones (keeping the old on failure). */
+  async #poll(): Promise<void> {
+    const { models } = listModelDirectories(this.#settings.modelRepositories);
+    const present = new Set(models.map((m) => m.name));
+    for (const [name, entry] of [...this.#models]) {
+      if (present.has(name)) continue;
+      this.#models.delete(name);
+      this.#fingerprints.delete(name);
+      this.#directories.delete(name);
+      await this.#close(entry.versions.values());
+      this.#settings.log.info(`poll: unloaded '${name}' (its directory is gone)`);
+    }
+    for (const directory of models) this.#directories.set(directory.name, directory);
+    for (const { name, path: modelPath } of models) {
+      if (this.#shuttingDown) return;
+      const known = this.#models.has(name);
+      if (known && directoryFingerprint(modelPath) === this.#fingerprints.get(name)) continue;
+      const failure = await this.#loadWithDependencies(name);
+      if (failure === undefined) this.#settings.log.info(`poll: ${known ? "reloaded" : "loaded"} '${name}'`);
+      else this.#settings.log.warn(`poll: ${known ? "reloading" : "loading"} '${name}' failed${known ? ", still serving what was loaded before" : ""}: ${failure}`);
+    }
+  }
+
+  /**
+   * As Triton: an ensemble's composing models load first, those not loaded yet; `name` itself always (re)loads.
+   * Resolves with why `name` failed, if it did.
+   */
+  async #loadWithDependencies(name: string, visiting = new Set<string>()): Promise<string | undefined> {
     visiting.add(name);
     for (const dependency of this.#ensembleDependencies(name)) {
       // A cycle or an unknown model is left for the ensemble's own load to report.
@@ -118,7 +162,7 @@ export class InferenceCore {
         await this.#loadWithDependencies(dependency, visiting);
       }
     }
-    await this.#load(name);
+    return this.#load(name);
   }
 
   #ensembleDependencies(name: string): string[] {
@@ -133,10 +177,16 @@ export class InferenceCore {
     }
   }
 
-  async #load(name: string): Promise<void> {
+  /**
+   * Loads `name`, or reloads it when loaded: a reload swaps in every version that loaded and keeps serving a
+   * previous version in place of one that failed (or all of them, when the model as a whole failed), as Triton
+   * does. Replaced versions finish what they accepted before they close. Resolves with why it failed, if it did.
+   */
+  async #load(name: string): Promise<string | undefined> {
     const directory = this.#directories.get(name);
     if (directory === undefined) throw new InferenceError("INVALID_ARG", `failed to load '${name}', no version is available`);
     const previous = this.#models.get(name);
+    this.#fingerprints.set(name, directoryFingerprint(directory.path));
     let loaded: LoadedModel;
     try {
       loaded = await loadModel(directory, {
@@ -149,20 +199,27 @@ export class InferenceCore {
         composing: this.#composing,
       });
     } catch (error) {
-      this.#models.set(name, { failure: error instanceof Error ? error.message : String(error), versions: new Map() });
-      if (previous !== undefined) await this.#close(previous);
-      return;
+      const failure = error instanceof Error ? error.message : String(error);
+      if (previous === undefined || previous.failure !== undefined) this.#models.set(name, { failure, versions: new Map() });
+      return failure;
     }
-    this.#models.set(name, { failure: undefined, versions: loaded.versions });
-    if (previous !== undefined) await this.#close(previous);
+    const versions = new Map(loaded.versions);
+    for (const [number, version] of versions) {
+      const before = previous?.versions.get(number);
+      if (version instanceof Error && before !== undefined && !(before instanceof Error)) versions.set(number, before);
+    }
+    this.#models.set(name, { failure: undefined, versions });
+    const retained = new Set(versions.values());
+    if (previous !== undefined) await this.#close([...previous.versions.values()].filter((v) => !retained.has(v)));
+    return [...loaded.versions.values()].find((v): v is Error => v instanceof Error)?.message;
   }
 
-  async #close(entry: ModelEntry): Promise<void> {
-    for (const version of entry.versions.values()) {
-      if (version instanceof Error) continue;
-      version.scheduler.close();
+  async #close(versions: Iterable<ModelVersion | Error>): Promise<void> {
+    await Promise.all([...versions].map(async (version) => {
+      if (version instanceof Error) return;
+      await version.scheduler.close();
       await version.pool.close();
-    }
+    }));
   }
 
   /** Repository extension: (re)load a model; only in explicit model control mode. */
@@ -174,9 +231,7 @@ export class InferenceCore {
       if (found === undefined) throw new InferenceError("INVALID_ARG", `failed to load '${name}', no model directory of that name in the repository`);
       this.#directories.set(name, found);
     }
-    await this.#loadWithDependencies(name);
-    const entry = this.#models.get(name);
-    const failed = entry?.failure ?? [...(entry?.versions.values() ?? [])].find((v): v is Error => v instanceof Error)?.message;
+    const failed = await this.#loadWithDependencies(name);
     if (failed !== undefined) throw new InferenceError("INVALID_ARG", `load failed for model '${name}': ${failed}`);
   }
 
@@ -184,7 +239,8 @@ export class InferenceCore {
     this.#requireExplicitMode("unload");
     const entry = this.#models.get(name);
     this.#models.delete(name);
-    if (entry !== undefined) await this.#close(entry);
+    this.#fingerprints.delete(name);
+    if (entry !== undefined) await this.#close(entry.versions.values());
   }
 
   #requireExplicitMode(action: string): void {
@@ -362,11 +418,12 @@ export class InferenceCore {
     });
   }
 
-  /** Stops accepting work, fails what is queued, and releases every instance. */
+  /** Stops accepting work, answers what was accepted, and releases every instance. */
   async close(): Promise<void> {
     this.#shuttingDown = true;
+    clearTimeout(this.#pollTimer);
     const entries = [...this.#models.values()];
     this.#models.clear();
-    await Promise.all(entries.map((e) => this.#close(e)));
+    await Promise.all(entries.map((e) => this.#close(e.versions.values())));
   }
 }

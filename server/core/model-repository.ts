@@ -37,6 +37,33 @@ export function listVersions(modelPath: string): number[] {
     .sort((a, b) => a - b);
 }
 
+/**
+ * What a model directory holds, as paths, sizes and modification times of everything in it: poll mode reloads a
+ * model when this changes (a new version folder, a replaced model file, an edited config or label file).
+ */
+export function directoryFingerprint(modelPath: string): string {
+  const parts: string[] = [];
+  const walk = (relative: string): void => {
+    const entries = readdirSync(path.join(modelPath, relative), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+    for (const entry of entries) {
+      const child = path.join(relative, entry.name);
+      if (entry.isDirectory()) {
+        parts.push(`${child}/`);
+        walk(child);
+      } else {
+        const stats = statSync(path.join(modelPath, child));
+        parts.push(`${child}:${stats.size}:${stats.mtimeMs}`);
+      }
+    }
+  };
+  try {
+    walk("");
+  } catch {
+    parts.push("(unreadable)"); // removed or replaced mid-walk: differs from any complete listing
+  }
+  return parts.join("\n");
+}
+
 export function readConfigText(modelPath: string): string | undefined {
   const file = path.join(modelPath, "config.pbtxt");
   return existsSync(file) ? readFileSync(file, "utf8") : undefined;

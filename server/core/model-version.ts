@@ -13,8 +13,8 @@ export interface RequestScheduler {
   readonly pendingCount: number;
   /** Requests waiting in this scheduler's own queue. */
   readonly queueDepth: number;
-  /** Fails what is queued and refuses new requests. */
-  close(): void;
+  /** Refuses new requests; resolves once every accepted one is answered. */
+  close(): Promise<void>;
 }
 
 /** A loaded, servable model version: its completed config, instances (none for an ensemble), scheduler and statistics. */

@@ -86,6 +86,8 @@ export class Scheduler implements RequestScheduler {
   #timer: NodeJS.Timeout | undefined;
   #timerAtUs = Infinity;
   #closed = false;
+  #executing = 0;
+  #drained: (() => void) | undefined;
   // preserve_ordering: batches deliver their responses in dispatch order.
   #nextDispatchSeq = 0;
   #nextDeliverSeq = 0;
@@ -145,15 +147,22 @@ export class Scheduler implements RequestScheduler {
     });
   }
 
-  /** Rejects everything still queued; executions in flight finish. */
-  close(): void {
+  /**
+   * Refuses new requests and resolves once every accepted one is answered: what is queued still runs, under the
+   * same batching and queue policy (Triton's unload lets in-flight requests complete).
+   */
+  close(): Promise<void> {
     this.#closed = true;
+    const drained = new Promise<void>((resolve) => (this.#drained = resolve));
+    this.#resolveIfDrained();
+    return drained;
+  }
+
+  #resolveIfDrained(): void {
+    if (!this.#closed || this.#executing > 0 || this.pendingCount > 0) return;
     this.#clearTimer();
-    for (const queue of this.#serviceOrder) {
-      for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
-        this.#settle(entry, new InferenceError("UNAVAILABLE", "model is unloading"));
-      }
-    }
+    this.#drained?.();
+    this.#drained = undefined;
   }
 
   #cancel(entry: QueueEntry): void {
@@ -166,6 +175,7 @@ export class Scheduler implements RequestScheduler {
     if (entry.done) return;
     this.#forget(entry);
     entry.reject(error);
+    this.#resolveIfDrained();
   }
 
   #forget(entry: QueueEntry): void {
@@ -180,7 +190,6 @@ export class Scheduler implements RequestScheduler {
   }
 
   #schedule(): void {
-    if (this.#closed) return;
     const now = nowUs();
     if (this.#withDeadline > 0) this.#expire(now);
     while (this.#pool.hasIdle) {
@@ -275,7 +284,9 @@ export class Scheduler implements RequestScheduler {
   #dispatch(entries: QueueEntry[]): void {
     const instance = this.#pool.acquire()!;
     const seq = this.#nextDispatchSeq++;
+    this.#executing++;
     void this.#execute(instance, entries).then((deliver) => {
+      this.#executing--;
       this.#pool.release(instance);
       if (this.#settings.preserveOrdering) {
         this.#finished.set(seq, deliver);
@@ -287,6 +298,7 @@ export class Scheduler implements RequestScheduler {
         deliver();
       }
       this.#schedule();
+      this.#resolveIfDrained();
     });
   }
 
