@@ -1,5 +1,5 @@
 import { asInferenceError, InferenceError } from "./errors";
-import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./inference-request";
+import type { InferRequest, InferResponse, OutputTensor } from "./inference-request";
 import type { ModelConfig } from "./model-config";
 import type { ModelSignature } from "./model-signature";
 import type { RequestScheduler } from "./model-version";
@@ -172,12 +172,11 @@ export class EnsembleScheduler implements RequestScheduler {
   }
 
   async #runStep(step: EnsembleStepPlan, tensors: ReadonlyMap<string, Tensor>, options: ScheduleOptions): Promise<readonly OutputTensor[]> {
-    const parameters: Record<string, ParameterValue> = {};
-    if (options.priority !== undefined) parameters["priority"] = options.priority;
-    if (options.timeoutUs !== undefined) parameters["timeout"] = options.timeoutUs;
     try {
+      // As Triton, each step carries the ensemble request's parameters: priority, timeout, and a sequence's id
+      // and start/end flags for sequence models among the steps.
       const response = await this.#composing.infer({
-        modelName: step.modelName, modelVersion: step.modelVersion, parameters, signal: options.signal,
+        modelName: step.modelName, modelVersion: step.modelVersion, parameters: options.parameters, signal: options.signal,
         inputs: [...step.inputs].map(([name, tensor]) => ({ ...tensors.get(tensor)!, name })),
         outputs: [...step.outputs.keys()].map((name) => ({ name })),
       });

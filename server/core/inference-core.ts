@@ -379,6 +379,7 @@ export class InferenceCore {
         priority: integerParameter(request.parameters, "priority"),
         timeoutUs: integerParameter(request.parameters, "timeout"),
         signal: request.signal,
+        parameters: request.parameters,
       };
       const sequence = model.sequences?.prepare(request.parameters, validated.batchSize, model.signature.maxBatchSize > 0);
       if (sequence !== undefined) for (const control of sequence.controls) validated.inputs.set(control.name, control);

@@ -2,7 +2,7 @@ import type { BackendInstance } from "../backends/backend";
 import { assembleBatch, splitBatch } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "./errors";
-import type { OutputTensor } from "./inference-request";
+import type { OutputTensor, ParameterValue } from "./inference-request";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "./model-signature";
 import type { ExecutionTimings } from "./model-statistics";
@@ -35,6 +35,8 @@ export interface ScheduleOptions {
   /** Triton's `timeout` request parameter, µs. */
   readonly timeoutUs?: number;
   readonly signal?: AbortSignal;
+  /** The request's parameters, for a scheduler that forwards the request (an ensemble's steps). */
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
 }
 
 export interface ScheduledResult {

@@ -1,8 +1,8 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
+import { EXAMPLE_REPOSITORY, type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 
 const SIMPLE_ONNX = path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx");
 
@@ -46,6 +46,9 @@ function buildRepository(): string {
   ensemble(repository, "chain", CHAIN);
   ensemble(repository, "any_length", `${io("input", ["A", "B"], "TYPE_INT32", "-1")}\n${io("output", ["S"], "TYPE_INT32", "-1")}
 ensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
+  cpSync(path.join(SHARED_DATA, "triton-configs", "simple_sequence"), path.join(repository, "simple_sequence"), { recursive: true });
+  ensemble(repository, "counter", `${io("input", ["X"], "TYPE_INT32", "1")}\n${io("output", ["Y"], "TYPE_INT32", "1")}
+ensemble_scheduling { step [ ${step("simple_sequence", { INPUT: "X" }, { OUTPUT: "Y" })} ] }`);
   const broken = (name: string, body: string, maxBatchSize?: number): void => ensemble(repository, name, body, maxBatchSize);
   broken("unknown_model", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("nowhere", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
   broken("bad_input_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT9: "B" }, { OUTPUT0: "S" })} ] }`);
@@ -117,6 +120,16 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     });
     expect(status).toBe(400);
     expect(error).toMatch(/^in ensemble step model 'add_sub': unexpected shape for input 'INPUT0'/);
+  });
+
+  it("hands each step the request's parameters, so a sequence model among the steps sees its sequence", async () => {
+    const x = (value: number): unknown => ({ name: "X", datatype: "INT32", shape: [1, 1], data: [value] });
+    // The same answers as simple_sequence called directly (see the model repository tests).
+    expect(await infer("counter", { parameters: { sequence_id: 11, sequence_start: true }, inputs: [x(5)] })).toMatchObject({ status: 200, outputs: [{ name: "Y", data: [6] }] });
+    expect(await infer("counter", { parameters: { sequence_id: 11 }, inputs: [x(5)] })).toMatchObject({ status: 200, outputs: [{ data: [5] }] });
+    const noSequence = await infer("counter", { inputs: [x(5)] });
+    expect(noSequence.status).toBe(400);
+    expect(noSequence.error).toMatch(/^in ensemble step model 'simple_sequence': .*sequence/);
   });
 
   it("refuses at load what Triton refuses: unknown models, unmapped or unknown tensors, cycles, type and batch mismatches", async () => {
