@@ -22,6 +22,8 @@ export interface ModelConfigSpec {
   /** Present turns on the dynamic batcher; an empty object is `dynamic_batching { }` (Triton's defaults). */
   readonly dynamicBatching?: { readonly maxQueueDelayUs?: number };
   readonly instanceGroups?: readonly { readonly count: number; readonly kind: "KIND_CPU" | "KIND_GPU" }[];
+  /** One `model_warmup` sample of zeros for every input, run before the model is ready. */
+  readonly warmup?: { readonly name: string; readonly batchSize: number };
 }
 
 const INDENT = "  ";
@@ -77,6 +79,14 @@ export function renderModelConfigText(config: ModelConfigSpec): string {
       `count: ${group.count}`,
       `kind: ${group.kind}`,
     ])));
+  }
+  if (config.warmup !== undefined) {
+    const inputs = config.inputs.flatMap((tensor) => [
+      "inputs {", `${INDENT}key: ${quoted(tensor.name)}`, `${INDENT}value {`,
+      `${INDENT}${INDENT}data_type: ${tensor.dataType}`, `${INDENT}${INDENT}dims: [ ${tensor.dims.join(", ")} ]`, `${INDENT}${INDENT}zero_data: true`,
+      `${INDENT}}`, "}",
+    ]);
+    lines.push(...messageList("model_warmup", [[`name: ${quoted(config.warmup.name)}`, `batch_size: ${config.warmup.batchSize}`, ...inputs]]));
   }
   return `${lines.join("\n")}\n`;
 }

@@ -188,6 +188,8 @@ export function buildResnet50Model(seed: number): ExampleModel {
       outputs: [{ name: "output", dataType: "TYPE_FP32", dims: [CLASS_COUNT], labelFilename: LABELS_FILE_NAME }],
       dynamicBatching: {},
       instanceGroups: [{ count: 1, kind: "KIND_CPU" }],
+      // On a GPU the first run picks kernels (cuDNN search, TensorRT engine build): done before the model is ready.
+      warmup: { name: "zero_image", batchSize: 1 },
     },
     { [ONNX_MODEL_FILE_NAME]: graph.toModelBytes() },
     [{ relativePath: LABELS_FILE_NAME, contents: labelsText() }],

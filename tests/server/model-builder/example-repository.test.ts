@@ -89,6 +89,7 @@ describe("example repository layout", () => {
     expect(read("resnet50")).toContain("format: FORMAT_NCHW\n    dims: [ 3, 224, 224 ]");
     expect(read("resnet50")).toContain('label_filename: "labels.txt"');
     expect(read("resnet50")).toMatch(/\ndynamic_batching \{ \}\ninstance_group \[\n {2}\{\n {4}count: 1\n {4}kind: KIND_CPU\n/);
+    expect(read("resnet50")).toMatch(/\nmodel_warmup \[\n {2}\{\n {4}name: "zero_image"\n {4}batch_size: 1\n {4}inputs \{\n {6}key: "input"\n {6}value \{\n {8}data_type: TYPE_FP32\n {8}dims: \[ 3, 224, 224 \]\n {8}zero_data: true\n/);
     expect(read("mlp")).toContain("max_batch_size: 64\n");
     expect(read("mlp")).toContain("dynamic_batching {\n  max_queue_delay_microseconds: 500\n}");
   });
