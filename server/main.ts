@@ -31,6 +31,7 @@ async function run(options: ServerOptions): Promise<void> {
     exitOnError: options.exitOnError,
     modelControlMode: options.modelControlMode,
     repositoryPollMs: options.repositoryPollSecs * 1000,
+    responseCacheBytes: options.responseCacheBytes,
     log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
     startupModels: options.loadModels,
     loader: {

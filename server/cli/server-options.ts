@@ -32,6 +32,8 @@ export interface ServerOptions {
   readonly cpuCount: number;
   /** V8's old-generation growth after a full GC, percent; 0 = V8's own adaptive factor. */
   readonly heapGrowingPercent: number;
+  /** Bytes of the response cache (`--cache-config local,size=N`); undefined = no cache. */
+  readonly responseCacheBytes: number | undefined;
 }
 
 function parseBoolean(value: string | undefined): boolean {
@@ -80,6 +82,21 @@ function parseBackendConfig(entries: readonly string[]): { intraOpThreads: numbe
  */
 export const DEFAULT_HEAP_GROWING_PERCENT = 300;
 
+/** Triton's `--cache-config <cache>,<key>=<value>`: the local (in-memory) cache and its `size` in bytes. */
+function parseCacheConfig(entries: readonly string[]): number | undefined {
+  let size: number | undefined;
+  for (const entry of entries) {
+    const match = /^([a-z_]+),([a-z_]+)=(.+)$/.exec(entry);
+    if (match === null) throw new InvalidArgumentError(`--cache-config '${entry}' is not <cache>,<key>=<value>`);
+    const [, cache, key, value] = match;
+    if (cache !== "local") throw new InvalidArgumentError(`--cache-config: only the 'local' cache is available, not '${cache}'`);
+    if (key !== "size") throw new InvalidArgumentError(`--cache-config: unknown key '${key}' for the local cache (size)`);
+    size = parseInteger(1)(value!);
+  }
+  if (entries.length > 0 && size === undefined) throw new InvalidArgumentError("--cache-config local needs size=<bytes>");
+  return size;
+}
+
 export function buildCommand(): Command {
   return new Command("inference-server")
     .description("Triton-compatible (KServe v2) inference server for ONNX models")
@@ -110,6 +127,7 @@ export function buildCommand(): Command {
     .option("--repository-poll-secs <secs>", "poll mode: how often the repository is rescanned for new, changed and removed models", parseInteger(1), 15)
     .option("--load-model <name>", "model to load at start in explicit mode; '*' loads all; repeatable", collect, [])
     .option("--backend-config <config>", "onnxruntime,intra_op_thread_count=N | onnxruntime,default-max-batch-size=N; repeatable", collect, [])
+    .option("--cache-config <config>", "local,size=<bytes>: the response cache that models with response_cache { enable: true } use; repeatable", collect, [])
     .option(
       "--heap-growing-percent <percent>",
       "how far the JS heap may grow past its live size before the next full GC (V8's --heap-growing-percent; 0 = V8's adaptive default, which collects about once a second under large-tensor load)",
@@ -148,5 +166,6 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     defaultMaxBatchSize: backendConfig.defaultMaxBatchSize,
     cpuCount: os.availableParallelism(),
     heapGrowingPercent: o["heapGrowingPercent"] as number,
+    responseCacheBytes: parseCacheConfig(o["cacheConfig"] as string[]),
   };
 }

@@ -10,6 +10,7 @@ import { fullShape } from "./model-signature";
 import type { ModelStatisticsSnapshot } from "./model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./model-version";
 import { validateRequest } from "./request-validation";
+import { ResponseCache } from "./response-cache";
 
 export interface CoreSettings {
   readonly modelRepositories: readonly string[];
@@ -26,6 +27,8 @@ export interface CoreSettings {
    */
   readonly modelControlMode: "none" | "explicit" | "poll";
   readonly repositoryPollMs: number;
+  /** Triton's `--cache-config local,size=N`: bytes of the response cache; undefined = no cache. */
+  readonly responseCacheBytes: number | undefined;
   /** Where poll mode reports what it loaded, unloaded or failed to reload. */
   readonly log: { info(message: string): void; warn(message: string): void };
   /** Models to load at start in explicit mode; `*` means all. */
@@ -86,10 +89,12 @@ export class InferenceCore {
   /** Each loaded model's directory fingerprint as it was when its load began. */
   readonly #fingerprints = new Map<string, string>();
   #pollTimer: NodeJS.Timeout | undefined;
+  readonly #responseCache: ResponseCache | undefined;
   #shuttingDown = false;
 
   constructor(settings: CoreSettings) {
     this.#settings = settings;
+    this.#responseCache = settings.responseCacheBytes === undefined ? undefined : new ResponseCache(settings.responseCacheBytes);
   }
 
   observe(observer: CoreObserver): void {
@@ -381,19 +386,31 @@ export class InferenceCore {
         signal: request.signal,
         parameters: request.parameters,
       };
+      const cache = this.#cacheFor(model);
+      let cacheKey = "";
+      let lookupNs = 0;
+      if (cache !== undefined) {
+        const lookupStartNs = process.hrtime.bigint();
+        cacheKey = ResponseCache.key(model.name, model.version, validated.inputs, validated.outputs);
+        const hit = cache.get(cacheKey);
+        lookupNs = Number(process.hrtime.bigint() - lookupStartNs);
+        if (hit !== undefined) {
+          model.statistics.recordCacheHit(lookupNs);
+          return this.#succeed(model, request, hit, startNs, 0);
+        }
+      }
       const sequence = model.sequences?.prepare(request.parameters, validated.batchSize, model.signature.maxBatchSize > 0);
       if (sequence !== undefined) for (const control of sequence.controls) validated.inputs.set(control.name, control);
       const { outputs, queueNs } = sequence !== undefined
         ? await sequence.run(() => model.scheduler.enqueue(validated, options))
         : await model.scheduler.enqueue(validated, options);
-      const response: InferResponse = {
-        modelName: model.name, modelVersion: String(model.version), id: request.id,
-        outputs: this.#selectOutputs(model, validated.outputs, outputs),
-      };
-      const requestNs = Number(process.hrtime.bigint() - startNs);
-      model.statistics.recordSuccess(requestNs, queueNs);
-      this.#report(model, undefined, requestNs, queueNs);
-      return response;
+      const selected = this.#selectOutputs(model, validated.outputs, outputs);
+      if (cache !== undefined) {
+        const insertStartNs = process.hrtime.bigint();
+        cache.set(cacheKey, selected);
+        model.statistics.recordCacheMiss(lookupNs + Number(process.hrtime.bigint() - insertStartNs));
+      }
+      return this.#succeed(model, request, selected, startNs, queueNs);
     } catch (error) {
       const failure = asInferenceError(error);
       const requestNs = Number(process.hrtime.bigint() - startNs);
@@ -401,6 +418,18 @@ export class InferenceCore {
       this.#report(model, failureReasonOf(failure), requestNs, 0);
       throw failure;
     }
+  }
+
+  /** The response cache, for a model whose config enables it, when the server has one; never for sequence models. */
+  #cacheFor(model: ModelVersion): ResponseCache | undefined {
+    return model.config.response_cache?.enable === true && model.sequences === undefined ? this.#responseCache : undefined;
+  }
+
+  #succeed(model: ModelVersion, request: InferRequest, outputs: readonly OutputTensor[], startNs: bigint, queueNs: number): InferResponse {
+    const requestNs = Number(process.hrtime.bigint() - startNs);
+    model.statistics.recordSuccess(requestNs, queueNs);
+    this.#report(model, undefined, requestNs, queueNs);
+    return { modelName: model.name, modelVersion: String(model.version), id: request.id, outputs };
   }
 
   #report(model: ModelVersion, failureReason: FailureReason | undefined, requestNs: number, queueNs: number): void {

@@ -87,6 +87,16 @@ export class ModelStatistics {
     add(this.#stats.queue, queueNs);
   }
 
+  /** A response served from the response cache: `lookupNs` is the lookup (Triton's cache_hit duration). */
+  recordCacheHit(lookupNs: number): void {
+    add(this.#stats.cache_hit, lookupNs);
+  }
+
+  /** A request the cache did not have: `ns` is the lookup plus the insertion of its response. */
+  recordCacheMiss(ns: number): void {
+    add(this.#stats.cache_miss, ns);
+  }
+
   recordFailure(requestNs: number): void {
     add(this.#stats.fail, requestNs);
   }

@@ -24,6 +24,21 @@ describe("parseServerOptions", () => {
     expect(() => parseServerOptions([...REPO, "--heap-growing-percent", value], quiet)).toThrow(/heap-growing-percent/);
   });
 
+  it("reads Triton's --cache-config for the local response cache", () => {
+    expect(parseServerOptions(REPO).responseCacheBytes).toBeUndefined();
+    expect(parseServerOptions([...REPO, "--cache-config", "local,size=1048576"]).responseCacheBytes).toBe(1048576);
+  });
+
+  it.each([
+    ["redis,host=localhost", /only the 'local' cache/],
+    ["local,limit=5", /unknown key 'limit'/],
+    ["local", /is not <cache>,<key>=<value>/],
+    ["local,size=0", /must be an integer/],
+  ])("rejects --cache-config %s", (value, message) => {
+    const quiet = buildCommand().configureOutput({ writeErr: () => undefined });
+    expect(() => parseServerOptions([...REPO, "--cache-config", value], quiet)).toThrow(message);
+  });
+
   it("requires a model repository", () => {
     expect(() => parseServerOptions([])).toThrow("--model-repository is required");
   });
