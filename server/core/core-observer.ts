@@ -11,6 +11,8 @@ export interface RequestOutcome {
   readonly failureReason: FailureReason | undefined;
   readonly requestNs: number;
   readonly queueNs: number;
+  /** For a model using the response cache: whether this request hit, and the cache's share of its time. */
+  readonly cache?: { readonly hit: boolean; readonly ns: number };
 }
 
 export interface ExecutionOutcome {

@@ -1,5 +1,5 @@
 import { classify } from "./classification";
-import type { CoreObserver, FailureReason, ModelGauges } from "./core-observer";
+import type { CoreObserver, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";
 import { asInferenceError, InferenceError, invalidArg } from "./errors";
 import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./inference-request";
 import { type ComposingModels, ensembleDependencies } from "./ensemble";
@@ -396,7 +396,7 @@ export class InferenceCore {
         lookupNs = Number(process.hrtime.bigint() - lookupStartNs);
         if (hit !== undefined) {
           model.statistics.recordCacheHit(lookupNs);
-          return this.#succeed(model, request, hit, startNs, 0);
+          return this.#succeed(model, request, hit, startNs, 0, { hit: true, ns: lookupNs });
         }
       }
       const sequence = model.sequences?.prepare(request.parameters, validated.batchSize, model.signature.maxBatchSize > 0);
@@ -405,12 +405,14 @@ export class InferenceCore {
         ? await sequence.run(() => model.scheduler.enqueue(validated, options))
         : await model.scheduler.enqueue(validated, options);
       const selected = this.#selectOutputs(model, validated.outputs, outputs);
+      let cacheOutcome: RequestOutcome["cache"];
       if (cache !== undefined) {
         const insertStartNs = process.hrtime.bigint();
         cache.set(cacheKey, selected);
-        model.statistics.recordCacheMiss(lookupNs + Number(process.hrtime.bigint() - insertStartNs));
+        cacheOutcome = { hit: false, ns: lookupNs + Number(process.hrtime.bigint() - insertStartNs) };
+        model.statistics.recordCacheMiss(cacheOutcome.ns);
       }
-      return this.#succeed(model, request, selected, startNs, queueNs);
+      return this.#succeed(model, request, selected, startNs, queueNs, cacheOutcome);
     } catch (error) {
       const failure = asInferenceError(error);
       const requestNs = Number(process.hrtime.bigint() - startNs);
@@ -425,16 +427,18 @@ export class InferenceCore {
     return model.config.response_cache?.enable === true && model.sequences === undefined ? this.#responseCache : undefined;
   }
 
-  #succeed(model: ModelVersion, request: InferRequest, outputs: readonly OutputTensor[], startNs: bigint, queueNs: number): InferResponse {
+  #succeed(
+    model: ModelVersion, request: InferRequest, outputs: readonly OutputTensor[], startNs: bigint, queueNs: number, cache: RequestOutcome["cache"],
+  ): InferResponse {
     const requestNs = Number(process.hrtime.bigint() - startNs);
     model.statistics.recordSuccess(requestNs, queueNs);
-    this.#report(model, undefined, requestNs, queueNs);
+    this.#report(model, undefined, requestNs, queueNs, cache);
     return { modelName: model.name, modelVersion: String(model.version), id: request.id, outputs };
   }
 
-  #report(model: ModelVersion, failureReason: FailureReason | undefined, requestNs: number, queueNs: number): void {
+  #report(model: ModelVersion, failureReason: FailureReason | undefined, requestNs: number, queueNs: number, cache?: RequestOutcome["cache"]): void {
     for (const o of this.#observers) {
-      o.requestCompleted({ modelName: model.name, modelVersion: String(model.version), failureReason, requestNs, queueNs });
+      o.requestCompleted({ modelName: model.name, modelVersion: String(model.version), failureReason, requestNs, queueNs, cache });
     }
   }
 

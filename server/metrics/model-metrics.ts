@@ -26,6 +26,10 @@ class ModelTotals {
   computeInputNs = 0;
   computeInferNs = 0;
   computeOutputNs = 0;
+  cacheHits = 0;
+  cacheMisses = 0;
+  cacheHitNs = 0;
+  cacheMissNs = 0;
 
   constructor(
     readonly labels: ModelLabels,
@@ -47,6 +51,10 @@ const TRITON_COUNTERS: readonly { name: string; help: string; read: (totals: Mod
   { name: "nv_inference_compute_input_duration_us", help: "Cumulative compute input duration in microseconds, charged to every request of a batch", read: (t) => microseconds(t.computeInputNs) },
   { name: "nv_inference_compute_infer_duration_us", help: "Cumulative compute inference duration in microseconds, charged to every request of a batch", read: (t) => microseconds(t.computeInferNs) },
   { name: "nv_inference_compute_output_duration_us", help: "Cumulative inference compute output duration in microseconds, charged to every request of a batch", read: (t) => microseconds(t.computeOutputNs) },
+  { name: "nv_cache_num_hits_per_model", help: "Number of response cache hits per model", read: (t) => t.cacheHits },
+  { name: "nv_cache_num_misses_per_model", help: "Number of response cache misses per model", read: (t) => t.cacheMisses },
+  { name: "nv_cache_hit_duration_per_model", help: "Cumulative time requests spend retrieving a cached response per model (in microseconds)", read: (t) => microseconds(t.cacheHitNs) },
+  { name: "nv_cache_miss_duration_per_model", help: "Cumulative time requests spend looking up and inserting responses into the cache on a cache miss (in microseconds)", read: (t) => microseconds(t.cacheMissNs) },
 ];
 
 /** Per-model values the core reports as point-in-time gauges, read at scrape time. */
@@ -106,6 +114,13 @@ export class ModelMetrics implements CoreObserver {
       return;
     }
     totals.successCount += 1;
+    if (outcome.cache?.hit === true) {
+      totals.cacheHits += 1;
+      totals.cacheHitNs += outcome.cache.ns;
+    } else if (outcome.cache !== undefined) {
+      totals.cacheMisses += 1;
+      totals.cacheMissNs += outcome.cache.ns;
+    }
     totals.requestNs += outcome.requestNs;
     totals.queueNs += outcome.queueNs;
     totals.requestSeconds.observe(outcome.requestNs / 1e9);

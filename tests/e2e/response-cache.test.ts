@@ -47,7 +47,7 @@ describe("response cache (--cache-config local,size=N; response_cache { enable: 
     simpleModel(repository, "plain", "");
     // Room for one simple response and a half: a second distinct response evicts the first.
     [server, uncachedServer] = await Promise.all([
-      startServer({ repository, args: ["--cache-config", `local,size=${Math.floor(ENTRY_BYTES * 1.5)}`] }),
+      startServer({ repository, services: ["http", "metrics"], args: ["--cache-config", `local,size=${Math.floor(ENTRY_BYTES * 1.5)}`] }),
       startServer({ repository }),
     ]);
   });
@@ -67,6 +67,10 @@ describe("response cache (--cache-config local,size=N; response_cache { enable: 
     expect(s.inference_stats.cache_hit.count).toBe(1);
     expect(s.inference_stats.cache_miss.count).toBe(1);
     expect(s.inference_stats.compute_infer.count).toBe(1);
+    const metrics = await (await fetch(`${server.metricsUrl!}/metrics`)).text();
+    expect(metrics).toContain('nv_cache_num_hits_per_model{model="cached",version="1"} 1');
+    expect(metrics).toContain('nv_cache_num_misses_per_model{model="cached",version="1"} 1');
+    expect(metrics).toContain('nv_inference_exec_count{model="cached",version="1"} 1');
   });
 
   it("keys on the inputs and on the outputs asked for", async () => {
