@@ -65,6 +65,11 @@ function integerParameter(parameters: InferRequest["parameters"], key: string): 
   return number;
 }
 
+/** Triton requires model names to be unique across repositories: a name found twice is served from neither. */
+function duplicateModel(name: string): ModelEntry {
+  return { failure: `model '${name}' appears in more than one model repository`, versions: new Map() };
+}
+
 function failureReasonOf(error: InferenceError): FailureReason {
   if (error.code === "CANCELLED") return "CANCELED";
   if (error.code === "UNAVAILABLE") return "REJECTED";
@@ -106,7 +111,7 @@ export class InferenceCore {
     const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
     for (const directory of models) this.#directories.set(directory.name, directory);
     for (const duplicate of duplicates) {
-      this.#models.set(duplicate.name, { failure: `model '${duplicate.name}' appears in more than one model repository`, versions: new Map() });
+      this.#models.set(duplicate.name, duplicateModel(duplicate.name));
     }
     const wanted = this.#settings.modelControlMode !== "explicit" || this.#settings.startupModels.includes("*")
       ? models.map((m) => m.name)
@@ -134,8 +139,9 @@ export class InferenceCore {
 
   /** One pass of poll mode: unload removed models, load new ones, reload changed ones (keeping the old on failure). */
   async #poll(): Promise<void> {
-    const { models } = listModelDirectories(this.#settings.modelRepositories);
+    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
     const present = new Set(models.map((m) => m.name));
+    const duplicated = new Set(duplicates.map((m) => m.name));
     for (const [name, entry] of [...this.#models]) {
       if (present.has(name)) continue;
       this.#models.delete(name);
@@ -147,6 +153,15 @@ export class InferenceCore {
     for (const directory of models) this.#directories.set(directory.name, directory);
     for (const { name, path: modelPath } of models) {
       if (this.#shuttingDown) return;
+      if (duplicated.has(name)) {
+        const entry = this.#models.get(name);
+        if (entry?.failure !== undefined) continue;
+        this.#models.set(name, duplicateModel(name));
+        this.#fingerprints.delete(name); // loads again once only one repository has it
+        if (entry !== undefined) await this.#close(entry.versions.values());
+        this.#settings.log.warn(`poll: '${name}' now appears in more than one model repository; not serving it`);
+        continue;
+      }
       const known = this.#models.has(name);
       if (known && directoryFingerprint(modelPath) === this.#fingerprints.get(name)) continue;
       const failure = await this.#loadWithDependencies(name);

@@ -41,6 +41,7 @@ const simpleBody = JSON.stringify({
 
 describe("poll model control mode (--model-control-mode poll)", () => {
   let repository: string;
+  let secondRepository: string;
   let server: RunningServer;
   const index = async (): Promise<IndexEntry[]> => (await (await fetch(`${server.httpUrl}/v2/repository/index`, { method: "POST", body: "{}" })).json()) as IndexEntry[];
   const maxBatchSize = async (model: string): Promise<number | undefined> => {
@@ -50,12 +51,16 @@ describe("poll model control mode (--model-control-mode poll)", () => {
 
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "poll-repo-"));
+    secondRepository = mkdtempSync(path.join(os.tmpdir(), "poll-repo-2-"));
     simpleModel(repository, "first", "max_batch_size: 8");
-    server = await startServer({ repository, args: ["--model-control-mode", "poll", "--repository-poll-secs", "1", "--exit-on-error", "false"] });
+    server = await startServer({
+      repository, args: ["--model-repository", secondRepository, "--model-control-mode", "poll", "--repository-poll-secs", "1", "--exit-on-error", "false"],
+    });
   });
   afterAll(async () => {
     await server?.stop();
     rmSync(repository, { recursive: true, force: true });
+    rmSync(secondRepository, { recursive: true, force: true });
   });
 
   it("loads a model that appears in the repository", async () => {
@@ -80,6 +85,14 @@ describe("poll model control mode (--model-control-mode poll)", () => {
     rmSync(path.join(repository, "second"), { recursive: true });
     await until(index, (entries) => !entries.some((e) => e.name === "second"));
     expect((await fetch(`${server.httpUrl}/v2/models/second/ready`)).status).toBe(400);
+  });
+
+  it("stops serving a model that appears in a second repository, and serves it again once it is unique", async () => {
+    simpleModel(repository, "first", "max_batch_size: 4"); // mends the config the previous test broke
+    simpleModel(secondRepository, "first", "max_batch_size: 4");
+    await until(index, (entries) => entries.some((e) => e.name === "first" && e.state === "UNAVAILABLE" && /more than one model repository/.test(e.reason)));
+    rmSync(path.join(secondRepository, "first"), { recursive: true });
+    await until(index, (entries) => entries.some((e) => e.name === "first" && e.state === "READY"));
   });
 
   it("refuses explicit load and unload, as Triton does outside explicit mode", async () => {
