@@ -75,12 +75,12 @@ export class OnnxruntimeBackend implements Backend {
 }
 
 export const INLINE_MODEL_MAX_BYTES = 64 * 1024;
+export const INLINE_EXECUTION_BUDGET_NS = 1_000_000;
 
 /** The same message whichever thread the session ran on. */
 function executionFailed(detail: string): Error {
   return new Error(`onnxruntime execution failed: ${detail}`);
 }
-export const INLINE_EXECUTION_BUDGET_NS = 1_000_000;
 
 /** A session on the main thread, for tiny models; hands itself over to a worker if an execution runs long. */
 class InlineOrtInstance implements BackendInstance {
