@@ -1,6 +1,7 @@
 export { InferenceCore, type CoreSettings, type ModelMetadata } from "./inference-core";
 export { InferenceError, type ErrorCode } from "./errors";
-export type { InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./inference-request";
+export { Cancellation } from "./cancellation";
+export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./inference-request";
 export type { Tensor } from "./tensor";
 export { elementCount, joinBytesElements, splitBytesElements } from "./tensor";
 export { DATATYPES, ELEMENT_BYTE_SIZE, isDataType, type DataType } from "./datatypes";

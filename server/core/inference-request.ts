@@ -11,6 +11,16 @@ export interface RequestedOutput {
 }
 
 /**
+ * What the core needs of an AbortSignal to drop a queued request whose client went away. An AbortSignal is one;
+ * a frontend may pass something lighter (creating an AbortController costs microseconds on every request).
+ */
+export interface CancellationSignal {
+  readonly aborted: boolean;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
+/**
  * A protocol-neutral inference request, built by a frontend. `signal` aborts when the client goes away: a
  * request still queued is then dropped without being executed.
  */
@@ -23,7 +33,7 @@ export interface InferRequest {
   readonly inputs: readonly Tensor[];
   /** Absent means every output of the model. */
   readonly outputs?: readonly RequestedOutput[];
-  readonly signal?: AbortSignal;
+  readonly signal?: CancellationSignal;
 }
 
 export interface OutputTensor extends Tensor {

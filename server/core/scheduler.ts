@@ -2,7 +2,7 @@ import type { BackendInstance } from "../backends/backend";
 import { assembleBatch, splitBatch } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "./errors";
-import type { OutputTensor, ParameterValue } from "./inference-request";
+import type { CancellationSignal, OutputTensor, ParameterValue } from "./inference-request";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "./model-signature";
 import type { ExecutionTimings } from "./model-statistics";
@@ -34,7 +34,7 @@ export interface ScheduleOptions {
   readonly priority?: number;
   /** Triton's `timeout` request parameter, µs. */
   readonly timeoutUs?: number;
-  readonly signal?: AbortSignal;
+  readonly signal?: CancellationSignal;
   /** The request's parameters, for a scheduler that forwards the request (an ensemble's steps). */
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
 }
@@ -55,7 +55,7 @@ interface QueueEntry extends PendingView {
   readonly deadlineUs: number;
   readonly timeoutAction: QueuePolicy["timeoutAction"];
   readonly level: number;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: CancellationSignal | undefined;
   readonly onAbort: () => void;
   readonly resolve: (result: ScheduledResult) => void;
   readonly reject: (error: InferenceError) => void;

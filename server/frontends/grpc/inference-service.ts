@@ -1,6 +1,6 @@
 import type { ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { type InferenceCore, InferenceError } from "../../core/index";
+import { Cancellation, type InferenceCore, InferenceError } from "../../core/index";
 import type {
   ModelInferRequestMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage, RepositoryModelRequestMessage,
 } from "./grpc-messages";
@@ -13,11 +13,11 @@ function optional(value: string): string | undefined {
   return value === "" ? undefined : value;
 }
 
-/** Aborts when the client cancels the call (or its deadline passes), so queued work can be dropped. */
-function cancelSignal(call: ServerUnaryCall<unknown, unknown>): AbortSignal {
-  const controller = new AbortController();
-  call.once("cancelled", () => controller.abort());
-  return controller.signal;
+/** Cancelled when the client cancels the call (or its deadline passes), so queued work can be dropped. */
+function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
+  const cancellation = new Cancellation();
+  call.once("cancelled", () => cancellation.abort());
+  return cancellation;
 }
 
 /** Load parameters that would change what is loaded; this server loads only from the repository. */
@@ -58,7 +58,7 @@ export function inferenceServiceHandlers(core: InferenceCore, logger: Logger, st
       await core.unloadModel(request.model_name);
       return {};
     }),
-    ModelInfer: unary((request: ModelInferRequestMessage, call) => modelInfer(core, request, cancelSignal(call))),
+    ModelInfer: unary((request: ModelInferRequestMessage, call) => modelInfer(core, request, callCancelled(call))),
     ModelStreamInfer: (call: ModelStreamInferCall) => {
       const session = serveModelStreamInfer(core, call, logger);
       streams.add(session);

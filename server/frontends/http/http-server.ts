@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import { InferenceError, type InferenceCore } from "../../core/index";
+import { Cancellation, InferenceError, type InferenceCore } from "../../core/index";
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "./content-encoding";
 import { httpStatusOf } from "./http-status";
 import { decodeInferRequest } from "./infer-request-codec";
@@ -42,14 +42,14 @@ function headerLengthOf(request: FastifyRequest): number | undefined {
   return Number(value);
 }
 
-/** Aborts when the client disconnects before its response is written, so queued work can be dropped. */
-function clientGoneSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
+/** Cancelled when the client disconnects before its response is written, so queued work can be dropped. */
+function clientGone(reply: FastifyReply): Cancellation {
+  const cancellation = new Cancellation();
   // The response closes early exactly when the client went away (or the socket broke) before the answer.
   reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) controller.abort();
+    if (!reply.raw.writableFinished) cancellation.abort();
   });
-  return controller.signal;
+  return cancellation;
 }
 
 /**
@@ -129,7 +129,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     const { request: inferRequest, encoding } = decodeInferRequest(body, headerLengthOf(request), {
       modelName: request.params.model, modelVersion, metadata: () => core.modelMetadata(request.params.model, modelVersion),
     });
-    const response = await core.infer({ ...inferRequest, signal: clientGoneSignal(reply) });
+    const response = await core.infer({ ...inferRequest, signal: clientGone(reply) });
     const encoded = encodeInferResponse(response, encoding);
     if (encoded.headerLength === undefined) return reply.type("application/json").send(encoded.body);
     return reply.type("application/octet-stream").header(HEADER_LENGTH, encoded.headerLength).send(encoded.body);
