@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { status } from "@grpc/grpc-js";
 import { type RunningServer, startServer } from "../helpers/server-process";
+import { type GrpcCallError, GrpcTestClient } from "./grpc-transport";
 
 /** Identity models whose every execution takes `delayMs`: queueing and batching become observable. */
 function identityModel(repository: string, name: string, delayMs: number, extra: string): void {
@@ -38,7 +40,8 @@ describe("dynamic batching, instances and queue policy (Triton's scheduler seman
     identityModel(repository, "two_instances", 400, "max_batch_size: 1\ninstance_group [ { count: 2 kind: KIND_CPU } ]");
     identityModel(repository, "one_instance", 400, "max_batch_size: 1\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
     identityModel(repository, "cancellable", 400, "max_batch_size: 1\ndynamic_batching { }\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
-    server = await startServer({ repository });
+    identityModel(repository, "cancellable_grpc", 400, "max_batch_size: 1\ndynamic_batching { }\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
+    server = await startServer({ repository, services: ["http", "grpc"] });
   });
   afterAll(async () => {
     await server?.stop();
@@ -154,6 +157,26 @@ describe("dynamic batching, instances and queue policy (Triton's scheduler seman
     const s = await stats("cancellable");
     expect(s.execution_count).toBe(1);
     expect(s.inference_stats.fail.count).toBe(1);
+  });
+
+  it("drops a queued gRPC request whose deadline passed, without executing it", async () => {
+    const client = new GrpcTestClient(server.grpcAddress!);
+    try {
+      const running = infer("cancellable_grpc", [row(0)]);
+      await settle(50);
+      const expired = client.unary("ModelInfer", {
+        model_name: "cancellable_grpc",
+        inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 4], contents: { int_contents: row(1) } }],
+      }, { deadline: Date.now() + 100 }).catch((e: GrpcCallError) => e);
+      expect(await expired).toMatchObject({ code: status.DEADLINE_EXCEEDED });
+      expect((await running).status).toBe(200);
+      await settle(100);
+      const s = await stats("cancellable_grpc");
+      expect(s.execution_count).toBe(1);
+      expect(s.inference_stats.fail.count).toBe(1);
+    } finally {
+      client.close();
+    }
   });
 
   it("runs two instances in parallel: with two, neither request queues; with one, the second waits", async () => {
