@@ -164,7 +164,7 @@ export class EnsembleScheduler implements RequestScheduler {
           if (name !== undefined) tensors.set(name, { ...output, name });
         }
       }
-      return { outputs: [...tensors.values()].map((tensor) => tensor as OutputTensor), queueNs: 0 };
+      return { outputs: [...tensors.values()], queueNs: 0 };
     } finally {
       this.#inFlight--;
       if (this.#inFlight === 0) this.#drained?.();
