@@ -14,7 +14,8 @@ export class Cancellation implements CancellationSignal {
   }
 
   removeEventListener(_type: "abort", listener: () => void): void {
-    this.#listeners = this.#listeners.filter((l) => l !== listener);
+    const index = this.#listeners.indexOf(listener);
+    if (index >= 0) this.#listeners.splice(index, 1);
   }
 
   /** Marks the request cancelled and tells every listener, once. */

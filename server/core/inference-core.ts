@@ -91,7 +91,7 @@ export class InferenceCore {
     signatureOf: (name, version) => this.#resolve(name, version < 0 ? undefined : String(version)).signature,
     infer: (request) => this.infer(request),
   };
-  /** Each loaded model's directory fingerprint as it was when its load began. */
+  /** Poll mode: each loaded model's directory fingerprint as it was when its load began. */
   readonly #fingerprints = new Map<string, string>();
   #pollTimer: NodeJS.Timeout | undefined;
   readonly #responseCache: ResponseCache | undefined;
@@ -206,7 +206,7 @@ export class InferenceCore {
     const directory = this.#directories.get(name);
     if (directory === undefined) throw new InferenceError("INVALID_ARG", `failed to load '${name}', no version is available`);
     const previous = this.#models.get(name);
-    this.#fingerprints.set(name, directoryFingerprint(directory.path));
+    if (this.#settings.modelControlMode === "poll") this.#fingerprints.set(name, directoryFingerprint(directory.path));
     let loaded: LoadedModel;
     try {
       loaded = await loadModel(directory, {

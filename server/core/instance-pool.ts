@@ -20,6 +20,11 @@ export class InstancePool {
     return this.#all.length;
   }
 
+  /** Instances running an execution now. */
+  get busyCount(): number {
+    return this.#all.length - this.#idle.length;
+  }
+
   get hasIdle(): boolean {
     return this.#idle.length > 0;
   }

@@ -88,7 +88,6 @@ export class Scheduler implements RequestScheduler {
   #timer: NodeJS.Timeout | undefined;
   #timerAtUs = Infinity;
   #closed = false;
-  #executing = 0;
   #drained: (() => void) | undefined;
   // preserve_ordering: batches deliver their responses in dispatch order.
   #nextDispatchSeq = 0;
@@ -161,7 +160,7 @@ export class Scheduler implements RequestScheduler {
   }
 
   #resolveIfDrained(): void {
-    if (!this.#closed || this.#executing > 0 || this.pendingCount > 0) return;
+    if (!this.#closed || this.#pool.busyCount > 0 || this.pendingCount > 0) return;
     this.#clearTimer();
     this.#drained?.();
     this.#drained = undefined;
@@ -286,9 +285,7 @@ export class Scheduler implements RequestScheduler {
   #dispatch(entries: QueueEntry[]): void {
     const instance = this.#pool.acquire()!;
     const seq = this.#nextDispatchSeq++;
-    this.#executing++;
     void this.#execute(instance, entries).then((deliver) => {
-      this.#executing--;
       this.#pool.release(instance);
       if (this.#settings.preserveOrdering) {
         this.#finished.set(seq, deliver);

@@ -1,16 +1,14 @@
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXAMPLE_REPOSITORY, type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
+import { type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
+import { writeSimpleModel } from "../helpers/simple-model";
 
-const SIMPLE_ONNX = path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx");
 
 /** Triton's `simple`: OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1 over INT32[16], batching up to 8. */
 function addSub(repository: string, name: string, maxBatchSize = 8): void {
-  mkdirSync(path.join(repository, name, "1"), { recursive: true });
-  copyFileSync(SIMPLE_ONNX, path.join(repository, name, "1", "model.onnx"));
-  writeFileSync(path.join(repository, name, "config.pbtxt"), `platform: "onnxruntime_onnx"\nmax_batch_size: ${maxBatchSize}\ndynamic_batching { }`);
+  writeSimpleModel(repository, name, `max_batch_size: ${maxBatchSize}\ndynamic_batching { }`);
 }
 
 const io = (kind: "input" | "output", names: string[], type = "TYPE_INT32", dims = "16"): string =>

@@ -1,16 +1,11 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
+import { type RunningServer, startServer } from "../helpers/server-process";
+import { writeSimpleModel } from "../helpers/simple-model";
 
-const SIMPLE_ONNX = path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx");
 
-function simpleModel(repository: string, name: string, config: string): void {
-  mkdirSync(path.join(repository, name, "1"), { recursive: true });
-  copyFileSync(SIMPLE_ONNX, path.join(repository, name, "1", "model.onnx"));
-  writeFileSync(path.join(repository, name, "config.pbtxt"), `platform: "onnxruntime_onnx"\n${config}`);
-}
 
 function slowIdentity(repository: string, name: string, delayMs: number): void {
   mkdirSync(path.join(repository, name, "1"), { recursive: true });
@@ -52,7 +47,7 @@ describe("poll model control mode (--model-control-mode poll)", () => {
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "poll-repo-"));
     secondRepository = mkdtempSync(path.join(os.tmpdir(), "poll-repo-2-"));
-    simpleModel(repository, "first", "max_batch_size: 8");
+    writeSimpleModel(repository, "first", "max_batch_size: 8");
     server = await startServer({
       repository, args: ["--model-repository", secondRepository, "--model-control-mode", "poll", "--repository-poll-secs", "1", "--exit-on-error", "false"],
     });
@@ -64,13 +59,13 @@ describe("poll model control mode (--model-control-mode poll)", () => {
   });
 
   it("loads a model that appears in the repository", async () => {
-    simpleModel(repository, "second", "max_batch_size: 2");
+    writeSimpleModel(repository, "second", "max_batch_size: 2");
     await until(index, (entries) => entries.some((e) => e.name === "second" && e.state === "READY"));
     expect((await fetch(`${server.httpUrl}/v2/models/second/infer`, { method: "POST", body: simpleBody })).status).toBe(200);
   });
 
   it("reloads a model whose config changed", async () => {
-    simpleModel(repository, "first", "max_batch_size: 4");
+    writeSimpleModel(repository, "first", "max_batch_size: 4");
     expect(await until(() => maxBatchSize("first"), (value) => value === 4)).toBe(4);
   });
 
@@ -88,8 +83,8 @@ describe("poll model control mode (--model-control-mode poll)", () => {
   });
 
   it("stops serving a model that appears in a second repository, and serves it again once it is unique", async () => {
-    simpleModel(repository, "first", "max_batch_size: 4"); // mends the config the previous test broke
-    simpleModel(secondRepository, "first", "max_batch_size: 4");
+    writeSimpleModel(repository, "first", "max_batch_size: 4"); // mends the config the previous test broke
+    writeSimpleModel(secondRepository, "first", "max_batch_size: 4");
     await until(index, (entries) => entries.some((e) => e.name === "first" && e.state === "UNAVAILABLE" && /more than one model repository/.test(e.reason)));
     rmSync(path.join(secondRepository, "first"), { recursive: true });
     await until(index, (entries) => entries.some((e) => e.name === "first" && e.state === "READY"));
@@ -110,7 +105,7 @@ describe("unload and reload in explicit mode", () => {
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "lifecycle-repo-"));
     slowIdentity(repository, "slow", 400);
-    simpleModel(repository, "steady", "max_batch_size: 8");
+    writeSimpleModel(repository, "steady", "max_batch_size: 8");
     server = await startServer({ repository, args: ["--model-control-mode", "explicit", "--load-model", "*"] });
   });
   afterAll(async () => {

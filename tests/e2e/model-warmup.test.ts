@@ -1,11 +1,11 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OnnxGraphBuilder } from "../../server/model-builder/index";
-import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
+import { type RunningServer, startServer } from "../helpers/server-process";
+import { writeSimpleModel } from "../helpers/simple-model";
 
-const SIMPLE_ONNX = path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx");
 const DELAY_MS = 150;
 const RUNS = 3;
 
@@ -21,10 +21,7 @@ output [
 const warmupInput = (name: string, dims: string, data: string): string => `{ key: "${name}" value: { data_type: TYPE_INT32 dims: [ ${dims} ] ${data} } }`;
 
 function simpleModel(repository: string, name: string, config: string, warmupFiles: Record<string, Buffer> = {}): void {
-  const dir = path.join(repository, name);
-  mkdirSync(path.join(dir, "1"), { recursive: true });
-  copyFileSync(SIMPLE_ONNX, path.join(dir, "1", "model.onnx"));
-  writeFileSync(path.join(dir, "config.pbtxt"), `platform: "onnxruntime_onnx"\nmax_batch_size: 8\n${config}`);
+  const dir = writeSimpleModel(repository, name, `max_batch_size: 8\n${config}`);
   for (const [file, bytes] of Object.entries(warmupFiles)) {
     mkdirSync(path.join(dir, "warmup"), { recursive: true });
     writeFileSync(path.join(dir, "warmup", file), bytes);

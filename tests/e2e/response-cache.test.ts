@@ -1,18 +1,16 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CACHE_ENTRY_OVERHEAD_BYTES } from "../../server/core/response-cache";
-import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
+import { type RunningServer, startServer } from "../helpers/server-process";
+import { writeSimpleModel } from "../helpers/simple-model";
 
-const SIMPLE_ONNX = path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx");
 /** simple answers two INT32[16] outputs: 128 bytes of tensors per response. */
 const ENTRY_BYTES = 128 + CACHE_ENTRY_OVERHEAD_BYTES;
 
 function simpleModel(repository: string, name: string, extra: string): void {
-  mkdirSync(path.join(repository, name, "1"), { recursive: true });
-  copyFileSync(SIMPLE_ONNX, path.join(repository, name, "1", "model.onnx"));
-  writeFileSync(path.join(repository, name, "config.pbtxt"), `platform: "onnxruntime_onnx"\nmax_batch_size: 8\n${extra}`);
+  writeSimpleModel(repository, name, `max_batch_size: 8\n${extra}`);
 }
 
 type Stats = {
