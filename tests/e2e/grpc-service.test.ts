@@ -113,13 +113,12 @@ describe("KServe v2 gRPC: every GRPCInferenceService RPC", () => {
     expect(index.models).toEqual(await (await fetch(`${server.httpUrl}/v2/repository/index`, { method: "POST", body: '{"ready":true}' })).json());
   });
 
-  it("RepositoryModelLoad/Unload are refused outside explicit model control, and config overrides always", async () => {
-    const load = await callError(client.unary("RepositoryModelLoad", { model_name: "simple" }));
-    expect(load.code).toBe(status.UNAVAILABLE);
-    expect(load.details).toMatch(/--model-control-mode=explicit/);
-    expect((await callError(client.unary("RepositoryModelUnload", { model_name: "simple" }))).code).toBe(status.UNAVAILABLE);
+  it("RepositoryModelLoad/Unload are refused outside explicit model control with Triton's status and message", async () => {
+    const refused = { code: status.UNAVAILABLE, details: "explicit model load / unload is not allowed if polling is enabled" };
+    expect(await callError(client.unary("RepositoryModelLoad", { model_name: "simple" }))).toMatchObject(refused);
+    expect(await callError(client.unary("RepositoryModelUnload", { model_name: "simple" }))).toMatchObject(refused);
     const override = await callError(client.unary("RepositoryModelLoad", { model_name: "simple", parameters: { config: { string_param: "{}" } } }));
-    expect(override.code).toBe(status.UNIMPLEMENTED);
+    expect(override).toMatchObject(refused);
     expect(await client.unary("ModelReady", { name: "simple" })).toEqual({ ready: true });
   });
 
@@ -194,6 +193,34 @@ describe("KServe v2 gRPC: every GRPCInferenceService RPC", () => {
     expect(caseOutputs(responses[0]!.infer_response).map((o) => o.values)).toEqual([SUMS, DIFFERENCES]);
     expect(caseOutputs(responses[2]!.infer_response).map((o) => o.values)).toEqual([SUMS, DIFFERENCES]);
     expect(caseOutputs(responses[3]!.infer_response)[0]!.shape).toEqual([1, 1000]);
+  });
+
+  it("ModelStreamInfer marks every response triton_final_response, as Triton does for a model that is not decoupled", async () => {
+    const requests = [
+      { ...modelInferRequest(SIMPLE, true), id: "plain" },
+      { ...modelInferRequest(SIMPLE, true), id: "asks-for-empty-final", parameters: { triton_enable_empty_final_response: { bool_param: true } } },
+      { ...modelInferRequest({ ...SIMPLE, model: "no_such_model" }, true), id: "unknown-model" },
+    ];
+    type StreamResponse = { error_message: string; infer_response: GrpcMessage & { id: string; parameters: Record<string, GrpcMessage> } };
+    const responses = await streamResponses(client.modelStreamInfer(), requests) as StreamResponse[];
+    // One response per request: Triton sends an empty final response only for decoupled models, which send the
+    // final flag apart from their last response; a one-to-one model's response is itself the final one.
+    expect(responses.map((r) => r.infer_response.id)).toEqual(["plain", "asks-for-empty-final", "unknown-model"]);
+    for (const response of responses.slice(0, 2)) {
+      expect(response.error_message).toBe("");
+      expect(response.infer_response).toMatchObject({ model_name: "simple", model_version: "1" });
+      expect(response.infer_response.parameters).toEqual({ triton_final_response: { bool_param: true, parameter_choice: "bool_param" } });
+      expect(caseOutputs(response.infer_response).map((o) => o.values)).toEqual([SUMS, DIFFERENCES]);
+    }
+    // A request refused before it runs is answered as Triton's EnqueueErrorResponse does: the message and the id.
+    expect(responses[2]!.error_message).toMatch(/unknown model: 'no_such_model'/);
+    expect(responses[2]!.infer_response).toMatchObject({ id: "unknown-model", model_name: "", parameters: {} });
+    const wrongType = await callError(client.unary("ModelInfer", {
+      ...modelInferRequest(SIMPLE, true), parameters: { triton_enable_empty_final_response: { string_param: "true" } },
+    }));
+    expect(wrongType).toMatchObject({
+      code: status.INVALID_ARGUMENT, details: "invalid value type for 'triton_enable_empty_final_response' parameter, expected bool_param.",
+    });
   });
 
   it("ModelStreamInfer with triton_grpc_error: true ends the stream with the first error's status", async () => {

@@ -59,8 +59,16 @@ const CASES: readonly HttpBadCase[] = [
   { name: "wrong HTTP verb on health", method: "POST", path: "/v2/health/ready", status: 405, message: /^Method Not Allowed$/ },
   { name: "unknown path", method: "GET", path: "/v2/nothing/here", status: 404, message: /^Not Found$/ },
   { name: "model metadata of an unknown model", method: "GET", path: "/v2/models/ghost", status: 404, message: /unknown model: 'ghost'/ },
-  { name: "model load when model control is off", path: "/v2/repository/models/simple/load", body: "", status: 503, message: /--model-control-mode=explicit/ },
-  { name: "model load with a config override", path: "/v2/repository/models/simple/load", body: json({ parameters: { config: "{}" } }), status: 501, message: /load overrides \(config\) are not supported/ },
+  { name: "model load when model control is off", path: "/v2/repository/models/simple/load", body: "", status: 503, message: /^explicit model load \/ unload is not allowed if polling is enabled$/ },
+  { name: "model load with a config override when model control is off", path: "/v2/repository/models/simple/load", body: json({ parameters: { config: "{}" } }), status: 503, message: /^explicit model load \/ unload is not allowed/ },
+  { name: "UINT64 element of 20 digits", path: "/v2/models/identity_uint64/infer", body: '{"inputs":[{"name":"INPUT0","datatype":"UINT64","shape":[1,1],"data":[18446744073709551616]}]}', status: 400, message: /expected UINT64 elements, got 18446744073709551616$/ },
+  { name: "INT32 element of 20 digits", body: `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,16],"data":[99999999999999999999${",1".repeat(15)}]},${json(validInput1)}]}`, status: 400, message: /expected INT32 elements, got 99999999999999999999$/ },
+  { name: "shape dimension beyond 2^53", body: `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,9007199254740993],"data":[]},${json(validInput1)}]}`, status: 400, message: /invalid dimension 9007199254740993 in its shape/ },
+  { name: "binary_data_size beyond 2^53", body: `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,16],"parameters":{"binary_data_size":9007199254740992}},${json(validInput1)}]}`, status: 400, message: /invalid binary_data_size 9007199254740992$/ },
+  { name: "the exact-integer parser's marker object sent by the client", path: "/v2/models/identity_int64/infer", body: '{"inputs":[{"name":"INPUT0","datatype":"INT64","shape":[1,2],"data":[{"\\u0000int":"5"},12345678901234567]}]}', status: 400, message: /expected INT64 elements, got \{"\\u0000int":"5"\}$/ },
+  { name: "model unload from a foreign Origin", path: "/v2/repository/models/simple/unload", headers: { origin: "http://attacker.example" }, status: 403, message: /^cross-origin request refused: Origin 'http:\/\/attacker.example' is not this server's origin/ },
+  { name: "model unload sent as text/plain (an HTML form or a no-cors fetch)", path: "/v2/repository/models/simple/unload", body: "{}", headers: { "content-type": "text/plain" }, status: 415, message: /^Content-Type 'text\/plain' is not accepted for model repository changes/ },
+  { name: "CORS preflight", method: "OPTIONS", path: "/v2/repository/models/simple/load", status: 405, message: /^Method Not Allowed$/ },
   { name: "repository index with a non-boolean ready", path: "/v2/repository/index", body: json({ ready: "yes" }), status: 400, message: /'ready' must be a boolean/ },
 ];
 

@@ -67,8 +67,33 @@ describe("KServe v2 REST endpoints", () => {
     expect(raw.headers["content-encoding"]).toBe("deflate");
     const json = JSON.parse(inflateSync(Buffer.from(await raw.body.arrayBuffer())).toString()) as { outputs: { data: number[] }[] };
     expect(json.outputs[1]!.data[0]).toBe(-1);
-    const gz = await request(`${server.httpUrl}/v2`, { headers: { "accept-encoding": "gzip" } });
-    expect(JSON.parse(gunzipSync(Buffer.from(await gz.body.arrayBuffer())).toString())).toMatchObject({ name: "triton" });
+    const gz = await request(`${server.httpUrl}/v2/models/simple/infer`, {
+      method: "POST", body: JSON.stringify(simpleBody), headers: { "accept-encoding": "gzip, deflate" },
+    });
+    expect(gz.headers["content-encoding"]).toBe("gzip");
+    expect(JSON.parse(gunzipSync(Buffer.from(await gz.body.arrayBuffer())).toString())).toMatchObject({ model_name: "simple" });
+  });
+
+  it("compresses only inference responses, as Triton does: errors and every other endpoint go out as they are", async () => {
+    const { request } = await import("undici");
+    // What aiohttp (tritonclient.http.aio) sends by default, with its automatic decompression turned off.
+    const headers = { "accept-encoding": "gzip, deflate" };
+    const plain = async (method: "GET" | "POST", route: string, body?: string): Promise<{ status: number; json: unknown }> => {
+      const response = await request(`${server.httpUrl}${route}`, { method, body, headers });
+      expect(response.headers["content-encoding"], route).toBeUndefined();
+      return { status: response.statusCode, json: JSON.parse(Buffer.from(await response.body.arrayBuffer()).toString()) };
+    };
+    expect((await plain("GET", "/v2")).json).toMatchObject({ name: "triton" });
+    expect((await plain("GET", "/v2/models/simple")).json).toMatchObject({ name: "simple" });
+    expect((await plain("GET", "/v2/models/simple/config")).json).toMatchObject({ name: "simple" });
+    expect((await plain("GET", "/v2/models/simple/stats")).json).toMatchObject({ model_stats: [{ name: "simple" }] });
+    expect((await plain("GET", "/v2/models/stats")).json).toMatchObject({ model_stats: expect.any(Array) });
+    expect((await plain("POST", "/v2/repository/index", "{}")).json).toEqual(expect.arrayContaining([expect.objectContaining({ name: "simple" })]));
+    const unknownModel = await plain("POST", "/v2/models/ghost/infer", JSON.stringify(simpleBody));
+    expect(unknownModel).toEqual({ status: 404, json: { error: expect.stringMatching(/unknown model: 'ghost'/) } });
+    const badInput = await plain("POST", "/v2/models/simple/infer", JSON.stringify({ inputs: [] }));
+    expect(badInput.status).toBe(400);
+    expect((await plain("GET", "/v2/models/ghost")).status).toBe(404);
   });
 
   it("takes a raw binary body (Inference-Header-Content-Length: 0) for a single-input model and answers in binary", async () => {

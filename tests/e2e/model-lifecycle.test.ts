@@ -93,7 +93,7 @@ describe("poll model control mode (--model-control-mode poll)", () => {
   it("refuses explicit load and unload, as Triton does outside explicit mode", async () => {
     const response = await fetch(`${server.httpUrl}/v2/repository/models/first/unload`, { method: "POST" });
     expect(response.status).toBe(503);
-    expect(((await response.json()) as { error: string }).error).toMatch(/--model-control-mode=explicit/);
+    expect(((await response.json()) as { error: string }).error).toBe("explicit model load / unload is not allowed if polling is enabled");
   });
 });
 
@@ -133,8 +133,9 @@ describe("unload and reload in explicit mode", () => {
   it("keeps the loaded version when a reload fails, and says why", async () => {
     writeFileSync(path.join(repository, "steady", "config.pbtxt"), 'platform: "onnxruntime_onnx"\nmax_batch_size: 8\nbogus_field: 1');
     const response = await post("/v2/repository/models/steady/load");
-    expect(response.status).toBe(400);
-    expect(((await response.json()) as { error: string }).error).toMatch(/^load failed for model 'steady': .*bogus_field/);
+    // As in Triton, a config that does not parse fails the poll (INTERNAL) rather than the load.
+    expect(response.status).toBe(500);
+    expect(((await response.json()) as { error: string }).error).toMatch(/^failed to load 'steady', failed to poll from model repository: .*bogus_field/);
     expect((await fetch(`${server.httpUrl}/v2/models/steady/ready`)).status).toBe(200);
     expect((await post("/v2/models/steady/infer", simpleBody)).status).toBe(200);
   });

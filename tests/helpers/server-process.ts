@@ -26,6 +26,8 @@ export interface StartOptions {
   /** Services whose start to wait for (default http only). */
   readonly services?: readonly ("http" | "grpc" | "metrics")[];
   readonly timeoutMs?: number;
+  /** Extra environment variables for the server process (e.g. `TMPDIR`). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -43,7 +45,7 @@ export function startServer(options: StartOptions = {}): Promise<RunningServer> 
     ...(services.includes("metrics") ? [] : ["--allow-metrics", "false"]),
     ...(options.args ?? []),
   ];
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...options.env } });
   let output = "";
   const ports = new Map<string, number>();
   return new Promise<RunningServer>((resolve, reject) => {

@@ -18,6 +18,20 @@ describe("parseExactJson", () => {
     expect(parseExactJson(text)).toEqual(JSON.parse(text));
   });
 
+  it("leaves an object a client wrote with the parser's internal marker key an object", () => {
+    const forged = '{"data":[{"\\u0000int":"5"},12345678901234567],"small":[{"\\u0000int":"7"}]}';
+    expect(parseExactJson(forged)).toEqual({ data: [{ "\u0000int": "5" }, 12345678901234567n], small: [{ "\u0000int": "7" }] });
+  });
+
+  it("reads NaN, Inf, Infinity and their negatives as rapidjson's kParseNanAndInfFlag does, outside strings only", () => {
+    expect(parseExactJson('{"data":[NaN,-NaN,Inf,-Inf,Infinity,-Infinity,-0.0],"s":"NaN Infinity"}')).toEqual({
+      data: [Number.NaN, Number.NaN, Infinity, -Infinity, Infinity, -Infinity, -0], s: "NaN Infinity",
+    });
+    expect(Object.is((parseExactJson("[-0.0]") as number[])[0], -0)).toBe(true);
+    expect(() => parseExactJson("[Infin]")).toThrow(SyntaxError);
+    expect(() => parseExactJson("[nan]")).toThrow(SyntaxError);
+  });
+
   it("throws JSON.parse's error on malformed input", () => {
     expect(() => parseExactJson('{"data":[12345678901234567,')).toThrow(SyntaxError);
   });

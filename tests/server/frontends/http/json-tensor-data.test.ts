@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { decodeJsonData } from "../../../../server/frontends/http/json-tensor-data";
+
+const fp64 = (values: number[]): Uint8Array => new Uint8Array(new Float64Array(values).buffer);
+const fp32 = (values: number[]): Uint8Array => new Uint8Array(new Float32Array(values).buffer);
+
+describe("decodeJsonData: floats as Triton's rapidjson Writer (kWriteNanAndInfFlag) prints them", () => {
+  it("keeps the sign of zero and gives integral values a .0", () => {
+    expect(decodeJsonData("FP64", fp64([-0, 0, 1, -7, 2 ** 53, 123456789012345680000]), 6, "y"))
+      .toBe("[-0.0,0.0,1.0,-7.0,9007199254740992.0,123456789012345680000.0]");
+  });
+
+  it("switches to exponents where rapidjson does (1e21 and above, below 1e-6), without a '+'", () => {
+    expect(decodeJsonData("FP64", fp64([1e21, 1.5e300, 0.000001, 1e-7, -2.5e-10, 0.5]), 6, "y"))
+      .toBe("[1e21,1.5e300,0.000001,1e-7,-2.5e-10,0.5]");
+  });
+
+  it("prints FP32 values as the doubles they are, and NaN and infinities by name", () => {
+    expect(decodeJsonData("FP32", fp32([0.1, -0, Number.NaN, Infinity, -Infinity]), 5, "y"))
+      .toBe("[0.10000000149011612,-0.0,NaN,Infinity,-Infinity]");
+  });
+});
