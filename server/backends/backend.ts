@@ -47,6 +47,12 @@ export interface ModelIo {
   readonly outputs: readonly TensorSpec[];
 }
 
+/** An input element a backend cannot hand its model unaltered: which one, and why (a phrase after "element i"). */
+export interface InputProblem {
+  readonly element: number;
+  readonly reason: string;
+}
+
 export interface Backend {
   readonly name: string;
   /**
@@ -54,6 +60,12 @@ export interface Backend {
    * as the reason); it never throws synchronously.
    */
   createInstance(spec: InstanceSpec): Promise<BackendInstance>;
+  /**
+   * The first element of a (well-formed) input this backend could not pass on exactly, or undefined. The core
+   * asks for each request before it joins a batch and refuses it with INVALID_ARG rather than alter its data.
+   * Optional: without it every well-formed tensor is carried exactly.
+   */
+  inputProblem?(tensor: BackendTensor): InputProblem | undefined;
 }
 
 export interface BackendInstance {

@@ -39,7 +39,7 @@ export function jsonToTensorData<T extends DataType>(datatype: T, values: unknow
   const flat: unknown[] = [];
   flatten(values, flat);
   if (datatype === "FP32" || datatype === "FP64") {
-    // The server writes NaN and infinities as null: JSON has no spelling for them.
+    // Triton (and this server) write NaN and infinities by name; servers that write null mean NaN.
     return toTensorData(datatype, flat.map((value) => (value === null ? Number.NaN : value)) as number[], tensorName);
   }
   return toTensorData(datatype, flat as number[], tensorName);

@@ -1,14 +1,18 @@
 const LONG_INTEGER = /-?\d{16,}/;
+/** Triton's rapidjson writes NaN and infinities by name (kWriteNanAndInfFlag), as Python's json module does. */
+const NAMED_NUMBER = /NaN|-?Infinity/;
+const NAMED_VALUES: Readonly<Record<string, number>> = { "NaN": Number.NaN, "Infinity": Infinity, "-Infinity": -Infinity };
 /** Object key that cannot come from the server: JSON text never holds a raw NUL. */
 const MARKER = "\u0000bigint";
 
 /**
  * JSON.parse that returns integers too long for a double as `bigint`, so INT64/UINT64 tensor data in a JSON
- * response keeps every digit the server wrote. The text is scanned token by token (string contents are never
- * touched); only responses that contain a 16+ digit run pay for the rewrite.
+ * response keeps every digit the server wrote, and reads the `NaN`, `Infinity` and `-Infinity` Triton writes
+ * for such FP values. The text is scanned token by token (string contents are never touched); only responses
+ * that contain a 16+ digit run or one of those names pay for the rewrite.
  */
 export function parseJsonWithBigInts(text: string): unknown {
-  if (!LONG_INTEGER.test(text)) return JSON.parse(text);
+  if (!LONG_INTEGER.test(text) && !NAMED_NUMBER.test(text)) return JSON.parse(text);
   let rewritten = "";
   let copiedUpTo = 0;
   for (let i = 0; i < text.length; i++) {
@@ -16,11 +20,12 @@ export function parseJsonWithBigInts(text: string): unknown {
     if (char === '"') {
       // Skip the whole string literal, escapes included.
       for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === "\\") i++;
-    } else if (char === "-" || (char !== undefined && char >= "0" && char <= "9")) {
+    } else if (char === "-" || char === "N" || char === "I" || (char !== undefined && char >= "0" && char <= "9")) {
       let end = i + 1;
-      while (end < text.length && /[0-9.eE+-]/.test(text[end]!)) end++;
+      while (end < text.length && /[0-9A-Za-z.+-]/.test(text[end]!)) end++;
       const token = text.slice(i, end);
-      if (/^-?\d{16,}$/.test(token) && !Number.isSafeInteger(Number(token))) {
+      const exact = (/^-?\d{16,}$/.test(token) && !Number.isSafeInteger(Number(token))) || token in NAMED_VALUES;
+      if (exact) {
         rewritten += `${text.slice(copiedUpTo, i)}{"\\u0000bigint":"${token}"}`;
         copiedUpTo = end;
       }
@@ -28,6 +33,9 @@ export function parseJsonWithBigInts(text: string): unknown {
     }
   }
   rewritten += text.slice(copiedUpTo);
-  return JSON.parse(rewritten, (_key, value: unknown) =>
-    typeof value === "object" && value !== null && MARKER in value ? BigInt((value as Record<string, string>)[MARKER]!) : value);
+  return JSON.parse(rewritten, (_key, value: unknown) => {
+    if (typeof value !== "object" || value === null || !(MARKER in value)) return value;
+    const token = (value as Record<string, string>)[MARKER]!;
+    return NAMED_VALUES[token] ?? BigInt(token);
+  });
 }

@@ -9,3 +9,4 @@ export type { CoreObserver, ExecutionOutcome, FailureReason, ModelGauges, Reques
 export type { ModelIndexEntry, ModelState } from "./model-version";
 export type { ModelStatisticsSnapshot } from "./model-statistics";
 export { modelConfigSchema } from "./model-config-schema";
+export { type LoadOverrides, refuseRepositoryName } from "./load-overrides";

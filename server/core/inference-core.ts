@@ -3,12 +3,15 @@ import type { CoreObserver, FailureReason, ModelGauges, RequestOutcome } from ".
 import { asInferenceError, InferenceError, invalidArg } from "./errors";
 import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./inference-request";
 import { type ComposingModels, ensembleDependencies } from "./ensemble";
-import { modelConfigToJson, parseModelConfigText } from "./model-config";
+import type { LoadOverrides } from "./load-overrides";
+import { modelConfigToJson } from "./model-config";
 import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
-import { directoryFingerprint, listModelDirectories, type ModelDirectory, readConfigText } from "./model-repository";
+import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./model-repository";
+import { type ModelSource, overrideSource, repositorySource } from "./model-source";
 import { fullShape } from "./model-signature";
 import type { ModelStatisticsSnapshot } from "./model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./model-version";
+import type { OverrideDirectory } from "./override-directory";
 import { validateRequest } from "./request-validation";
 import { ResponseCache } from "./response-cache";
 
@@ -65,10 +68,11 @@ function integerParameter(parameters: InferRequest["parameters"], key: string): 
   return number;
 }
 
-/** Triton requires model names to be unique across repositories: a name found twice is served from neither. */
-function duplicateModel(name: string): ModelEntry {
-  return { failure: `model '${name}' appears in more than one model repository`, versions: new Map() };
-}
+/**
+ * Triton requires model names to be unique across repositories: a name found twice is served from neither, with
+ * Triton's reason (MODEL_READY_REASON_DUPLICATE).
+ */
+const DUPLICATE_MODEL: ModelEntry = { failure: "model appears in two or more repositories", versions: new Map() };
 
 function failureReasonOf(error: InferenceError): FailureReason {
   if (error.code === "CANCELLED") return "CANCELED";
@@ -93,6 +97,11 @@ export class InferenceCore {
   };
   /** Poll mode: each loaded model's directory fingerprint as it was when its load began. */
   readonly #fingerprints = new Map<string, string>();
+  /** Override directories of each model whose load had `file:` overrides, kept while a version comes from them. */
+  readonly #overrideDirectories = new Map<string, Set<OverrideDirectory>>();
+  readonly #overrideOfVersion = new WeakMap<ModelVersion, OverrideDirectory>();
+  /** Models loaded because they were asked for (at start or by a load request), not as an ensemble's step. */
+  readonly #explicitlyLoaded = new Set<string>();
   #pollTimer: NodeJS.Timeout | undefined;
   readonly #responseCache: ResponseCache | undefined;
   #shuttingDown = false;
@@ -110,15 +119,17 @@ export class InferenceCore {
   async start(): Promise<void> {
     const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
     for (const directory of models) this.#directories.set(directory.name, directory);
+    const loadAll = this.#settings.modelControlMode !== "explicit" || this.#settings.startupModels.includes("*");
+    // As Triton's explicit mode polls only the models it is asked to load, only those can fail as duplicates.
     for (const duplicate of duplicates) {
-      this.#models.set(duplicate.name, duplicateModel(duplicate.name));
+      if (loadAll || this.#settings.startupModels.includes(duplicate.name)) this.#models.set(duplicate.name, DUPLICATE_MODEL);
     }
-    const wanted = this.#settings.modelControlMode !== "explicit" || this.#settings.startupModels.includes("*")
-      ? models.map((m) => m.name)
-      : this.#settings.startupModels;
+    const wanted = loadAll ? models.map((m) => m.name) : this.#settings.startupModels;
     for (const name of wanted) {
+      this.#explicitlyLoaded.add(name);
       if (this.#models.has(name)) continue;
-      await this.#loadWithDependencies(name);
+      if (!this.#directories.has(name)) throw new Error(`failed to load '${name}': model not found in any model repository`);
+      await this.#loadFromRepository(name);
     }
     if (this.#settings.exitOnError) {
       const failures = this.#loadedIndex().filter((e) => e.state !== "READY");
@@ -156,7 +167,7 @@ export class InferenceCore {
       if (duplicated.has(name)) {
         const entry = this.#models.get(name);
         if (entry?.failure !== undefined) continue;
-        this.#models.set(name, duplicateModel(name));
+        this.#models.set(name, DUPLICATE_MODEL);
         this.#fingerprints.delete(name); // loads again once only one repository has it
         if (entry !== undefined) await this.#close(entry.versions.values());
         this.#settings.log.warn(`poll: '${name}' now appears in more than one model repository; not serving it`);
@@ -164,37 +175,50 @@ export class InferenceCore {
       }
       const known = this.#models.has(name);
       if (known && directoryFingerprint(modelPath) === this.#fingerprints.get(name)) continue;
-      const failure = await this.#loadWithDependencies(name);
+      const failure = await this.#loadFromRepository(name);
       if (failure === undefined) this.#settings.log.info(`poll: ${known ? "reloaded" : "loaded"} '${name}'`);
       else this.#settings.log.warn(`poll: ${known ? "reloading" : "loading"} '${name}' failed${known ? ", still serving what was loaded before" : ""}: ${failure}`);
     }
   }
 
   /**
+   * Triton's poll step for a repository model, then its load: reads the config (a failure to read it is the
+   * model's failure, kept as its reason), then loads. Resolves with why `name` failed, if it did.
+   */
+  async #loadFromRepository(name: string, visiting = new Set<string>()): Promise<string | undefined> {
+    const directory = this.#directories.get(name)!;
+    if (this.#settings.modelControlMode === "poll") this.#fingerprints.set(name, directoryFingerprint(directory.path));
+    let source: ModelSource;
+    try {
+      source = repositorySource(directory, this.#settings.loader.autoCompleteConfig);
+    } catch (error) {
+      return this.#failed(name, error);
+    }
+    return this.#loadWithDependencies(name, source, visiting);
+  }
+
+  /**
    * As Triton: an ensemble's composing models load first, those not loaded yet; `name` itself always (re)loads.
    * Resolves with why `name` failed, if it did.
    */
-  async #loadWithDependencies(name: string, visiting = new Set<string>()): Promise<string | undefined> {
+  async #loadWithDependencies(name: string, source: ModelSource, visiting = new Set<string>()): Promise<string | undefined> {
     visiting.add(name);
-    for (const dependency of this.#ensembleDependencies(name)) {
+    const dependencies = source.config.platform === ENSEMBLE_PLATFORM ? ensembleDependencies(source.config) : [];
+    for (const dependency of dependencies) {
       // A cycle or an unknown model is left for the ensemble's own load to report.
       if (!visiting.has(dependency) && !this.#models.has(dependency) && this.#directories.has(dependency)) {
-        await this.#loadWithDependencies(dependency, visiting);
+        await this.#loadFromRepository(dependency, visiting);
       }
     }
-    return this.#load(name);
+    return this.#load(name, source);
   }
 
-  #ensembleDependencies(name: string): string[] {
-    const directory = this.#directories.get(name);
-    const text = directory === undefined ? undefined : readConfigText(directory.path);
-    if (text === undefined) return [];
-    try {
-      const config = parseModelConfigText(text, name);
-      return config.platform === ENSEMBLE_PLATFORM ? ensembleDependencies(config) : [];
-    } catch {
-      return []; // the load itself reports the parse error
-    }
+  /** Records that `name` as a whole failed, unless an earlier load of it still serves. Resolves with the reason. */
+  #failed(name: string, error: unknown): string {
+    const failure = error instanceof Error ? error.message : String(error);
+    const previous = this.#models.get(name);
+    if (previous === undefined || previous.failure !== undefined) this.#models.set(name, { failure, versions: new Map() });
+    return failure;
   }
 
   /**
@@ -202,14 +226,11 @@ export class InferenceCore {
    * previous version in place of one that failed (or all of them, when the model as a whole failed), as Triton
    * does. Replaced versions finish what they accepted before they close. Resolves with why it failed, if it did.
    */
-  async #load(name: string): Promise<string | undefined> {
-    const directory = this.#directories.get(name);
-    if (directory === undefined) throw new InferenceError("INVALID_ARG", `failed to load '${name}', no version is available`);
+  async #load(name: string, source: ModelSource): Promise<string | undefined> {
     const previous = this.#models.get(name);
-    if (this.#settings.modelControlMode === "poll") this.#fingerprints.set(name, directoryFingerprint(directory.path));
     let loaded: LoadedModel;
     try {
-      loaded = await loadModel(directory, {
+      loaded = await loadModel(source.directory, source.config, {
         ...this.#settings.loader,
         observer: {
           executed: (modelName, version, timings) => {
@@ -219,12 +240,11 @@ export class InferenceCore {
         composing: this.#composing,
       });
     } catch (error) {
-      const failure = error instanceof Error ? error.message : String(error);
-      if (previous === undefined || previous.failure !== undefined) this.#models.set(name, { failure, versions: new Map() });
-      return failure;
+      return this.#failed(name, error);
     }
     const versions = new Map(loaded.versions);
     for (const [number, version] of versions) {
+      if (!(version instanceof Error) && source.overrides !== undefined) this.#overrideOfVersion.set(version, source.overrides);
       const before = previous?.versions.get(number);
       if (version instanceof Error && before !== undefined && !(before instanceof Error)) versions.set(number, before);
     }
@@ -242,30 +262,98 @@ export class InferenceCore {
     }));
   }
 
-  /** Repository extension: (re)load a model; only in explicit model control mode. */
-  async loadModel(name: string): Promise<void> {
-    this.#requireExplicitMode("load");
-    if (!this.#directories.has(name)) {
-      const { models } = listModelDirectories(this.#settings.modelRepositories);
-      const found = models.find((m) => m.name === name);
-      if (found === undefined) throw new InferenceError("INVALID_ARG", `failed to load '${name}', no model directory of that name in the repository`);
-      this.#directories.set(name, found);
+  /**
+   * Repository extension: (re)load a model, only in explicit model control mode, from the repository or from
+   * `overrides` (Triton's `config` and `file:` load parameters). As in Triton, a failure to find or read the
+   * model fails the poll (INTERNAL, `failed to poll from model repository`, the reason appended) and a failure to
+   * load it is INVALID_ARG (`load failed for model`); either way what was loaded before keeps serving.
+   */
+  async loadModel(name: string, overrides?: LoadOverrides): Promise<void> {
+    this.#requireExplicitMode();
+    const source = await this.#pollForLoad(name, overrides);
+    if (source.overrides !== undefined) {
+      this.#overrideDirectories.set(name, (this.#overrideDirectories.get(name) ?? new Set()).add(source.overrides));
     }
-    const failed = await this.#loadWithDependencies(name);
+    this.#explicitlyLoaded.add(name);
+    let failed: string | undefined;
+    try {
+      failed = await this.#loadWithDependencies(name, source);
+    } finally {
+      await this.#removeUnusedOverrides(name);
+    }
     if (failed !== undefined) throw new InferenceError("INVALID_ARG", `load failed for model '${name}': ${failed}`);
   }
 
-  async unloadModel(name: string): Promise<void> {
-    this.#requireExplicitMode("unload");
-    const entry = this.#models.get(name);
-    this.#models.delete(name);
-    this.#fingerprints.delete(name);
-    if (entry !== undefined) await this.#close(entry.versions.values());
+  /** Triton's poll of one model for an explicit load: where it is, and its config. */
+  async #pollForLoad(name: string, overrides: LoadOverrides | undefined): Promise<ModelSource> {
+    try {
+      if (overrides !== undefined && overrides.files.size > 0) return await overrideSource(name, overrides);
+      const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
+      if (duplicates.some((m) => m.name === name)) throw new Error("not unique across all model repositories");
+      const directory = models.find((m) => m.name === name);
+      if (directory === undefined) throw new Error("model not found in any model repository");
+      this.#directories.set(name, directory);
+      return repositorySource(directory, this.#settings.loader.autoCompleteConfig, overrides?.config);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#settings.log.warn(`failed to poll model '${name}': ${reason}`);
+      throw new InferenceError("INTERNAL", `failed to load '${name}', failed to poll from model repository: ${reason}`);
+    }
   }
 
-  #requireExplicitMode(action: string): void {
+  /** Removes the override directories of `name` that no loaded version comes from any more. */
+  async #removeUnusedOverrides(name: string): Promise<void> {
+    const directories = this.#overrideDirectories.get(name);
+    if (directories === undefined) return;
+    const inUse = new Set([...(this.#models.get(name)?.versions.values() ?? [])]
+      .map((version) => (version instanceof Error ? undefined : this.#overrideOfVersion.get(version))));
+    for (const directory of directories) {
+      if (inUse.has(directory)) continue;
+      directories.delete(directory);
+      await directory.remove();
+    }
+    if (directories.size === 0) this.#overrideDirectories.delete(name);
+  }
+
+  /**
+   * Repository extension: unload a model (a model that is not loaded is no error, as in Triton). With
+   * `unloadDependents` (the `unload_dependents` parameter), an ensemble's step models go too, where they were
+   * loaded along with it rather than asked for, and no other loaded ensemble uses them.
+   */
+  async unloadModel(name: string, unloadDependents = false): Promise<void> {
+    this.#requireExplicitMode();
+    const names = unloadDependents ? this.#withDependents(name) : [name];
+    for (const unloading of names) {
+      const entry = this.#models.get(unloading);
+      this.#models.delete(unloading);
+      this.#fingerprints.delete(unloading);
+      this.#explicitlyLoaded.delete(unloading);
+      if (entry !== undefined) await this.#close(entry.versions.values());
+      await this.#removeUnusedOverrides(unloading);
+    }
+  }
+
+  /** `name`, then each step model (at any depth) that goes with it: not asked for, and used by no other ensemble. */
+  #withDependents(name: string): string[] {
+    const unloading = [name];
+    const stepModels = (model: string): string[] => {
+      const version = [...(this.#models.get(model)?.versions.values() ?? [])].find((v): v is ModelVersion => !(v instanceof Error));
+      return version?.config.platform === ENSEMBLE_PLATFORM ? ensembleDependencies(version.config) : [];
+    };
+    for (let i = 0; i < unloading.length; i++) {
+      for (const step of stepModels(unloading[i]!)) {
+        if (unloading.includes(step) || this.#explicitlyLoaded.has(step) || !this.#models.has(step)) continue;
+        const usedElsewhere = [...this.#models.keys()].some((other) => !unloading.includes(other) && stepModels(other).includes(step));
+        if (!usedElsewhere) unloading.push(step);
+      }
+    }
+    return unloading;
+  }
+
+  /** Triton's words, in none mode too: its model control is either polling or explicit. */
+  #requireExplicitMode(): void {
     if (this.#settings.modelControlMode !== "explicit") {
-      throw new InferenceError("UNAVAILABLE", `explicit model ${action} is not allowed unless --model-control-mode=explicit`);
+      throw new InferenceError("UNAVAILABLE", "explicit model load / unload is not allowed if polling is enabled");
     }
   }
 
@@ -474,5 +562,6 @@ export class InferenceCore {
     const entries = [...this.#models.values()];
     this.#models.clear();
     await Promise.all(entries.map((e) => this.#close(e.versions.values())));
+    await Promise.all([...this.#overrideDirectories.keys()].map((name) => this.#removeUnusedOverrides(name)));
   }
 }

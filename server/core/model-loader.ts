@@ -5,8 +5,7 @@ import { completeConfig } from "./config-auto-complete";
 import { type ComposingModels, EnsembleScheduler, planEnsemble } from "./ensemble";
 import { dataTypeFromConfig } from "./datatypes";
 import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "./model-config";
-import { parseModelConfigText } from "./model-config";
-import { listVersions, type ModelDirectory, readConfigText, readLabels } from "./model-repository";
+import { listVersions, type ModelDirectory, readLabels } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "./model-signature";
 import { ModelStatistics } from "./model-statistics";
 import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
@@ -188,6 +187,7 @@ async function loadVersion(
       controls.map((c) => c.name),
     );
     const signature: ModelSignature = {
+      inputProblem: backend.inputProblem?.bind(backend),
       maxBatchSize: completed.max_batch_size,
       inputs: completed.input.map((t) => tensorSignature(directory, t, t.optional)),
       outputs: completed.output.map((t) => tensorSignature(directory, t, false)),
@@ -247,19 +247,11 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
 }
 
 /**
- * Loads every selected version of one model directory. Throws when the model as a whole is unusable (bad config,
- * unknown backend, no versions); a version that fails on its own is returned as its Error.
+ * Loads every selected version of one model directory with its config (read by the caller, named after the
+ * directory). Throws when the model as a whole is unusable (unknown backend, no versions); a version that fails
+ * on its own is returned as its Error.
  */
-export async function loadModel(directory: ModelDirectory, settings: LoaderSettings): Promise<LoadedModel> {
-  const text = readConfigText(directory.path);
-  if (text === undefined && !settings.autoCompleteConfig) {
-    throw new Error("config.pbtxt is missing and auto-complete is disabled (--disable-auto-complete-config)");
-  }
-  const config = parseModelConfigText(text ?? "", `model '${directory.name}': config.pbtxt`);
-  if (config.name === "") config.name = directory.name;
-  if (config.name !== directory.name) {
-    throw new Error(`config name '${config.name}' does not match the model directory name '${directory.name}'`);
-  }
+export async function loadModel(directory: ModelDirectory, config: ModelConfig, settings: LoaderSettings): Promise<LoadedModel> {
   const available = listVersions(directory.path);
   if (available.length === 0) throw new Error("no numeric version directory found (e.g. 1/)");
   if (config.platform === ENSEMBLE_PLATFORM) {

@@ -1,3 +1,4 @@
+import type { Backend } from "../backends/backend";
 import type { DataType } from "./datatypes";
 
 /** One input or output as the model's (completed) config declares it. */
@@ -15,6 +16,8 @@ export interface TensorSignature {
 
 /** What requests are validated against: built once per loaded model version. */
 export interface ModelSignature {
+  /** The backend's check for inputs it cannot pass on exactly (Backend.inputProblem); undefined: none. */
+  readonly inputProblem?: Backend["inputProblem"];
   readonly maxBatchSize: number;
   readonly inputs: readonly TensorSignature[];
   readonly outputs: readonly TensorSignature[];

@@ -56,6 +56,8 @@ function validateInput(request: InferRequest, signature: ModelSignature, spec: T
     throw invalidArg(`inference input '${tensor.name}' data-type is '${tensor.datatype}', but model '${model}' expects '${spec.datatype}'`);
   }
   checkData(model, tensor);
+  const problem = signature.inputProblem?.(tensor);
+  if (problem !== undefined) throw invalidArg(`input '${tensor.name}' element ${problem.element} of model '${model}' ${problem.reason}`);
   if (signature.maxBatchSize === 0) {
     checkShape(model, tensor, spec.dims, spec.dims);
     return 1;

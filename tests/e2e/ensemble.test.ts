@@ -65,7 +65,7 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
   let repository: string;
   let server: RunningServer;
 
-  const post = (url: string, body: unknown = {}): Promise<Response> => fetch(`${server.httpUrl}${url}`, { method: "POST", body: JSON.stringify(body) });
+  const post = (url: string, body: unknown = {}): Promise<Response> => fetch(`${server.httpUrl}${url}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
   const infer = async (model: string, body: unknown): Promise<{ status: number; outputs: Output[]; error?: string }> => {
     const response = await post(`/v2/models/${model}/infer`, body);
     const json = (await response.json()) as { outputs?: Output[]; error?: string };
@@ -152,5 +152,20 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     const index = (await (await post("/v2/repository/index")).json()) as IndexEntry[];
     expect(index.find((e) => e.name === "add_sub")).toMatchObject({ state: "READY" });
     expect((await infer("chain", body)).status).toBe(200);
+  });
+
+  it("unload_dependents also unloads the step models loaded along with an ensemble, and no model another ensemble uses", async () => {
+    const ready = async (model: string): Promise<boolean> => (await fetch(`${server.httpUrl}/v2/models/${model}/ready`)).status === 200;
+    // add_sub was loaded along with chain by the previous test; any_length uses it too.
+    const wrongType = await post("/v2/repository/models/any_length/unload", { parameters: { unload_dependents: "yes" } });
+    expect(wrongType.status).toBe(400);
+    expect(((await wrongType.json()) as { error: string }).error).toBe("Unable to parse 'unload_dependents': expected a boolean");
+    expect((await post("/v2/repository/models/any_length/unload", { parameters: { unload_dependents: true } })).status).toBe(200);
+    expect(await ready("any_length")).toBe(false);
+    expect(await ready("add_sub")).toBe(true);
+    expect((await post("/v2/repository/models/chain/unload", { parameters: { unload_dependents: true } })).status).toBe(200);
+    expect(await ready("chain")).toBe(false);
+    expect(await ready("add_sub")).toBe(false);
+    expect(await ready("simple_sequence")).toBe(true);
   });
 });

@@ -85,7 +85,7 @@ describe("poll model control mode (--model-control-mode poll)", () => {
   it("stops serving a model that appears in a second repository, and serves it again once it is unique", async () => {
     writeSimpleModel(repository, "first", "max_batch_size: 4"); // mends the config the previous test broke
     writeSimpleModel(secondRepository, "first", "max_batch_size: 4");
-    await until(index, (entries) => entries.some((e) => e.name === "first" && e.state === "UNAVAILABLE" && /more than one model repository/.test(e.reason)));
+    await until(index, (entries) => entries.some((e) => e.name === "first" && e.state === "UNAVAILABLE" && e.reason === "model appears in two or more repositories"));
     rmSync(path.join(secondRepository, "first"), { recursive: true });
     await until(index, (entries) => entries.some((e) => e.name === "first" && e.state === "READY"));
   });
@@ -100,7 +100,8 @@ describe("poll model control mode (--model-control-mode poll)", () => {
 describe("unload and reload in explicit mode", () => {
   let repository: string;
   let server: RunningServer;
-  const post = (url: string, body = ""): Promise<Response> => fetch(`${server.httpUrl}${url}`, { method: "POST", body });
+  const post = (url: string, body?: string): Promise<Response> =>
+    fetch(`${server.httpUrl}${url}`, { method: "POST", body, headers: { "content-type": "application/json" } });
 
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "lifecycle-repo-"));

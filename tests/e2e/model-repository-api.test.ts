@@ -17,6 +17,8 @@ const simpleBody = JSON.stringify({
   inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) })),
 });
 
+const b64 = (bytes: Buffer): string => bytes.toString("base64");
+
 async function grpcError(promise: Promise<unknown>): Promise<GrpcCallError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);
   if (!(error instanceof GrpcCallError)) throw new Error(`expected a gRPC error status, got ${String(error)}`);
@@ -37,7 +39,7 @@ describe("model repository API in explicit mode: load overrides and Triton's err
     ({ status: response.status, error: ((await response.json()) as { error: string }).error });
   const ready = async (model: string, version?: string): Promise<boolean> =>
     (await fetch(`${server.httpUrl}/v2/models/${model}${version === undefined ? "" : `/versions/${version}`}/ready`)).status === 200;
-  const overrideDirectories = (): string[] => readdirSync(serverTmp);
+  const overrideDirectories = (): string[] => readdirSync(serverTmp).filter((name) => name.startsWith("inference-server-override-"));
 
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "repository-api-"));
@@ -116,8 +118,6 @@ describe("model repository API in explicit mode: load overrides and Triton's err
   });
 
   describe("load with overrides (Triton's model repository extension)", () => {
-    const b64 = (bytes: Buffer): string => bytes.toString("base64");
-
     it("config: a JSON model config replaces config.pbtxt for this load, leaving the file alone", async () => {
       const onDisk = readFileSync(path.join(repository, "simple", "config.pbtxt"), "utf8");
       expect((await load("simple", { config: JSON.stringify({ ...SIMPLE_CONFIG, max_batch_size: 2 }) })).status).toBe(200);

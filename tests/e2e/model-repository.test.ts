@@ -66,7 +66,7 @@ function buildRepository(): string {
 }
 
 async function post(server: RunningServer, url: string, body: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${server.httpUrl}${url}`, { method: "POST", body: JSON.stringify(body) });
+  const response = await fetch(`${server.httpUrl}${url}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
   const text = await response.text();
   return { status: response.status, json: text ? JSON.parse(text) : undefined };
 }
@@ -238,7 +238,7 @@ describe("startup and model control flags", () => {
       expect((await post(server, "/v2/repository/models/unconfigured/load", {})).status).toBe(200);
       expect((await fetch(`${server.httpUrl}/v2/models/unconfigured/ready`)).status).toBe(200);
       const failed = await post(server, "/v2/repository/models/bad/load", {});
-      expect(failed).toMatchObject({ status: 400, json: { error: expect.stringMatching(/load failed for model 'bad'/) } });
+      expect(failed).toMatchObject({ status: 500, json: { error: expect.stringMatching(/^failed to load 'bad', failed to poll from model repository: .*bogus_field/) } });
       expect((await post(server, "/v2/repository/models/good/unload", {})).status).toBe(200);
       expect((await fetch(`${server.httpUrl}/v2/models/good/ready`)).status).toBe(400);
       expect((await post(server, "/v2/repository/index", {})).json).toContainEqual({ name: "good", state: "UNAVAILABLE", reason: "unloaded" });

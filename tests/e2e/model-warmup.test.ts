@@ -45,7 +45,7 @@ describe("model_warmup: samples run on every instance before the model is ready"
   let repository: string;
   let server: RunningServer;
 
-  const post = (url: string, body: unknown = {}): Promise<Response> => fetch(`${server.httpUrl}${url}`, { method: "POST", body: JSON.stringify(body) });
+  const post = (url: string, body: unknown = {}): Promise<Response> => fetch(`${server.httpUrl}${url}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
   const index = async (): Promise<IndexEntry[]> => (await (await post("/v2/repository/index")).json()) as IndexEntry[];
   const stats = async (model: string): Promise<Stats> => ((await (await fetch(`${server.httpUrl}/v2/models/${model}/stats`)).json()) as { model_stats: Stats[] }).model_stats[0]!;
 

@@ -4,7 +4,7 @@ import { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
 import { chooseExecutionProviders } from "./execution-providers";
-import { describeSession, fromOrtTensor, toOrtTensor } from "./ort-tensors";
+import { describeSession, fromOrtTensor, ortInputProblem, toOrtTensor } from "./ort-tensors";
 import { type NamedTensor, ortSessionOptions, type OrtSessionSettings, type WorkerMessage } from "./ort-worker-protocol";
 
 const GRAPH_LEVELS: Readonly<Record<number, OrtSessionSettings["graphOptimizationLevel"]>> = {
@@ -56,6 +56,7 @@ export function sessionSettings(spec: InstanceSpec, executionProviders: OrtSessi
  */
 export class OnnxruntimeBackend implements Backend {
   readonly name = "onnxruntime";
+  readonly inputProblem = ortInputProblem;
 
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
     const providers = chooseExecutionProviders(spec);

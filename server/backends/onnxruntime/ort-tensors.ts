@@ -1,6 +1,7 @@
+import { isUtf8 } from "node:buffer";
 import type * as ort from "onnxruntime-node";
 import { bytesElementOffsets, joinBytesElements } from "../../tensor-bytes";
-import type { BackendTensor, TensorSpec } from "../backend";
+import type { BackendTensor, InputProblem, TensorSpec } from "../backend";
 
 /** Protocol datatype <-> ONNX Runtime tensor type. BF16 has no ONNX Runtime JS type, so it is absent. */
 const ORT_TYPE_BY_DATATYPE: Readonly<Record<string, ort.Tensor.Type>> = {
@@ -62,6 +63,28 @@ export function fromOrtTensor(value: ort.Tensor): BackendTensor {
 function decodeStrings(data: Uint8Array): string[] {
   const offsets = bytesElementOffsets(data);
   return offsets.slice(1).map((end, i) => utf8Decoder.decode(data.subarray(offsets[i]! + 4, end)));
+}
+
+/**
+ * The BYTES elements ONNX Runtime's Node.js binding cannot carry: it takes string tensors as JS strings, writes
+ * each out as UTF-8 and hands it on NUL-terminated (js/node/src/tensor_helper.cc: `Utf8Value()`, then
+ * `FillStringTensor` with `c_str()`), so bytes that are not UTF-8 would arrive as U+FFFD and a NUL byte would cut
+ * the element short. Such an element is refused rather than altered.
+ */
+export function ortInputProblem(tensor: BackendTensor): InputProblem | undefined {
+  if (tensor.datatype !== "BYTES") return undefined;
+  const offsets = bytesElementOffsets(tensor.data);
+  for (let i = 0; i + 1 < offsets.length; i++) {
+    const element = tensor.data.subarray(offsets[i]! + 4, offsets[i + 1]);
+    if (element.byteLength === 0) continue;
+    if (element.includes(0)) {
+      return { element: i, reason: "holds a NUL byte: ONNX Runtime's Node.js binding passes strings NUL-terminated, so the element would be cut short" };
+    }
+    if (!isUtf8(element)) {
+      return { element: i, reason: "is not valid UTF-8: ONNX Runtime's Node.js binding passes strings as UTF-8 text, so these bytes cannot reach the model unaltered" };
+    }
+  }
+  return undefined;
 }
 
 

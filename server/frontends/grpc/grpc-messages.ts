@@ -75,6 +75,7 @@ export interface ModelInferResponseMessage {
   readonly model_name: string;
   readonly model_version: string;
   readonly id: string;
+  readonly parameters?: Readonly<Record<string, Partial<InferParameterMessage>>>;
   readonly outputs: readonly InferOutputTensorMessage[];
   readonly raw_output_contents: readonly Uint8Array[];
 }
@@ -95,10 +96,18 @@ export interface RepositoryIndexRequestMessage {
   readonly ready: boolean;
 }
 
+export interface ModelRepositoryParameterMessage {
+  readonly parameter_choice?: "bool_param" | "int64_param" | "string_param" | "bytes_param";
+  readonly bool_param?: boolean;
+  readonly int64_param?: Int64Text;
+  readonly string_param?: string;
+  readonly bytes_param?: Buffer;
+}
+
 export interface RepositoryModelRequestMessage {
   readonly repository_name: string;
   readonly model_name: string;
-  readonly parameters: Readonly<Record<string, unknown>>;
+  readonly parameters: Readonly<Record<string, ModelRepositoryParameterMessage>>;
 }
 
 export interface HealthCheckResponseMessage {

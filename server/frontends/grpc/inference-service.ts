@@ -1,9 +1,10 @@
 import type { ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { Cancellation, type InferenceCore, InferenceError } from "../../core/index";
+import { Cancellation, type InferenceCore, refuseRepositoryName } from "../../core/index";
 import type {
   ModelInferRequestMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage, RepositoryModelRequestMessage,
 } from "./grpc-messages";
+import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
 import { modelInfer } from "./model-infer";
 import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
 import { unaryHandler } from "./unary-handler";
@@ -18,14 +19,6 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
   const cancellation = new Cancellation();
   call.once("cancelled", () => cancellation.abort());
   return cancellation;
-}
-
-/** Load parameters that would change what is loaded; this server loads only from the repository. */
-function refuseLoadOverrides(request: RepositoryModelRequestMessage): void {
-  const override = Object.keys(request.parameters).find((key) => key === "config" || key.startsWith("file:"));
-  if (override !== undefined) {
-    throw new InferenceError("UNSUPPORTED", `load parameter '${override}' is not supported by this server: models load from the repository as they are`);
-  }
 }
 
 /**
@@ -46,16 +39,18 @@ export function inferenceServiceHandlers(core: InferenceCore, logger: Logger, st
     // 64-bit values as numbers or strings), which the message encoder reads as it is.
     ModelConfig: unary((request: ModelVersionRequestMessage) => ({ config: core.modelConfig(request.name, optional(request.version)) })),
     ModelStatistics: unary((request: ModelVersionRequestMessage) => ({ model_stats: core.statistics(optional(request.name), optional(request.version)) })),
-    RepositoryIndex: unary((request: RepositoryIndexRequestMessage) => ({
-      models: core.repositoryIndex(request.ready).map((entry) => ({ ...entry, version: entry.version ?? "" })),
-    })),
+    RepositoryIndex: unary((request: RepositoryIndexRequestMessage) => {
+      refuseRepositoryName(request.repository_name);
+      return { models: core.repositoryIndex(request.ready).map((entry) => ({ ...entry, version: entry.version ?? "" })) };
+    }),
     RepositoryModelLoad: unary(async (request: RepositoryModelRequestMessage) => {
-      refuseLoadOverrides(request);
-      await core.loadModel(request.model_name);
+      refuseRepositoryName(request.repository_name);
+      await core.loadModel(request.model_name, loadOverridesOf(request.parameters));
       return {};
     }),
     RepositoryModelUnload: unary(async (request: RepositoryModelRequestMessage) => {
-      await core.unloadModel(request.model_name);
+      refuseRepositoryName(request.repository_name);
+      await core.unloadModel(request.model_name, unloadDependentsOf(request.parameters));
       return {};
     }),
     ModelInfer: unary((request: ModelInferRequestMessage, call) => modelInfer(core, request, callCancelled(call))),

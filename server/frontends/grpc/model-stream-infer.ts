@@ -16,6 +16,13 @@ const MAX_IN_FLIGHT_PER_STREAM = 64;
 /** Triton's opt-in (stream header `triton_grpc_error: true`): end the stream with the first error's status. */
 const STATUS_ON_ERROR_HEADER = "triton_grpc_error";
 
+/**
+ * Every model here is one-to-one (none is decoupled), so each response is its request's last, and Triton marks it
+ * so. `triton_enable_empty_final_response` asks for an empty response after a decoupled model's last one; as in
+ * Triton, a one-to-one model sends none (request-parameters.ts checks the flag's type).
+ */
+const FINAL_RESPONSE_PARAMETERS = { triton_final_response: { bool_param: true } };
+
 /** One open ModelStreamInfer call. */
 export interface StreamInferSession {
   /** Stops reading; the stream ends (status OK) once the responses already owed are written. */
@@ -27,8 +34,9 @@ export interface StreamInferSession {
 type Outcome = { readonly response: ModelStreamInferResponseMessage } | { readonly error: Pick<StatusObject, "code" | "details">; readonly id: string };
 
 /**
- * Serves a ModelStreamInfer call: requests run concurrently, responses are written in request order, and a
- * failed request answers `error_message` (with its `id`) while the stream goes on, as in Triton. With the
+ * Serves a ModelStreamInfer call: requests run concurrently, responses are written in request order, each marked
+ * `triton_final_response`, and a failed request answers `error_message` (with its `id`) while the stream goes
+ * on, as in Triton. With the
  * `triton_grpc_error: true` header the first failure instead ends the stream with its gRPC status. A client
  * that cancels drops whatever it still had queued.
  */
@@ -54,7 +62,8 @@ export function serveModelStreamInfer(core: InferenceCore, call: ModelStreamInfe
 
   const run = async (message: ModelInferRequestMessage): Promise<Outcome> => {
     try {
-      return { response: { error_message: "", infer_response: await modelInfer(core, message, controller.signal) } };
+      const response = await modelInfer(core, message, controller.signal);
+      return { response: { error_message: "", infer_response: { ...response, parameters: FINAL_RESPONSE_PARAMETERS } } };
     } catch (error) {
       const failure = grpcErrorOf(error);
       if (failure.code === status.INTERNAL) logger.error({ err: error }, "ModelStreamInfer request failed");

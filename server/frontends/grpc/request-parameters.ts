@@ -8,6 +8,7 @@ const RESERVED_PARAMETER_TYPES: Readonly<Record<string, readonly InferParameterC
   sequence_end: ["bool_param"],
   priority: ["int64_param", "uint64_param"],
   timeout: ["int64_param"],
+  triton_enable_empty_final_response: ["bool_param"],
 };
 
 function invalid(message: string): InferenceError {
@@ -40,7 +41,7 @@ export function decodeRequestParameters(parameters: InferParameterMap): Record<s
   for (const [key, parameter] of Object.entries(parameters)) {
     const allowed = RESERVED_PARAMETER_TYPES[key];
     if (allowed !== undefined && (parameter.parameter_choice === undefined || !allowed.includes(parameter.parameter_choice))) {
-      throw invalid(`invalid value type for '${key}' parameter, expected ${allowed.join(" or ")}`);
+      throw invalid(`invalid value type for '${key}' parameter, expected ${allowed.join(" or ")}.`);
     }
     decoded[key] = parameterValue(key, parameter);
   }
@@ -52,7 +53,7 @@ export function classificationCount(parameters: InferParameterMap): number | und
   const parameter = parameters["classification"];
   if (parameter === undefined) return undefined;
   if (parameter.parameter_choice !== "int64_param") {
-    throw invalid("invalid value type for 'classification' parameter, expected int64_param");
+    throw invalid("invalid value type for 'classification' parameter, expected int64_param.");
   }
   return Number(parameter.int64_param);
 }

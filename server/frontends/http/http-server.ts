@@ -1,10 +1,12 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import { Cancellation, InferenceError, type InferenceCore } from "../../core/index";
+import { Cancellation, InferenceError, type InferenceCore, refuseRepositoryName } from "../../core/index";
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "./content-encoding";
+import { crossSiteRefusal } from "./cross-site-guard";
 import { httpStatusOf } from "./http-status";
 import { decodeInferRequest } from "./infer-request-codec";
 import { encodeInferResponse } from "./infer-response-codec";
+import { loadOverridesOf, parseRepositoryBody, unloadDependentsOf } from "./repository-requests";
 
 export interface HttpServerOptions {
   /** Triton's --http-max-input-size: largest request body, before and after decompression. */
@@ -54,8 +56,9 @@ function clientGone(reply: FastifyReply): Cancellation {
 
 /**
  * The KServe v2 REST frontend (Triton's HTTP endpoint): health, metadata, config, statistics, repository and
- * infer routes, binary tensor data, gzip/deflate both ways, and Triton's `{"error": "..."}` shape and status
- * codes for every failure, fastify's own included.
+ * infer routes, binary tensor data, gzip/deflate request bodies and (as Triton) compressed inference responses,
+ * and Triton's `{"error": "..."}` shape and status codes for every failure, fastify's own included. It sends no
+ * CORS headers, and refuses model load/unload requests a page on another site could make.
  */
 export function buildHttpServer(core: InferenceCore, options: HttpServerOptions): FastifyInstance {
   const app = Fastify({
@@ -92,14 +95,9 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     draining = true;
   });
   // A callback hook, not an async one: most responses need nothing here, and they should not pay for a promise.
-  app.addHook("onSend", (request, reply, payload, done) => {
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (draining) reply.header("connection", "close");
-    const encoding = chooseResponseEncoding(request.headers["accept-encoding"]);
-    if (encoding === undefined || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return done(null, payload);
-    const bytes = typeof payload === "string" ? Buffer.from(payload) : payload;
-    if (bytes.byteLength === 0) return done(null, payload);
-    reply.header("content-encoding", encoding);
-    encodeResponseBody(bytes, encoding).then((encoded) => done(null, encoded), (error: Error) => done(error));
+    done(null, payload);
   });
 
   const routes: { method: "GET" | "POST"; url: string; handler: (request: FastifyRequest, reply: FastifyReply) => unknown }[] = [];
@@ -131,53 +129,56 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     });
     const response = await core.infer({ ...inferRequest, signal: clientGone(reply) });
     const encoded = encodeInferResponse(response, encoding);
-    if (encoded.headerLength === undefined) return reply.type("application/json").send(encoded.body);
-    return reply.type("application/octet-stream").header(HEADER_LENGTH, encoded.headerLength).send(encoded.body);
+    // As Triton, only a successful inference response is compressed: clients that ask for compression and
+    // then do not decompress (aiohttp, as tritonclient.http.aio sets it up) read every other answer as it is.
+    const contentEncoding = chooseResponseEncoding(request.headers["accept-encoding"]);
+    if (contentEncoding !== undefined) reply.header("content-encoding", contentEncoding);
+    const payload = contentEncoding === undefined ? encoded.body : await encodeResponseBody(encoded.body, contentEncoding);
+    if (encoded.headerLength === undefined) return reply.type("application/json").send(payload);
+    return reply.type("application/octet-stream").header(HEADER_LENGTH, encoded.headerLength).send(payload);
   });
 
+  const repositoryBody = async (request: FastifyRequest): Promise<Record<string, unknown>> =>
+    parseRepositoryBody(await decodeRequestBody((request.body as Buffer | undefined) ?? Buffer.alloc(0), request.headers["content-encoding"], options.maxInputBytes));
   route("POST", "/v2/repository/index", async (request) => {
-    const body = await decodeRequestBody((request.body as Buffer | undefined) ?? Buffer.alloc(0), request.headers["content-encoding"], options.maxInputBytes);
-    const parsed = parseOptionalJson(body);
-    const ready = parsed["ready"];
+    const ready = (await repositoryBody(request))["ready"];
     if (ready !== undefined && typeof ready !== "boolean") throw new InferenceError("INVALID_ARG", "'ready' must be a boolean");
     return core.repositoryIndex(ready ?? false);
   });
   route("POST", "/v2/repository/models/:model/load", async (request, reply) => {
-    const params = request.params as ModelParams;
-    const parsed = parseOptionalJson((request.body as Buffer | undefined) ?? Buffer.alloc(0));
-    const overrides = Object.keys((parsed["parameters"] ?? {}) as Record<string, unknown>).filter((k) => k === "config" || k.startsWith("file:"));
-    if (overrides.length > 0) {
-      throw new InferenceError("UNSUPPORTED", `load overrides (${overrides.join(", ")}) are not supported: load reads the model directory as it is`);
-    }
-    await core.loadModel(params.model);
+    await core.loadModel((request.params as ModelParams).model, loadOverridesOf(await repositoryBody(request)));
     return reply.code(200).send();
   });
   route("POST", "/v2/repository/models/:model/unload", async (request, reply) => {
-    const params = request.params as ModelParams;
-    parseOptionalJson((request.body as Buffer | undefined) ?? Buffer.alloc(0));
-    await core.unloadModel(params.model);
+    await core.unloadModel((request.params as ModelParams).model, unloadDependentsOf(await repositoryBody(request)));
     return reply.code(200).send();
   });
+  // Triton's routes name a repository optionally, and refuse any name: there is one namespace.
+  const namedRepository = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    refuseRepositoryName((request.params as { repository: string }).repository);
+    return sendError(reply, 404, "Not Found"); // an empty name: a path Triton does not route either
+  };
+  route("POST", "/v2/repository/:repository/index", namedRepository);
+  route("POST", "/v2/repository/:repository/models/:model/load", namedRepository);
+  route("POST", "/v2/repository/:repository/models/:model/unload", namedRepository);
 
-  for (const { method, url, handler } of routes) app.route({ method, url, handler });
-  // A known path with the wrong verb is 405, as in Triton.
+  // Model load/unload change the server: a request a page on another site could send is refused first.
+  const stateChanging = new Set(["/v2/repository/models/:model/load", "/v2/repository/models/:model/unload"]);
+  const refuseCrossSite = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const refusal = crossSiteRefusal(request.headers);
+    if (refusal === undefined) done();
+    else void sendError(reply, refusal.status, refusal.message);
+  };
+  for (const { method, url, handler } of routes) {
+    app.route({ method, url, handler, ...(stateChanging.has(url) ? { onRequest: refuseCrossSite } : {}) });
+  }
+  // A known path with the wrong verb is 405, as in Triton; so is a CORS preflight (OPTIONS), which carries no
+  // Access-Control-* headers back, so browsers never send the cross-origin request it asked about.
   const known = new Map<string, Set<string>>();
   for (const { method, url } of routes) known.set(url, (known.get(url) ?? new Set()).add(method));
   for (const [url, methods] of known) {
-    const others = (["GET", "POST", "PUT", "DELETE", "PATCH"] as const).filter((m) => !methods.has(m));
+    const others = (["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"] as const).filter((m) => !methods.has(m));
     app.route({ method: [...others], url, handler: (_request, reply) => sendError(reply, 405, "Method Not Allowed") });
   }
   return app;
-}
-
-function parseOptionalJson(body: Buffer): Record<string, unknown> {
-  if (body.byteLength === 0) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString("utf8"));
-  } catch (error) {
-    throw new InferenceError("INVALID_ARG", `failed to parse the request JSON buffer: ${(error as Error).message}`);
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new InferenceError("INVALID_ARG", "the request body must be a JSON object");
-  return parsed as Record<string, unknown>;
 }

@@ -1,4 +1,5 @@
 import { type DataType, ELEMENT_BYTE_SIZE, InferenceError, joinBytesElements, splitBytesElements } from "../../core/index";
+import { jsonText } from "./exact-json";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -26,7 +27,7 @@ type Writer = (view: DataView, offset: number, value: unknown) => void;
 
 function numberWriter(datatype: DataType, tensorName: string): Writer {
   const bad = (value: unknown): InferenceError =>
-    invalid(`unable to parse 'data' of input '${tensorName}': expected ${datatype} elements, got ${JSON.stringify(value)}`);
+    invalid(`unable to parse 'data' of input '${tensorName}': expected ${datatype} elements, got ${jsonText(value)}`);
   const range = INTEGER_RANGES[datatype];
   const integer = (value: unknown): number => {
     if (typeof value !== "number" || !Number.isInteger(value)) throw bad(value);
@@ -72,7 +73,7 @@ export function encodeJsonData(datatype: DataType, data: unknown, elementCount: 
   }
   if (datatype === "BYTES") {
     return joinBytesElements(values.map((value) => {
-      if (typeof value !== "string") throw invalid(`unable to parse 'data' of input '${tensorName}': BYTES elements must be strings, got ${JSON.stringify(value)}`);
+      if (typeof value !== "string") throw invalid(`unable to parse 'data' of input '${tensorName}': BYTES elements must be strings, got ${jsonText(value)}`);
       return encoder.encode(value);
     }));
   }
@@ -84,8 +85,17 @@ export function encodeJsonData(datatype: DataType, data: unknown, elementCount: 
   return out;
 }
 
-function formatNumber(value: number): string {
-  return Number.isFinite(value) ? String(value) : "null";
+/**
+ * A double as Triton's rapidjson Writer prints it (dtoa, with kWriteNanAndInfFlag): the shortest digits that
+ * read back exactly, like JavaScript's, but `-0.0` keeps its sign, integral values end in `.0`, exponents carry
+ * no `+`, and NaN and infinities are written by name (Python's json module, which tritonclient uses, reads them).
+ */
+function formatDouble(value: number): string {
+  if (value === 0) return Object.is(value, -0) ? "-0.0" : "0.0";
+  if (!Number.isFinite(value)) return Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity";
+  const text = String(value);
+  if (text.includes("e")) return text.replace("e+", "e");
+  return text.includes(".") ? text : `${text}.0`;
 }
 
 /**
@@ -109,8 +119,8 @@ export function decodeJsonData(datatype: DataType, data: Uint8Array, elementCoun
       case "INT32": return (i) => String(view.getInt32(i * 4, true));
       case "UINT64": return (i) => String(view.getBigUint64(i * 8, true));
       case "INT64": return (i) => String(view.getBigInt64(i * 8, true));
-      case "FP32": return (i) => formatNumber(view.getFloat32(i * 4, true));
-      case "FP64": return (i) => formatNumber(view.getFloat64(i * 8, true));
+      case "FP32": return (i) => formatDouble(view.getFloat32(i * 4, true));
+      case "FP64": return (i) => formatDouble(view.getFloat64(i * 8, true));
       default: throw invalid(`sending ${datatype} data via JSON is not supported. Please use the binary data format for output '${tensorName}'`);
     }
   })();

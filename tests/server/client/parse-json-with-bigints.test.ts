@@ -12,6 +12,10 @@ describe("parseJsonWithBigInts", () => {
     expect(parseJsonWithBigInts(text)).toEqual({ s: "a,12345678901234567890]", t: '"99999999999999999999"', n: 18446744073709551615n });
   });
 
+  it("reads the NaN, Infinity and -Infinity Triton writes for FP values, outside strings only", () => {
+    expect(parseJsonWithBigInts('{"data":[NaN,Infinity,-Infinity,-0.0,1.0],"s":"NaN"}')).toEqual({ data: [Number.NaN, Infinity, -Infinity, -0, 1], s: "NaN" });
+  });
+
   it("rejects text that is not JSON", () => {
     expect(() => parseJsonWithBigInts("{12345678901234567890}")).toThrow(SyntaxError);
   });
