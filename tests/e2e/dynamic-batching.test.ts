@@ -162,6 +162,8 @@ describe("dynamic batching, instances and queue policy (Triton's scheduler seman
   it("drops a queued gRPC request whose deadline passed, without executing it", async () => {
     const client = new GrpcTestClient(server.grpcAddress!);
     try {
+      // Connect first: the deadline below is for the request, not for setting up the channel on a busy machine.
+      await client.unary("ServerLive", {});
       const running = infer("cancellable_grpc", [row(0)]);
       await settle(50);
       const expired = client.unary("ModelInfer", {
