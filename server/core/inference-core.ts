@@ -33,7 +33,7 @@ export interface CoreSettings {
   readonly log: { info(message: string): void; warn(message: string): void };
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
-  readonly loader: Omit<LoaderSettings, "observer" | "composing">;
+  readonly loader: Omit<LoaderSettings, "observer" | "composing" | "log">;
 }
 
 export interface ModelMetadata {
@@ -217,6 +217,7 @@ export class InferenceCore {
           },
         },
         composing: this.#composing,
+        log: this.#settings.log,
       });
     } catch (error) {
       const failure = error instanceof Error ? error.message : String(error);
@@ -383,6 +384,7 @@ export class InferenceCore {
         gauges.push({
           modelName: loaded.name, modelVersion: String(loaded.version), pendingRequests: loaded.scheduler.pendingCount,
           queueDepth: loaded.scheduler.queueDepth, instanceCount: loaded.pool.size, instanceBusySeconds: loaded.pool.busySeconds(),
+          placements: loaded.placements,
         });
       }
     }
