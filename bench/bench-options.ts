@@ -1,13 +1,18 @@
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 
-/** resnet50 and simple compare against baselines; mlp compares batching settings; metrics compares metrics on/off. */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics"];
+/**
+ * resnet50 and simple compare against baselines; mlp compares batching settings; metrics compares metrics on/off;
+ * image-tensor compares gRPC with HTTP (and gRPC's HTTP/2 windows) for a 600 KB tensor.
+ */
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "image-tensor";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "image-tensor"];
 
 /** What `npm run bench` measures and for how long. */
 export interface BenchOptions {
   readonly quick: boolean;
+  /** Also run the GPU suite (resnet50 on the GPU against in-process ONNX Runtime with the same provider). */
+  readonly gpu: boolean;
   readonly models: readonly BenchModel[];
   /** A/B rounds per comparison (at least 3). */
   readonly rounds: number;
@@ -34,7 +39,7 @@ function integerList(value: string): number[] {
 }
 
 function modelList(value: string): BenchModel[] {
-  const models = value.split(",").map((part) => part.trim());
+  const models = value.split(",").map((part) => part.trim()).filter((part) => part !== "");
   const unknown = models.filter((model) => !(BENCH_MODELS as readonly string[]).includes(model));
   if (unknown.length > 0) throw new InvalidArgumentError(`unknown model ${unknown.join(", ")} (${BENCH_MODELS.join(", ")})`);
   return models as BenchModel[];
@@ -45,7 +50,8 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
   const command = new Command("run-bench")
     .description("Measure the server against its baselines (in-process ONNX Runtime, bare fastify, bare grpc-js, binary vs JSON), alternating A/B")
     .option("--quick", "short windows and sweeps: finishes in under 2 minutes on 2 cores", false)
-    .option("--models <list>", `comparisons to run: ${BENCH_MODELS.join(",")}`, modelList, [...BENCH_MODELS])
+    .option("--models <list>", `comparisons to run: ${BENCH_MODELS.join(",")} (empty: none, e.g. with --gpu)`, modelList, [...BENCH_MODELS])
+    .option("--gpu", "add the GPU suite: resnet50 on the GPU vs in-process ONNX Runtime (HTTP, gRPC), batching, FP16 (needs an NVIDIA GPU)", false)
     .option("--rounds <n>", "A/B rounds per comparison (at least 3; default 5, quick 3); more rounds ride out a noisy neighbour better than longer windows", positiveInteger)
     .option("--window-ms <ms>", "measured window per side per round (default 5000, quick 1000)", positiveInteger)
     .option("--warmup-ms <ms>", "discarded load before each window (default 1000, quick 200)", positiveInteger)
@@ -62,6 +68,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
   const windowMs = (o["windowMs"] as number | undefined) ?? (quick ? 1000 : 5000);
   return {
     quick,
+    gpu: o["gpu"] as boolean,
     models: o["models"] as BenchModel[],
     rounds,
     windowMs,

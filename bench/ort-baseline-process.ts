@@ -1,9 +1,13 @@
 /**
  * Child process of `npm run bench`: ONNX Runtime in-process, no server in the way. It creates the session the
- * server's ORT backend creates (same intra-op threads, inter-op 1, sequential, full graph optimization, memory
- * arena and pattern on) and runs it back to back for as long as it is asked, on data prepared up front.
+ * server's ORT backend creates for the same instance (execution providers and session options come from the
+ * backend's own functions) and runs it back to back for as long as it is asked, on data prepared up front.
  */
 import * as ort from "onnxruntime-node";
+import { chooseExecutionProviders } from "../server/backends/onnxruntime/execution-providers";
+import { sessionSettings } from "../server/backends/onnxruntime/onnxruntime-backend";
+import { ortSessionOptions } from "../server/backends/onnxruntime/ort-worker-protocol";
+import { toFloat16Array } from "../server/float16";
 import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
 
 const settings = JSON.parse(process.argv[2] ?? "{}") as OrtBaselineSettings;
@@ -15,7 +19,8 @@ function send(message: OrtBaselineMessage): void {
 async function measure(session: ort.InferenceSession, request: OrtBaselineRequest): Promise<OrtBaselineMessage> {
   const shape = [request.batchSize, ...settings.elementShape];
   const data = Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => Math.random());
-  const feeds = { [settings.inputName]: new ort.Tensor("float32", data, shape) };
+  const tensor = settings.inputDatatype === "FP16" ? new ort.Tensor("float16", toFloat16Array(data), shape) : new ort.Tensor("float32", data, shape);
+  const feeds = { [settings.inputName]: tensor };
   const warmupEnd = Date.now() + request.warmupMs;
   do {
     await session.run(feeds);
@@ -34,15 +39,9 @@ async function measure(session: ort.InferenceSession, request: OrtBaselineReques
 }
 
 async function main(): Promise<void> {
-  const session = await ort.InferenceSession.create(settings.modelPath, {
-    executionProviders: ["cpu"],
-    intraOpNumThreads: settings.intraOpThreads,
-    interOpNumThreads: 1,
-    executionMode: "sequential",
-    graphOptimizationLevel: "all",
-    enableCpuMemArena: true,
-    enableMemPattern: true,
-  });
+  const instance = settings.instance;
+  const options = ortSessionOptions(sessionSettings(instance, chooseExecutionProviders(instance).executionProviders));
+  const session = await ort.InferenceSession.create(instance.modelPath, options as ort.InferenceSession.SessionOptions);
   process.on("message", (request: OrtBaselineRequest) => {
     measure(session, request).then(send, (error: unknown) => send({ type: "failed", message: (error as Error).message }));
   });

@@ -1,8 +1,17 @@
 import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
+import type { InstanceSpec } from "../server/backends/backend";
 import type { SideMeasurement } from "./ab-comparison";
 import { summarizeLatencies } from "../server/perf/latency-summary";
 import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
+
+/** A KIND_CPU instance of a model file with the server's defaults but `intraOpThreads` (for the baseline's session). */
+export function cpuInstance(modelPath: string, intraOpThreads: number): InstanceSpec {
+  return {
+    modelName: path.basename(path.dirname(path.dirname(modelPath))), modelVersion: 1, modelPath, instanceName: "baseline",
+    device: "cpu", deviceId: 0, accelerators: [], parameters: {}, intraOpThreads, graphOptimizationLevel: 0,
+  };
+}
 
 /**
  * The in-process ONNX Runtime baseline, run in a child process of its own so that, like the server's worker

@@ -3,7 +3,7 @@ import { InferenceClient, type TensorFormat } from "../server/client/index";
 import type { RequestSender } from "../server/perf/load-generator";
 import { type ComparisonResult, runAbComparison, type SideMeasurement } from "./ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { OrtBaseline } from "./ort-baseline";
+import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { preparedSender } from "./prepared-sender";
 import { measureThroughput } from "./throughput-measurement";
 
@@ -29,7 +29,7 @@ export async function runResnet50Suite(context: BenchContext): Promise<Compariso
     // The server's rule: the model's intra_op_thread_count parameter, else cores divided by its instances.
     const configured = (config["parameters"] as Record<string, { string_value?: string }> | undefined)?.["intra_op_thread_count"]?.string_value;
     const intraOpThreads = configured !== undefined ? Number(configured) : Math.max(1, Math.floor(context.setup.cores / instances));
-    context.notes.push(`resnet50: server ${instances} instance(s) x ${intraOpThreads} intra-op threads (${configured !== undefined ? "model parameter" : "cores / instances"}), batch-1 requests; in-process ORT: child process, ${intraOpThreads} intra-op threads, inter-op 1`);
+    context.notes.push(`resnet50: server ${instances} instance(s) x ${intraOpThreads} intra-op threads (${configured !== undefined ? "model parameter" : "cores / instances"}), batch-1 requests; in-process ORT: child process, the server's session options (${intraOpThreads} intra-op threads, inter-op 1, spinning off)`);
     const data = Float32Array.from({ length: elementShape.reduce((a, b) => a * b, 1) }, () => Math.random());
     const inputs = [{ name: input.name, datatype: "FP32" as const, shape: [1, ...elementShape], data }];
     const senders: Record<TensorFormat, RequestSender> = {
@@ -40,7 +40,7 @@ export async function runResnet50Suite(context: BenchContext): Promise<Compariso
       measureThroughput(senders[format], { concurrency, warmupMs: options.warmupMs, durationMs });
 
     const baseline = await OrtBaseline.start({
-      modelPath: path.join(context.modelRepository, MODEL, "1", "model.onnx"), inputName: input.name, elementShape, intraOpThreads,
+      instance: cpuInstance(path.join(context.modelRepository, MODEL, "1", "model.onnx"), intraOpThreads), inputName: input.name, inputDatatype: "FP32", elementShape,
     });
     let bestConcurrency: number;
     const results: ComparisonResult[] = [];

@@ -17,7 +17,10 @@ import type { BenchContext } from "./bench-context";
 import { type BenchOptions, parseBenchOptions } from "./bench-options";
 import { benchTableContent, formatBenchTable } from "./bench-table";
 import { runResnet50Suite } from "./resnet50-suite";
+import { countNvidiaGpus } from "../server/gpu-detection";
 import { runBatchingSuite } from "./batching-suite";
+import { runGpuSuite } from "./gpu-suite";
+import { runImageTensorSuite } from "./image-tensor-suite";
 import { startBenchServer } from "./bench-server";
 import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
 import { runSimpleSuite } from "./simple-suite";
@@ -26,7 +29,7 @@ import { describeSystem } from "./system-setup";
 function setupLines(context: BenchContext, startedAt: Date): string[] {
   const { setup, options } = context;
   return [
-    `npm run bench${options.quick ? " -- --quick" : ""} at ${startedAt.toISOString()}`,
+    `npm run bench${options.quick || options.gpu ? ` --${options.quick ? " --quick" : ""}${options.gpu ? " --gpu" : ""}` : ""} at ${startedAt.toISOString()}`,
     `machine: ${setup.cpuModel}, ${setup.cores} cores, ${setup.memoryGiB} GiB; Node ${setup.node}, onnxruntime-node ${setup.onnxruntime}, fastify ${setup.fastify}, undici ${setup.undici}, server ${setup.server}`,
     "load generator: this process, 1 JS thread, undici keep-alive pool (one connection per outstanding request), each request encoded once up front and resent (as perf_analyzer reuses its input data); server: child process, main thread + 1 ORT worker thread per model instance; both share the cores",
     ...context.notes,
@@ -57,6 +60,7 @@ async function writeResults(context: BenchContext, results: readonly ComparisonR
 
 async function run(options: BenchOptions, root: string): Promise<void> {
   const startedAt = new Date();
+  if (options.gpu && countNvidiaGpus() === 0) throw new Error("--gpu needs an NVIDIA GPU, and this machine has none (no /dev/nvidia0)");
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const modelRepository = path.join(root, "models");
   if ((await ensureExampleRepository(modelRepository)) === "built") log(`built the example model repository in ${modelRepository}`);
@@ -79,6 +83,8 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   // These suites start servers of their own (other model configs, other flags).
   if (options.models.includes("mlp")) results.push(...(await runBatchingSuite(context)));
   if (options.models.includes("metrics")) results.push(...(await runMetricsOverheadSuite(context)));
+  if (options.models.includes("image-tensor")) results.push(...(await runImageTensorSuite(context)));
+  if (options.gpu) results.push(...(await runGpuSuite(context)));
   const lines = setupLines(context, startedAt);
   process.stdout.write(`\n${lines.join("\n")}\n\n${formatBenchTable(results)}`);
   await writeResults(context, results, lines);

@@ -84,7 +84,9 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   if (options.allowGrpc) {
-    const grpc = await startGrpcServer(core, { host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, logger });
+    const grpc = await startGrpcServer(core, {
+      host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow, logger,
+    });
     logger.info({ service: "grpc", port: grpc.port }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
     closers.push(() => grpc.close());
   }

@@ -55,6 +55,8 @@ export interface InputProblem {
 
 export interface Backend {
   readonly name: string;
+  /** Whether KIND_AUTO should try the GPU for this backend's instances (explicit KIND_GPU is always passed on). */
+  readonly usesGpu: boolean;
   /**
    * Loads one instance. Rejecting fails the model load (the model becomes UNAVAILABLE with the error's message
    * as the reason); it never throws synchronously.
@@ -73,6 +75,11 @@ export interface BackendInstance {
   readonly io: ModelIo | undefined;
   /** Where executions run: on the calling (main) thread, or on a thread of the instance's own. */
   readonly executionThread: "main" | "worker";
+  /**
+   * What computes the executions, for the load log, the model config and metrics: an execution provider
+   * (`cpu`, `cuda`, `tensorrt`, `webgpu`) for ONNX Runtime, `cpu` for backends that run JavaScript.
+   */
+  readonly executionProvider: string;
   /**
    * Runs one (possibly batched) execution. Never called concurrently on the same instance. Resolves with the
    * requested outputs; rejects with an Error whose message is safe to show to the client.

@@ -9,6 +9,7 @@ import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, TensorMap
  */
 export class IdentityBackend implements Backend {
   readonly name = "identity";
+  readonly usesGpu = false;
 
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
     const delay = spec.parameters["execute_delay_ms"];
@@ -21,6 +22,7 @@ export class IdentityBackend implements Backend {
 class IdentityInstance implements BackendInstance {
   readonly io = undefined;
   readonly executionThread = "main";
+  readonly executionProvider = "cpu";
   constructor(private readonly delayMs: number) {}
 
   async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {

@@ -24,6 +24,7 @@ export interface ServerOptions {
   readonly logVerbose: number;
   readonly httpMaxInputSize: number;
   readonly grpcMaxMessageSize: number;
+  readonly grpcFlowControlWindow: number;
   readonly modelControlMode: "none" | "explicit" | "poll";
   readonly repositoryPollSecs: number;
   readonly loadModels: string[];
@@ -123,6 +124,7 @@ export function buildCommand(): Command {
     .option("--log-verbose <level>", "verbose logging level (0 = off, 1+ = debug)", parseInteger(0), 0)
     .option("--http-max-input-size <bytes>", "largest HTTP request body, compressed or decompressed", parseInteger(1), 1 << 26)
     .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent", parseInteger(1, 2 ** 31 - 1), 2 ** 31 - 1)
+    .option("--grpc-flow-control-window <bytes>", "HTTP/2 receive window per stream and per connection", parseInteger(65_535, 2 ** 31 - 1), 8 * 1024 * 1024)
     .addOption(new Option("--model-control-mode <mode>", "none: load all at start; explicit: load --load-model at start, then load/unload API; poll: load all at start, then follow the repository").choices(["none", "explicit", "poll"]).default("none"))
     .option("--repository-poll-secs <secs>", "poll mode: how often the repository is rescanned for new, changed and removed models", parseInteger(1), 15)
     .option("--load-model <name>", "model to load at start in explicit mode; '*' loads all; repeatable", collect, [])
@@ -159,6 +161,7 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     logVerbose: o["logVerbose"] as number,
     httpMaxInputSize: o["httpMaxInputSize"] as number,
     grpcMaxMessageSize: o["grpcMaxMessageSize"] as number,
+    grpcFlowControlWindow: o["grpcFlowControlWindow"] as number,
     modelControlMode: o["modelControlMode"] as ServerOptions["modelControlMode"],
     repositoryPollSecs: o["repositoryPollSecs"] as number,
     loadModels: o["loadModel"] as string[],

@@ -69,7 +69,14 @@ export interface GrpcTransportOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Largest message sent or received (default 2 GiB - 1, as the server's). */
   readonly maxMessageBytes?: number;
+  /**
+   * HTTP/2 receive window for responses, per stream and connection (default 8 MiB): at Node's 64 KiB, every 64 KiB
+   * of a large output waits for a round trip.
+   */
+  readonly flowControlWindowBytes?: number;
 }
+
+const DEFAULT_FLOW_CONTROL_WINDOW_BYTES = 8 * 1024 * 1024;
 
 /** A ModelInferRequest serialized once by {@link GrpcTransport.prepareInfer}. */
 class GrpcPreparedInfer implements PreparedInferRequest {
@@ -116,6 +123,7 @@ export class GrpcTransport implements ClientTransport {
     const Client = makeGenericClientConstructor(this.#service, "GRPCInferenceService");
     this.#client = new Client(options.address, credentials.createInsecure(), {
       "grpc.max_receive_message_length": maxBytes, "grpc.max_send_message_length": maxBytes,
+      "grpc-node.flow_control_window": options.flowControlWindowBytes ?? DEFAULT_FLOW_CONTROL_WINDOW_BYTES,
     });
   }
 

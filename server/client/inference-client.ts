@@ -10,9 +10,9 @@ import { elementCountOf, inferDataType, toTensorData } from "./tensor-data";
 
 /**
  * Connection settings. `maxConnections`, `keepAliveTimeoutMs` and `compression` apply to HTTP only,
- * `maxMessageBytes` to gRPC only; `timeoutMs` and `headers` to both.
+ * `maxMessageBytes` and `flowControlWindowBytes` to gRPC only; `timeoutMs` and `headers` to both.
  */
-export interface InferenceClientOptions extends Omit<HttpTransportOptions, "url">, Pick<GrpcTransportOptions, "maxMessageBytes"> {
+export interface InferenceClientOptions extends Omit<HttpTransportOptions, "url">, Pick<GrpcTransportOptions, "maxMessageBytes" | "flowControlWindowBytes"> {
   /**
    * The server: `http://host:8000` for KServe v2 REST, `grpc://host:8001` for Triton's gRPC service. Ignored when
    * `transport` is given.
@@ -71,7 +71,10 @@ export class InferenceClient {
     } else if (options.url !== undefined) {
       const url = new URL(options.url);
       this.#transport = url.protocol === "grpc:"
-        ? new GrpcTransport({ address: url.host, timeoutMs: options.timeoutMs, headers: options.headers, maxMessageBytes: options.maxMessageBytes })
+        ? new GrpcTransport({
+          address: url.host, timeoutMs: options.timeoutMs, headers: options.headers,
+          maxMessageBytes: options.maxMessageBytes, flowControlWindowBytes: options.flowControlWindowBytes,
+        })
         : new HttpTransport({ ...options, url: options.url });
     } else {
       throw new TypeError("InferenceClient needs a url or a transport");

@@ -1,3 +1,5 @@
+import type { InstancePlacement } from "./model-version";
+
 /**
  * The side channel metrics listen on. The core calls these synchronously on the hot path, so implementations
  * only bump counters; they never throw and never block.
@@ -40,4 +42,6 @@ export interface ModelGauges {
   readonly queueDepth: number;
   readonly instanceCount: number;
   readonly instanceBusySeconds: number;
+  /** Where each instance runs: kind, execution provider, device. */
+  readonly placements: readonly InstancePlacement[];
 }

@@ -6,7 +6,7 @@ export type { Tensor } from "./tensor";
 export { elementCount, joinBytesElements, splitBytesElements } from "./tensor";
 export { DATATYPES, ELEMENT_BYTE_SIZE, isDataType, type DataType } from "./datatypes";
 export type { CoreObserver, ExecutionOutcome, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";
-export type { ModelIndexEntry, ModelState } from "./model-version";
+export type { InstancePlacement, ModelIndexEntry, ModelState } from "./model-version";
 export type { ModelStatisticsSnapshot } from "./model-statistics";
 export { modelConfigSchema } from "./model-config-schema";
 export { type LoadOverrides, refuseRepositoryName } from "./load-overrides";

@@ -36,7 +36,7 @@ export interface CoreSettings {
   readonly log: { info(message: string): void; warn(message: string): void };
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
-  readonly loader: Omit<LoaderSettings, "observer" | "composing">;
+  readonly loader: Omit<LoaderSettings, "observer" | "composing" | "log">;
 }
 
 export interface ModelMetadata {
@@ -238,6 +238,7 @@ export class InferenceCore {
           },
         },
         composing: this.#composing,
+        log: this.#settings.log,
       });
     } catch (error) {
       return this.#failed(name, error);
@@ -471,6 +472,7 @@ export class InferenceCore {
         gauges.push({
           modelName: loaded.name, modelVersion: String(loaded.version), pendingRequests: loaded.scheduler.pendingCount,
           queueDepth: loaded.scheduler.queueDepth, instanceCount: loaded.pool.size, instanceBusySeconds: loaded.pool.busySeconds(),
+          placements: loaded.placements,
         });
       }
     }

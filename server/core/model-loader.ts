@@ -5,6 +5,7 @@ import { completeConfig } from "./config-auto-complete";
 import { type ComposingModels, EnsembleScheduler, planEnsemble } from "./ensemble";
 import { dataTypeFromConfig } from "./datatypes";
 import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "./model-config";
+import { modelConfigFromJson } from "./model-config";
 import { listVersions, type ModelDirectory, readLabels } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "./model-signature";
 import { ModelStatistics } from "./model-statistics";
@@ -12,7 +13,7 @@ import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
 import { InstancePool } from "./instance-pool";
 import { type QueuePolicy, Scheduler, type SchedulerSettings } from "./scheduler";
 import { controlInputsOf, SequenceTracker } from "./sequence-control";
-import type { ModelVersion } from "./model-version";
+import type { InstancePlacement, ModelVersion } from "./model-version";
 
 export interface LoaderSettings {
   readonly autoCompleteConfig: boolean;
@@ -26,6 +27,8 @@ export interface LoaderSettings {
   readonly observer: { executed(modelName: string, version: number, timings: Parameters<ModelStatistics["recordExecution"]>[0]): void };
   /** The loaded models an ensemble's steps run on. */
   readonly composing: ComposingModels;
+  /** Where loads report which device and provider each version's instances run on, and KIND_AUTO's CPU fallback. */
+  readonly log: { info(message: string): void; warn(message: string): void };
 }
 
 /** A model whose config could be read: what each of its selected versions became. */
@@ -72,29 +75,38 @@ interface InstancePlan {
   readonly kind: "cpu" | "gpu";
   readonly deviceId: number;
   readonly groupName: string;
+  /** From a KIND_AUTO group placed on the GPU: when the GPU turns out unusable, the version loads on CPU instead. */
+  readonly auto: boolean;
 }
 
-/** Expands instance_group into one plan per instance, filling Triton's defaults into the config as it goes. */
-function planInstances(config: ModelConfig, backendName: string, gpuCount: number): InstancePlan[] {
+/**
+ * Expands instance_group into one plan per instance, filling Triton's defaults into the config as it goes.
+ * KIND_AUTO means the GPU when `autoOnGpu`, else the CPU.
+ */
+function planInstances(config: ModelConfig, backendName: string, gpuCount: number, autoOnGpu: boolean): InstancePlan[] {
   if (config.instance_group.length === 0) {
     config.instance_group = [{ name: "", kind: "KIND_AUTO", count: 0, gpus: [], profile: [], passive: false, host_policy: "", secondary_devices: [] }] as unknown as ModelConfig["instance_group"];
   }
   const plans: InstancePlan[] = [];
   config.instance_group.forEach((group, index) => {
-    if (group.kind === "KIND_AUTO") group.kind = gpuCount > 0 ? "KIND_GPU" : "KIND_CPU";
+    const auto = group.kind === "KIND_AUTO" && autoOnGpu;
+    if (group.kind === "KIND_AUTO") group.kind = autoOnGpu ? "KIND_GPU" : "KIND_CPU";
     if (group.kind === "KIND_MODEL") group.kind = "KIND_CPU";
     if (group.name === "") group.name = `${config.name}_${index}`;
     if (group.count <= 0) group.count = group.kind === "KIND_CPU" && backendName === "onnxruntime" ? 2 : 1;
     if (group.kind === "KIND_GPU") {
       const gpus = group.gpus.length > 0 ? group.gpus : gpuCount > 0 ? Array.from({ length: gpuCount }, (_, i) => i) : [0];
       group.gpus = gpus;
-      for (const gpu of gpus) for (let i = 0; i < group.count; i++) plans.push({ kind: "gpu", deviceId: gpu, groupName: group.name });
+      for (const gpu of gpus) for (let i = 0; i < group.count; i++) plans.push({ kind: "gpu", deviceId: gpu, groupName: group.name, auto });
     } else {
-      for (let i = 0; i < group.count; i++) plans.push({ kind: "cpu", deviceId: 0, groupName: group.name });
+      for (let i = 0; i < group.count; i++) plans.push({ kind: "cpu", deviceId: 0, groupName: group.name, auto: false });
     }
   });
   return plans;
 }
+
+/** A KIND_AUTO instance that could not start on the GPU. */
+class AutoGpuUnusable extends Error {}
 
 function acceleratorsFor(config: ModelConfig, kind: "cpu" | "gpu"): InstanceSpec["accelerators"] {
   const accelerators = config.optimization?.execution_accelerators;
@@ -163,24 +175,79 @@ function schedulerSettings(config: ModelConfig): SchedulerSettings {
   };
 }
 
-async function loadVersion(
-  directory: ModelDirectory, baseConfig: ModelConfig, backend: Backend, version: number, settings: LoaderSettings,
-): Promise<ModelVersion> {
-  const config: ModelConfig = structuredClone(baseConfig);
-  const plans = planInstances(config, backend.name, settings.gpuCount);
-  const modelPath = path.join(directory.path, String(version), config.default_model_filename || "model.onnx");
-  if (backend.name === "onnxruntime" && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
+/** Creates every planned instance of a version; closes the ones already created when one fails. */
+async function createInstances(
+  config: ModelConfig, backend: Backend, version: number, modelPath: string, settings: LoaderSettings, autoOnGpu: boolean,
+): Promise<{ instances: BackendInstance[]; placements: InstancePlacement[] }> {
+  const plans = planInstances(config, backend.name, settings.gpuCount, autoOnGpu);
   const intraOpThreads = settings.intraOpThreads ?? Math.max(1, Math.floor(settings.cpuCount / plans.length));
   const instances: BackendInstance[] = [];
   try {
     for (const [index, plan] of plans.entries()) {
-      instances.push(await backend.createInstance({
-        modelName: config.name, modelVersion: version, modelPath, instanceName: `${plan.groupName}_${index}`,
-        device: plan.kind, deviceId: plan.deviceId, accelerators: acceleratorsFor(config, plan.kind),
-        parameters: parameterStrings(config), intraOpThreads,
-        graphOptimizationLevel: config.optimization?.graph?.level ?? 0,
-      }));
+      try {
+        instances.push(await backend.createInstance({
+          modelName: config.name, modelVersion: version, modelPath, instanceName: `${plan.groupName}_${index}`,
+          device: plan.kind, deviceId: plan.deviceId, accelerators: acceleratorsFor(config, plan.kind),
+          parameters: parameterStrings(config), intraOpThreads,
+          graphOptimizationLevel: config.optimization?.graph?.level ?? 0,
+        }));
+      } catch (error) {
+        throw plan.auto ? new AutoGpuUnusable(error instanceof Error ? error.message : String(error)) : error;
+      }
     }
+  } catch (error) {
+    await Promise.allSettled(instances.map((i) => i.close()));
+    throw error;
+  }
+  const placements = instances.map((instance, i): InstancePlacement => ({
+    kind: plans[i]!.kind === "gpu" ? "KIND_GPU" : "KIND_CPU", deviceId: plans[i]!.deviceId, provider: instance.executionProvider,
+  }));
+  return { instances, placements };
+}
+
+/**
+ * Shows which provider GPU instances landed on where the config named none (KIND_GPU picks one by itself), in
+ * Triton's own field for it, so `GET .../config` answers which accelerator serves the model.
+ */
+function recordGpuProvider(config: ModelConfig, placements: readonly InstancePlacement[]): void {
+  const provider = placements.find((p) => p.kind === "KIND_GPU" && p.provider !== "cpu")?.provider;
+  if (provider === undefined || (config.optimization?.execution_accelerators?.gpu_execution_accelerator.length ?? 0) > 0) return;
+  const named = modelConfigFromJson({ optimization: { execution_accelerators: { gpu_execution_accelerator: [{ name: provider }] } } }, "execution provider");
+  if (config.optimization === undefined) config.optimization = named.optimization;
+  else config.optimization.execution_accelerators = named.optimization!.execution_accelerators;
+}
+
+/** `2 x KIND_CPU on cpu, 1 x KIND_GPU on webgpu (device 0)`. */
+export function describePlacements(placements: readonly InstancePlacement[]): string {
+  const counts = new Map<string, number>();
+  for (const p of placements) {
+    const key = `${p.kind} on ${p.provider}${p.kind === "KIND_GPU" ? ` (device ${p.deviceId})` : ""}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([key, count]) => `${count} x ${key}`).join(", ");
+}
+
+async function loadVersion(
+  directory: ModelDirectory, baseConfig: ModelConfig, backend: Backend, version: number, settings: LoaderSettings,
+): Promise<ModelVersion> {
+  let config: ModelConfig = structuredClone(baseConfig);
+  const modelPath = path.join(directory.path, String(version), config.default_model_filename || "model.onnx");
+  if (backend.name === "onnxruntime" && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
+  const autoOnGpu = settings.gpuCount > 0 && backend.usesGpu;
+  let created: Awaited<ReturnType<typeof createInstances>>;
+  try {
+    created = await createInstances(config, backend, version, modelPath, settings, autoOnGpu);
+  } catch (error) {
+    if (!(error instanceof AutoGpuUnusable)) throw error;
+    // Triton's KIND_AUTO: the GPU when the model can use it, else the CPU; a machine's GPU never fails a load.
+    settings.log.warn(`model '${config.name}' version ${version}: KIND_AUTO instances cannot use the GPU, loading them on CPU: ${error.message}`);
+    config = structuredClone(baseConfig);
+    created = await createInstances(config, backend, version, modelPath, settings, false);
+  }
+  const { instances, placements } = created;
+  try {
+    recordGpuProvider(config, placements);
+    settings.log.info(`model '${config.name}' version ${version}: ${describePlacements(placements)}`);
     const controls = controlInputsOf(config);
     const completed = completeConfig(
       config, instances[0]?.io, { enabled: settings.autoCompleteConfig, defaultMaxBatchSize: settings.defaultMaxBatchSize },
@@ -206,7 +273,7 @@ async function loadVersion(
         settings.observer.executed(config.name, version, timings);
       },
     });
-    return { name: config.name, version, config: completed, signature, pool, scheduler, statistics, sequences };
+    return { name: config.name, version, config: completed, signature, pool, placements, scheduler, statistics, sequences };
   } catch (error) {
     await Promise.allSettled(instances.map((i) => i.close()));
     throw error;
@@ -241,7 +308,7 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
   const steps = planEnsemble(config, signature, settings.composing);
   return {
     name: config.name, version, config, signature, pool: new InstancePool([]),
-    scheduler: new EnsembleScheduler(steps, settings.composing),
+    placements: [], scheduler: new EnsembleScheduler(steps, settings.composing),
     statistics: new ModelStatistics(config.name, String(version)), sequences: undefined,
   };
 }

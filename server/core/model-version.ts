@@ -17,6 +17,13 @@ export interface RequestScheduler {
   close(): Promise<void>;
 }
 
+/** Where one instance runs: what the config planned and the provider the backend reports. */
+export interface InstancePlacement {
+  readonly kind: "KIND_CPU" | "KIND_GPU";
+  readonly deviceId: number;
+  readonly provider: string;
+}
+
 /** A loaded, servable model version: its completed config, instances (none for an ensemble), scheduler and statistics. */
 export interface ModelVersion {
   readonly name: string;
@@ -24,6 +31,8 @@ export interface ModelVersion {
   readonly config: ModelConfig;
   readonly signature: ModelSignature;
   readonly pool: InstancePool;
+  /** Where each instance of the pool runs (empty for an ensemble). */
+  readonly placements: readonly InstancePlacement[];
   readonly scheduler: RequestScheduler;
   readonly statistics: ModelStatistics;
   /** Present for models with sequence_batching. */

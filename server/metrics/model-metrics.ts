@@ -80,6 +80,7 @@ export class ModelMetrics implements CoreObserver {
   readonly #queueSeconds: Histogram<ModelLabel>;
   readonly #counters: { counter: Counter<ModelLabel>; read: (totals: ModelTotals) => number }[];
   readonly #failures: Counter<ModelLabel | "reason">;
+  readonly #placements: Gauge<ModelLabel | "kind" | "provider" | "device">;
   readonly #scraped: { metric: Counter<ModelLabel> | Gauge<ModelLabel>; write: (labels: ModelLabels, value: number) => void; read: (gauges: ModelGauges) => number }[];
 
   constructor(registry: Registry) {
@@ -97,6 +98,11 @@ export class ModelMetrics implements CoreObserver {
       // A counter whose total the core keeps: reset at each scrape, then set by one increment.
       const counter = new Counter(config);
       return { metric: counter, write: (labels, value) => counter.inc(labels, value), read };
+    });
+    this.#placements = new Gauge({
+      name: "inference_instance_placement",
+      help: "Model instances by instance kind, execution provider (cpu, cuda, tensorrt, webgpu) and device",
+      labelNames: [...MODEL_LABELS, "kind", "provider", "device"], registers,
     });
     const buckets = [...LATENCY_BUCKETS_SECONDS];
     this.#requestSeconds = new Histogram({
@@ -163,6 +169,12 @@ export class ModelMetrics implements CoreObserver {
     for (const { metric, write, read } of this.#scraped) {
       metric.reset();
       for (const gauges of loaded) write({ model: gauges.modelName, version: gauges.modelVersion }, read(gauges));
+    }
+    this.#placements.reset();
+    for (const gauges of loaded) {
+      for (const p of gauges.placements) {
+        this.#placements.inc({ model: gauges.modelName, version: gauges.modelVersion, kind: p.kind, provider: p.provider, device: p.kind === "KIND_GPU" ? String(p.deviceId) : "" });
+      }
     }
   }
 

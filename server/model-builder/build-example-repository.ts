@@ -4,7 +4,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { type ExampleModel } from "./example-model";
 import { buildIdentityModels } from "./models/identity-models";
 import { buildMlpModel } from "./models/mlp-model";
-import { buildResnet50Model } from "./models/resnet50-model";
+import { buildGpuResnet50Models, buildResnet50Model } from "./models/resnet50-model";
 import { buildSimpleModel } from "./models/simple-model";
 
 /** The seed of the example repository that `npm run models` and `npm start` build. */
@@ -13,6 +13,8 @@ export const DEFAULT_EXAMPLE_SEED = 20_240_601;
 export interface BuildExampleRepositoryOptions {
   /** Seed of the weight generator; the same seed always yields byte-identical files. */
   readonly seed?: number;
+  /** Only the GPU variants of resnet50 (FP32 batched and unbatched, FP16), for `npm run test:gpu` and `bench --gpu`. */
+  readonly gpu?: boolean;
 }
 
 // A generator so that only one model's bytes (resnet50: ~100 MB) are in memory at a time.
@@ -75,7 +77,8 @@ export async function buildExampleRepository(
     // mkdtemp creates the directory as 0700; the repository must stay readable by a server running as
     // another user (e.g. a container's non-root user).
     await fs.chmod(stagingDir, 0o755);
-    for (const model of exampleModels(options.seed ?? DEFAULT_EXAMPLE_SEED)) {
+    const seed = options.seed ?? DEFAULT_EXAMPLE_SEED;
+    for (const model of options.gpu === true ? buildGpuResnet50Models(seed) : exampleModels(seed)) {
       await writeModel(stagingDir, model);
     }
     await replaceDirectory(stagingDir, targetDir);
@@ -97,10 +100,11 @@ async function main(argv: readonly string[]): Promise<void> {
     .description("Write the example Triton model repository (ONNX models with seeded weights).")
     .requiredOption("--out <dir>", "repository directory to create or replace")
     .option("--seed <integer>", "weight seed", parseSeed, DEFAULT_EXAMPLE_SEED)
+    .option("--gpu", "write the GPU repository instead: resnet50_gpu, resnet50_gpu_unbatched, resnet50_fp16_gpu (KIND_GPU)")
     .parse(argv)
-    .opts<{ out: string; seed: number }>();
+    .opts<{ out: string; seed: number; gpu?: boolean }>();
   const startedMs = performance.now();
-  await buildExampleRepository(options.out, { seed: options.seed });
+  await buildExampleRepository(options.out, { seed: options.seed, gpu: options.gpu === true });
   console.log(`example model repository written to ${path.resolve(options.out)} in ${Math.round(performance.now() - startedMs)} ms`);
 }
 

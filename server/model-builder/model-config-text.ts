@@ -22,6 +22,8 @@ export interface ModelConfigSpec {
   /** Present turns on the dynamic batcher; an empty object is `dynamic_batching { }` (Triton's defaults). */
   readonly dynamicBatching?: { readonly maxQueueDelayUs?: number };
   readonly instanceGroups?: readonly { readonly count: number; readonly kind: "KIND_CPU" | "KIND_GPU" }[];
+  /** `optimization { execution_accelerators { gpu_execution_accelerator [ { name } ] } }`. */
+  readonly gpuAccelerator?: string;
   /** One `model_warmup` sample of zeros for every input, run before the model is ready. */
   readonly warmup?: { readonly name: string; readonly batchSize: number };
 }
@@ -79,6 +81,9 @@ export function renderModelConfigText(config: ModelConfigSpec): string {
       `count: ${group.count}`,
       `kind: ${group.kind}`,
     ])));
+  }
+  if (config.gpuAccelerator !== undefined) {
+    lines.push(`optimization { execution_accelerators { gpu_execution_accelerator: [ { name: ${quoted(config.gpuAccelerator)} } ] } }`);
   }
   if (config.warmup !== undefined) {
     const inputs = config.inputs.flatMap((tensor) => [

@@ -1,4 +1,5 @@
 import os from "node:os";
+import { toFloat16Array } from "../float16";
 import { type OnnxElementType } from "./onnx-element-type";
 import {
   loadOnnxSchema,
@@ -94,6 +95,15 @@ export class OnnxGraphBuilder {
 
   /** Adds a constant tensor stored as little-endian `raw_data` and returns its name. */
   addInitializer(name: string, dims: readonly number[], data: OnnxInitializerData): string {
+    return this.addRawInitializer(name, dims, data, initializerElementType(data));
+  }
+
+  /** Adds a FLOAT16 constant, rounding each value to the nearest half, and returns its name. */
+  addFloat16Initializer(name: string, dims: readonly number[], values: Float32Array): string {
+    return this.addRawInitializer(name, dims, toFloat16Array(values), "FLOAT16");
+  }
+
+  private addRawInitializer(name: string, dims: readonly number[], data: OnnxInitializerData | Uint16Array, elementType: OnnxElementType): string {
     const elementCount = dims.reduce((product, dim) => product * dim, 1);
     if (data.length !== elementCount) {
       throw new Error(`initializer ${name}: ${data.length} values do not fill shape [${dims.join(",")}]`);
@@ -104,7 +114,7 @@ export class OnnxGraphBuilder {
     this.initializers.push({
       name,
       dims: [...dims],
-      data_type: codeOf(this.schema.elementTypeCodes, initializerElementType(data)),
+      data_type: codeOf(this.schema.elementTypeCodes, elementType),
       raw_data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
     });
     return name;

@@ -1,18 +1,9 @@
 import type { DataType, TensorData } from "../client/index";
+import { float16Bits } from "../float16";
 import type { SeededRandom } from "../model-builder/seeded-random";
 
 const float32 = new Float32Array(1);
 const float32Bits = new Uint32Array(float32.buffer);
-
-/** IEEE half-precision bits of a value in [0, 1) (what random input data needs; no infinities or NaN). */
-function toFloat16Bits(value: number): number {
-  float32[0] = value;
-  const bits = float32Bits[0]!;
-  const exponent = ((bits >>> 23) & 0xff) - 127 + 15;
-  // Values too small for a normal half become zero: random data loses nothing that matters.
-  if (exponent <= 0) return 0;
-  return (exponent << 10) | ((bits >>> 13) & 0x3ff);
-}
 
 function toBfloat16Bits(value: number): number {
   float32[0] = value;
@@ -29,7 +20,7 @@ export function randomTensorData(datatype: DataType, count: number, random: Seed
   switch (datatype) {
     case "FP32": return Float32Array.from({ length: count }, next);
     case "FP64": return Float64Array.from({ length: count }, next);
-    case "FP16": return Uint16Array.from({ length: count }, () => toFloat16Bits(next()));
+    case "FP16": return Uint16Array.from({ length: count }, () => float16Bits(next()));
     case "BF16": return Uint16Array.from({ length: count }, () => toBfloat16Bits(next()));
     case "BOOL": return Uint8Array.from({ length: count }, () => Math.round(next()));
     case "UINT8": return Uint8Array.from({ length: count }, integer);

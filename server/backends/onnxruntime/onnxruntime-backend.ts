@@ -3,7 +3,7 @@ import path from "node:path";
 import { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
-import { chooseExecutionProviders } from "./execution-providers";
+import { chooseExecutionProviders, type ExecutionProviderName, webgpuUnavailable } from "./execution-providers";
 import { describeSession, fromOrtTensor, ortInputProblem, toOrtTensor } from "./ort-tensors";
 import { type NamedTensor, ortSessionOptions, type OrtSessionSettings, type WorkerMessage } from "./ort-worker-protocol";
 
@@ -57,18 +57,30 @@ export function sessionSettings(spec: InstanceSpec, executionProviders: OrtSessi
 export class OnnxruntimeBackend implements Backend {
   readonly name = "onnxruntime";
   readonly inputProblem = ortInputProblem;
+  readonly usesGpu = true;
+  readonly #providerLibraryDirectory: string | undefined;
+
+  /** `providerLibraryDirectory`: where to look for the CUDA/TensorRT provider libraries (default: onnxruntime-node's). */
+  constructor(options: { providerLibraryDirectory?: string } = {}) {
+    this.#providerLibraryDirectory = options.providerLibraryDirectory;
+  }
 
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
-    const providers = chooseExecutionProviders(spec);
-    const settings = sessionSettings(spec, providers.executionProviders);
+    const choice = chooseExecutionProviders(spec, this.#providerLibraryDirectory);
+    const settings = sessionSettings(spec, choice.executionProviders);
     if (spec.device === "cpu" && statSync(spec.modelPath).size <= INLINE_MODEL_MAX_BYTES) {
-      return InlineOrtInstance.create(settings, () => startWorkerInstance(settings, spec.instanceName));
+      return InlineOrtInstance.create(settings, () => startWorkerInstance(settings, spec.instanceName, "cpu"));
     }
     // The TensorRT EP reads its precision from the process environment when the session is created; models load
     // one at a time, so setting it around the load is race-free.
-    const previous = setEnvironment(providers.environment);
+    const previous = setEnvironment(choice.environment);
     try {
-      return await startWorkerInstance(settings, spec.instanceName);
+      return await startWorkerInstance(settings, spec.instanceName, choice.provider);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      // The WebGPU provider fails at session creation when there is no Vulkan loader or adapter.
+      if (choice.provider === "webgpu" && /webgpu|vulkan/i.test(message)) throw webgpuUnavailable(choice, message);
+      throw error;
     } finally {
       setEnvironment(previous);
     }
@@ -85,6 +97,7 @@ function executionFailed(detail: string): Error {
 
 /** A session on the main thread, for tiny models; hands itself over to a worker if an execution runs long. */
 class InlineOrtInstance implements BackendInstance {
+  readonly executionProvider = "cpu";
   #session: ort.InferenceSession | undefined;
   #pendingWorker: Promise<BackendInstance> | undefined;
   #overBudgetStreak = 0;
@@ -153,11 +166,11 @@ class InlineOrtInstance implements BackendInstance {
   }
 }
 
-async function startWorkerInstance(settings: OrtSessionSettings, instanceName: string): Promise<BackendInstance> {
+async function startWorkerInstance(settings: OrtSessionSettings, instanceName: string, provider: ExecutionProviderName): Promise<BackendInstance> {
   const { file, execArgv } = workerEntry();
   const worker = new Worker(file, { workerData: settings, execArgv });
   const io = await waitUntilReady(worker, instanceName);
-  return new OrtInstance(worker, io);
+  return new OrtInstance(worker, io, provider);
 }
 
 function setEnvironment(values: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
@@ -201,7 +214,7 @@ class OrtInstance implements BackendInstance {
   #pending: { id: number; resolve: (r: ExecutionResult) => void; reject: (e: Error) => void } | undefined;
   #dead: Error | undefined;
 
-  constructor(worker: Worker, readonly io: ModelIo) {
+  constructor(worker: Worker, readonly io: ModelIo, readonly executionProvider: ExecutionProviderName) {
     this.#worker = worker;
     worker.on("message", (message: WorkerMessage) => this.#onMessage(message));
     worker.on("error", (error: Error) => this.#die(new Error(`instance worker crashed: ${error.message}`)));

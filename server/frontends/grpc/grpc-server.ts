@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { InferenceCore } from "../../core/index";
 import { loadGrpcServiceDefinitions } from "./grpc-service-definitions";
 import { healthServiceHandlers } from "./health-service";
+import { widenReceiveWindows } from "./http2-receive-window";
 import { inferenceServiceHandlers } from "./inference-service";
 import type { StreamInferSession } from "./model-stream-infer";
 
@@ -16,6 +17,8 @@ export interface GrpcServerOptions {
    * RESOURCE_EXHAUSTED before it is decoded; a larger response ends its call with RESOURCE_EXHAUSTED.
    */
   readonly maxMessageBytes: number;
+  /** HTTP/2 receive window, per stream and per connection, that clients may fill without waiting for the server. */
+  readonly flowControlWindowBytes: number;
   readonly logger: Logger;
 }
 
@@ -63,6 +66,9 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
     server.bindAsync(bindAddress(options.host, options.port), ServerCredentials.createInsecure(), (error, boundPort) =>
       error ? reject(error) : resolve(boundPort));
   });
+  if (!widenReceiveWindows(server, options.flowControlWindowBytes)) {
+    options.logger.warn("this @grpc/grpc-js version hides its HTTP/2 servers: gRPC receive windows stay at 64 KiB (--grpc-flow-control-window has no effect)");
+  }
   return {
     port,
     close: () => new Promise<void>((resolve) => {

@@ -1,4 +1,5 @@
 import { exampleModel, ONNX_MODEL_FILE_NAME, type ExampleModel } from "../example-model";
+import type { ModelConfigSpec } from "../model-config-text";
 import { OnnxGraphBuilder } from "../onnx-graph-builder";
 import { SeededRandom } from "../seeded-random";
 import { fanInUniformWeights, heUniformWeights } from "../weight-init";
@@ -33,18 +34,26 @@ interface ConvBnSpec {
   readonly gamma: number;
 }
 
-/** Adds ResNet layers to a graph, drawing weights from one seeded stream in graph order. */
+/**
+ * Adds ResNet layers to a graph, drawing weights from one seeded stream in graph order. The stream is the same at
+ * either precision: FP16 weights are the FP32 ones rounded to the nearest half.
+ */
 class Resnet50GraphWriter {
   constructor(
     private readonly graph: OnnxGraphBuilder,
     private readonly random: SeededRandom,
+    private readonly precision: Resnet50Precision,
   ) {}
+
+  private weights(name: string, dims: readonly number[], values: Float32Array): string {
+    return this.precision === "FP16" ? this.graph.addFloat16Initializer(name, dims, values) : this.graph.addInitializer(name, dims, values);
+  }
 
   /** Conv (no bias, "same" padding) followed by inference-mode BatchNormalization; returns the BN output. */
   convBn(spec: ConvBnSpec): string {
     const { kernelSize, inChannels, outChannels } = spec;
     const fanIn = inChannels * kernelSize * kernelSize;
-    const weight = this.graph.addInitializer(
+    const weight = this.weights(
       `${spec.convName}.weight`,
       [outChannels, inChannels, kernelSize, kernelSize],
       heUniformWeights(this.random, fanIn, outChannels * fanIn),
@@ -61,7 +70,7 @@ class Resnet50GraphWriter {
       },
     });
     const bnParameter = (suffix: string, value: number): string =>
-      this.graph.addInitializer(`${spec.bnName}.${suffix}`, [outChannels], new Float32Array(outChannels).fill(value));
+      this.weights(`${spec.bnName}.${suffix}`, [outChannels], new Float32Array(outChannels).fill(value));
     this.graph.addNode({
       opType: "BatchNormalization",
       inputs: [
@@ -136,9 +145,9 @@ class Resnet50GraphWriter {
     this.graph.addNode({
       opType: "Flatten", inputs: ["avgpool"], outputs: ["flatten"], attributes: { axis: { kind: "INT", value: 1 } },
     });
-    const weight = this.graph.addInitializer("fc.weight", [CLASS_COUNT, inFeatures],
+    const weight = this.weights("fc.weight", [CLASS_COUNT, inFeatures],
       fanInUniformWeights(this.random, inFeatures, CLASS_COUNT * inFeatures));
-    const bias = this.graph.addInitializer("fc.bias", [CLASS_COUNT],
+    const bias = this.weights("fc.bias", [CLASS_COUNT],
       fanInUniformWeights(this.random, inFeatures, CLASS_COUNT));
     this.graph.addNode({
       opType: "Gemm",
@@ -155,15 +164,34 @@ function labelsText(): string {
   return Array.from({ length: CLASS_COUNT }, (_, index) => `CLASS_${String(index).padStart(4, "0")}\n`).join("");
 }
 
+export type Resnet50Precision = "FP32" | "FP16";
+
+/** How one resnet50 model of a repository is configured; the defaults are the CPU example's. */
+export interface Resnet50Variant {
+  readonly name?: string;
+  /** Weights, input and output in FP32 (default) or FP16. */
+  readonly precision?: Resnet50Precision;
+  readonly maxBatchSize?: number;
+  /** Default: the dynamic batcher with Triton's defaults. */
+  readonly dynamicBatching?: boolean;
+  readonly instanceGroups?: ModelConfigSpec["instanceGroups"];
+  readonly gpuAccelerator?: string;
+}
+
 /**
  * `resnet50`: the ResNet-50 v1.5 architecture (25.6 M parameters, about 4 GFLOPs per image) with seeded
  * untrained weights. Its outputs are meaningless logits, but its compute and memory profile is a real
- * ResNet-50's, which is what the serving benchmarks need. FP32, NCHW `input` [N,3,224,224] -> `output` [N,1000].
+ * ResNet-50's, which is what the serving benchmarks need. NCHW `input` [N,3,224,224] -> `output` [N,1000], in FP32
+ * unless the variant asks for FP16 (weights, input and output).
  */
-export function buildResnet50Model(seed: number): ExampleModel {
-  const graph = new OnnxGraphBuilder("resnet50");
-  const writer = new Resnet50GraphWriter(graph, new SeededRandom(seed));
-  const input = graph.addInput("input", "FLOAT", ["N", IMAGE_CHANNELS, IMAGE_SIZE, IMAGE_SIZE]);
+export function buildResnet50Model(seed: number, variant: Resnet50Variant = {}): ExampleModel {
+  const name = variant.name ?? "resnet50";
+  const precision = variant.precision ?? "FP32";
+  const elementType = precision === "FP16" ? "FLOAT16" : "FLOAT";
+  const dataType = precision === "FP16" ? "TYPE_FP16" : "TYPE_FP32";
+  const graph = new OnnxGraphBuilder(name);
+  const writer = new Resnet50GraphWriter(graph, new SeededRandom(seed), precision);
+  const input = graph.addInput("input", elementType, ["N", IMAGE_CHANNELS, IMAGE_SIZE, IMAGE_SIZE]);
 
   let activation = writer.stem(input);
   let channels = STEM_CHANNELS;
@@ -175,23 +203,38 @@ export function buildResnet50Model(seed: number): ExampleModel {
     }
   });
   writer.classifier(activation, channels, "output");
-  graph.addOutput("output", "FLOAT", ["N", CLASS_COUNT]);
+  graph.addOutput("output", elementType, ["N", CLASS_COUNT]);
 
   return exampleModel(
     {
-      name: "resnet50",
+      name,
       runtime: { platform: "onnxruntime_onnx" },
-      maxBatchSize: 8,
+      maxBatchSize: variant.maxBatchSize ?? 8,
       inputs: [{
-        name: "input", dataType: "TYPE_FP32", format: "FORMAT_NCHW", dims: [IMAGE_CHANNELS, IMAGE_SIZE, IMAGE_SIZE],
+        name: "input", dataType, format: "FORMAT_NCHW", dims: [IMAGE_CHANNELS, IMAGE_SIZE, IMAGE_SIZE],
       }],
-      outputs: [{ name: "output", dataType: "TYPE_FP32", dims: [CLASS_COUNT], labelFilename: LABELS_FILE_NAME }],
-      dynamicBatching: {},
-      instanceGroups: [{ count: 1, kind: "KIND_CPU" }],
+      outputs: [{ name: "output", dataType, dims: [CLASS_COUNT], labelFilename: LABELS_FILE_NAME }],
+      ...((variant.dynamicBatching ?? true) ? { dynamicBatching: {} } : {}),
+      instanceGroups: variant.instanceGroups ?? [{ count: 1, kind: "KIND_CPU" }],
+      ...(variant.gpuAccelerator !== undefined ? { gpuAccelerator: variant.gpuAccelerator } : {}),
       // On a GPU the first run picks kernels (cuDNN search, TensorRT engine build): done before the model is ready.
       warmup: { name: "zero_image", batchSize: 1 },
     },
     { [ONNX_MODEL_FILE_NAME]: graph.toModelBytes() },
     [{ relativePath: LABELS_FILE_NAME, contents: labelsText() }],
   );
+}
+
+/** Largest batch of the GPU variants: in-process WebGPU on an H100 peaks at batch 32 (898 img/s; 716 at 8). */
+export const GPU_MAX_BATCH_SIZE = 32;
+
+/**
+ * The resnet50 variants the GPU checks and benchmarks serve (`--gpu` repositories): FP32 with and without the
+ * dynamic batcher, and FP16. One KIND_GPU instance each, no accelerator named: CUDA where installed, else WebGPU.
+ */
+export function* buildGpuResnet50Models(seed: number): Generator<ExampleModel> {
+  const gpu = { maxBatchSize: GPU_MAX_BATCH_SIZE, instanceGroups: [{ count: 1, kind: "KIND_GPU" as const }] };
+  yield buildResnet50Model(seed, { ...gpu, name: "resnet50_gpu" });
+  yield buildResnet50Model(seed, { ...gpu, name: "resnet50_gpu_unbatched", dynamicBatching: false });
+  yield buildResnet50Model(seed, { ...gpu, name: "resnet50_fp16_gpu", precision: "FP16" });
 }

@@ -24,6 +24,15 @@ describe("parseServerOptions", () => {
     expect(() => parseServerOptions([...REPO, "--heap-growing-percent", value], quiet)).toThrow(/heap-growing-percent/);
   });
 
+  it("bounds --grpc-flow-control-window between HTTP/2's default window and its maximum", () => {
+    expect(parseServerOptions(REPO).grpcFlowControlWindow).toBe(8 * 1024 * 1024);
+    expect(parseServerOptions([...REPO, "--grpc-flow-control-window", "65535"]).grpcFlowControlWindow).toBe(65_535);
+    const quiet = buildCommand().configureOutput({ writeErr: () => undefined });
+    for (const value of ["65534", "2147483648"]) {
+      expect(() => parseServerOptions([...REPO, "--grpc-flow-control-window", value], quiet)).toThrow(/grpc-flow-control-window/);
+    }
+  });
+
   it("reads Triton's --cache-config for the local response cache", () => {
     expect(parseServerOptions(REPO).responseCacheBytes).toBeUndefined();
     expect(parseServerOptions([...REPO, "--cache-config", "local,size=1048576"]).responseCacheBytes).toBe(1048576);

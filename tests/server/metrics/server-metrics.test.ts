@@ -6,7 +6,7 @@ import { type Exposition, parseExposition } from "./prometheus-text";
 const SIMPLE = { model: "simple", version: "1" };
 
 function gauges(modelName: string, modelVersion: string, values: Partial<ModelGauges> = {}): ModelGauges {
-  return { modelName, modelVersion, pendingRequests: 0, queueDepth: 0, instanceCount: 1, instanceBusySeconds: 0, ...values };
+  return { modelName, modelVersion, pendingRequests: 0, queueDepth: 0, instanceCount: 1, instanceBusySeconds: 0, placements: [], ...values };
 }
 
 const created: ServerMetrics[] = [];
@@ -121,6 +121,25 @@ describe("per-model metrics fed by core observer calls", () => {
     exposition = await scrape(metrics);
     expect(exposition.value("nv_inference_pending_request_count", SIMPLE)).toBe(0);
     expect(exposition.value("inference_instance_busy_seconds_total", SIMPLE)).toBe(13.25);
+  });
+
+  it("count instances by kind, execution provider and device, and forget placements that are gone", async () => {
+    let loaded = [gauges("resnet50", "1", {
+      placements: [
+        { kind: "KIND_GPU", deviceId: 0, provider: "webgpu" }, { kind: "KIND_GPU", deviceId: 0, provider: "webgpu" },
+        { kind: "KIND_CPU", deviceId: 0, provider: "cpu" },
+      ],
+    })];
+    const metrics = serverMetrics({ modelGauges: () => loaded });
+    let exposition = await scrape(metrics);
+    expect(exposition.types.get("inference_instance_placement")).toBe("gauge");
+    const resnet = { model: "resnet50", version: "1" };
+    expect(exposition.value("inference_instance_placement", { ...resnet, kind: "KIND_GPU", provider: "webgpu", device: "0" })).toBe(2);
+    expect(exposition.value("inference_instance_placement", { ...resnet, kind: "KIND_CPU", provider: "cpu", device: "" })).toBe(1);
+
+    loaded = [gauges("resnet50", "1", { placements: [{ kind: "KIND_CPU", deviceId: 0, provider: "cpu" }] })];
+    exposition = await scrape(metrics);
+    expect(exposition.select("inference_instance_placement").map((s) => s.labels["provider"])).toEqual(["cpu"]);
   });
 
   it("keep versions apart and drop the series of a version that is unloaded", async () => {

@@ -1,0 +1,121 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { InstanceSpec } from "../server/backends/backend";
+import { InferenceClient, type InferInput } from "../server/client/index";
+import { toFloat16Array } from "../server/float16";
+import { buildExampleRepository } from "../server/model-builder/build-example-repository";
+import type { RequestSender } from "../server/perf/load-generator";
+import { type ComparisonResult, runAbComparison, type SideMeasurement } from "./ab-comparison";
+import type { BenchContext } from "./bench-context";
+import { startBenchServer } from "./bench-server";
+import { OrtBaseline } from "./ort-baseline";
+import { preparedSender } from "./prepared-sender";
+import { measureThroughput } from "./throughput-measurement";
+
+const FP32 = "resnet50_gpu";
+const UNBATCHED = "resnet50_gpu_unbatched";
+const FP16 = "resnet50_fp16_gpu";
+const ELEMENT_SHAPE = [3, 224, 224];
+/** The concurrency of the batching comparison (issue #11: batching vs none at 64 clients). */
+const BATCHING_CONCURRENCY = 64;
+
+type Accelerator = InstanceSpec["accelerators"][number];
+
+function best<T>(candidates: readonly { setting: T; measured: SideMeasurement }[]): T {
+  return candidates.reduce((a, b) => (b.measured.throughput > a.measured.throughput ? b : a)).setting;
+}
+
+/** The accelerator the server chose for a KIND_GPU model, from the config it reports (cuda, tensorrt or webgpu). */
+async function servedAccelerators(client: InferenceClient, model: string): Promise<Accelerator[]> {
+  const config = await client.modelConfig(model) as { optimization?: { execution_accelerators?: { gpu_execution_accelerator?: Accelerator[] } } };
+  const accelerators = config.optimization?.execution_accelerators?.gpu_execution_accelerator ?? [];
+  if (accelerators.length === 0) throw new Error(`${model} reports no GPU accelerator: is it on the GPU? (GET /v2/models/${model}/config)`);
+  return accelerators.map((a) => ({ name: a.name, parameters: a.parameters ?? {} }));
+}
+
+/**
+ * `npm run bench -- --gpu`, on a machine with an NVIDIA GPU: resnet50 on the GPU through the server against
+ * in-process ONNX Runtime with the same execution provider (HTTP binary and gRPC, each at the server's best
+ * concurrency against the best batch size), dynamic batching against none at 64 clients, and FP16 against FP32.
+ * The models come from the model builder's GPU variants, written to a temporary repository.
+ */
+export async function runGpuSuite(context: BenchContext): Promise<ComparisonResult[]> {
+  const { options, log } = context;
+  const repository = mkdtempSync(path.join(os.tmpdir(), "bench-gpu-"));
+  await buildExampleRepository(repository, { gpu: true });
+  const server = await startBenchServer(context.repositoryRoot, repository, ["--allow-metrics", "false"]);
+  const http = new InferenceClient({ url: server.httpUrl });
+  const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
+  const image = Float32Array.from({ length: ELEMENT_SHAPE.reduce((a, b) => a * b, 1) }, () => Math.random());
+  const fp32Input: InferInput[] = [{ name: "input", datatype: "FP32", shape: [1, ...ELEMENT_SHAPE], data: image }];
+  const fp16Input: InferInput[] = [{ name: "input", datatype: "FP16", shape: [1, ...ELEMENT_SHAPE], data: toFloat16Array(image) }];
+  const senders: Record<string, RequestSender> = {
+    [`${FP32} http`]: preparedSender(http, FP32, fp32Input),
+    [`${FP32} grpc`]: preparedSender(grpc, FP32, fp32Input),
+    [`${UNBATCHED} http`]: preparedSender(http, UNBATCHED, fp32Input),
+    [`${FP16} http`]: preparedSender(http, FP16, fp16Input),
+  };
+  const serverAt = (sender: string, concurrency: number, durationMs = options.windowMs) => (): Promise<SideMeasurement> =>
+    measureThroughput(senders[sender]!, { concurrency, warmupMs: options.warmupMs, durationMs });
+  const results: ComparisonResult[] = [];
+  let baseline: OrtBaseline | undefined;
+  try {
+    const accelerators = await servedAccelerators(http, FP32);
+    context.notes.push(`gpu: resnet50 FP32 and FP16 (max_batch_size 32, dynamic batching, 1 KIND_GPU instance) on ${accelerators.map((a) => a.name).join("+")}; in-process ORT: child process, the same execution provider and session options`);
+    baseline = await OrtBaseline.start({
+      instance: {
+        modelName: FP32, modelVersion: 1, modelPath: path.join(repository, FP32, "1", "model.onnx"), instanceName: "baseline",
+        device: "gpu", deviceId: 0, accelerators, parameters: {}, intraOpThreads: context.setup.cores, graphOptimizationLevel: 0,
+      },
+      inputName: "input", inputDatatype: "FP32", elementShape: ELEMENT_SHAPE,
+    });
+    const concurrencies = options.quick ? [32, 64] : [16, 32, 64, 128];
+    const batchSizes = options.quick ? [8, 32] : [1, 8, 16, 32];
+    const serverSweep = [];
+    for (const concurrency of concurrencies) {
+      const measured = await serverAt(`${FP32} http`, concurrency, options.calibrationWindowMs)();
+      log(`gpu sweep: server concurrency ${concurrency}: ${measured.throughput.toFixed(1)} infer/s`);
+      context.chartPoints.push({ series: "resnet50 GPU server (binary)", level: concurrency, ...measured });
+      serverSweep.push({ setting: concurrency, measured });
+    }
+    const baselineSweep = [];
+    for (const batchSize of batchSizes) {
+      const measured = await baseline.measure({ batchSize, warmupMs: options.warmupMs, durationMs: options.calibrationWindowMs });
+      log(`gpu sweep: in-process ORT batch ${batchSize}: ${measured.throughput.toFixed(1)} infer/s`);
+      context.chartPoints.push({ series: "resnet50 GPU in-process ORT (per batch)", level: batchSize, ...measured });
+      baselineSweep.push({ setting: batchSize, measured });
+    }
+    const concurrency = best(serverSweep);
+    const batchSize = best(baselineSweep);
+    const inProcess = { label: "in-process ORT", measure: () => baseline!.measure({ batchSize, warmupMs: options.warmupMs, durationMs: options.windowMs }) };
+    for (const protocol of ["http", "grpc"] as const) {
+      results.push(await runAbComparison(
+        `resnet50 GPU over ${protocol === "http" ? "HTTP binary" : "gRPC"}`, `server concurrency ${concurrency}, ORT batch ${batchSize}`,
+        { label: `server ${protocol}`, measure: serverAt(`${FP32} ${protocol}`, concurrency) }, inProcess, options.rounds,
+        (round, r) => log(`gpu round ${round}: server ${protocol} ${r.a.throughput.toFixed(1)}, in-process ${r.b.throughput.toFixed(1)} infer/s (${r.ratio.toFixed(2)})`),
+      ));
+    }
+    await baseline.stop();
+    baseline = undefined;
+    results.push(await runAbComparison(
+      "resnet50 GPU", `concurrency ${BATCHING_CONCURRENCY}, HTTP binary`,
+      { label: "batching", measure: serverAt(`${FP32} http`, BATCHING_CONCURRENCY) },
+      { label: "no batching", measure: serverAt(`${UNBATCHED} http`, BATCHING_CONCURRENCY) }, options.rounds,
+      (round, r) => log(`gpu round ${round}: batching ${r.a.throughput.toFixed(1)}, none ${r.b.throughput.toFixed(1)} infer/s (${r.ratio.toFixed(2)})`),
+    ));
+    results.push(await runAbComparison(
+      "resnet50 GPU", `server concurrency ${concurrency}, HTTP binary`,
+      { label: "FP16", measure: serverAt(`${FP16} http`, concurrency) },
+      { label: "FP32", measure: serverAt(`${FP32} http`, concurrency) }, options.rounds,
+      (round, r) => log(`gpu round ${round}: FP16 ${r.a.throughput.toFixed(1)}, FP32 ${r.b.throughput.toFixed(1)} infer/s (${r.ratio.toFixed(2)})`),
+    ));
+    return results;
+  } finally {
+    await baseline?.stop();
+    await http.close();
+    await grpc.close();
+    await server.process.stop();
+    rmSync(repository, { recursive: true, force: true });
+  }
+}
