@@ -22,6 +22,7 @@ const describers: Readonly<Record<string, Describe>> = {
   "gcp:compute/routerNat:RouterNat": (i) => [field("region", i["region"]), field("nat", i["sourceSubnetworkIpRangesToNat"])],
   "gcp:container/cluster:Cluster": (i) => [field("name", i["name"]), field("location", i["location"]), field("zones", i["nodeLocations"]),
     field("channel", at(i, "releaseChannel", "channel")), field("privateNodes", at(i, "privateClusterConfig", "enablePrivateNodes")),
+    field("dnsEndpoint", at(i, "controlPlaneEndpointsConfig", "dnsEndpointConfig", "allowExternalTraffic")),
     field("workloadPool", at(i, "workloadIdentityConfig", "workloadPool")), field("shieldedNodes", i["enableShieldedNodes"]),
     field("deletionProtection", i["deletionProtection"])],
   "gcp:container/nodePool:NodePool": (i) => [field("machine", at(i, "nodeConfig", "machineType")),
