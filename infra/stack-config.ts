@@ -169,7 +169,7 @@ const rawStackConfigSchema = z.object({
   loadTest: z.object({
     enabled: z.boolean().default(false),
     /** Change it (any DNS label) to run the test again: the Job is replaced. */
-    runId: z.string().regex(dnsLabelPattern, "must be lower-case letters, digits and dashes").max(20).default("1"),
+    runId: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be lower-case letters, digits and dashes").max(20).default("1"),
     model: z.string().min(1).default("resnet50"),
     protocol: z.enum(["http", "grpc"]).default("http"),
     /** perf_analyzer's sweep: `concurrency` (closed loop, requests kept outstanding) or `request-rate` (open loop, per second). */

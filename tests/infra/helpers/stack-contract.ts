@@ -36,6 +36,7 @@ export interface StackContractOptions {
   readonly raw: RawStackConfig & { readonly regions: NonNullable<RawStackConfig["regions"]> };
   readonly stack: string;
   readonly grafanaAdminPassword?: string;
+  readonly alertmanagerConfig?: string;
 }
 
 interface RouteRule {
@@ -78,9 +79,11 @@ function negSelfLink(project: string, zone: string, name: string): string {
 export function describeStackContract(options: StackContractOptions): () => FixtureStack {
   let stack: FixtureStack;
   beforeAll(async () => {
-    stack = await runFixtureStack(options.raw, options.grafanaAdminPassword === undefined
-      ? { stack: options.stack }
-      : { stack: options.stack, grafanaAdminPassword: options.grafanaAdminPassword });
+    stack = await runFixtureStack(options.raw, {
+      stack: options.stack,
+      ...(options.grafanaAdminPassword === undefined ? {} : { grafanaAdminPassword: options.grafanaAdminPassword }),
+      ...(options.alertmanagerConfig === undefined ? {} : { alertmanagerConfig: options.alertmanagerConfig }),
+    });
   });
   const regionConfig = (name: string) => {
     const region = stack.config.regions.find((candidate) => candidate.name === name);
