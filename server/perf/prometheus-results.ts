@@ -36,7 +36,7 @@ export class PrometheusResults implements PerfObserver {
   readonly #server: Server;
   readonly #labels: PerfRunLabels;
   readonly #lingerMs: number;
-  readonly #port: number;
+  #port = 0;
   readonly #throughput: Gauge<"model" | "protocol" | "mode">;
   readonly #latency: Gauge<"model" | "protocol" | "mode" | "percentile">;
   readonly #loadLevel: Gauge<"model" | "protocol" | "mode">;
@@ -44,11 +44,16 @@ export class PrometheusResults implements PerfObserver {
   #finished: Promise<void> | undefined;
   #scrapedAfterFinish: () => void = () => undefined;
 
-  private constructor(server: Server, labels: PerfRunLabels, lingerMs: number) {
-    this.#server = server;
+  private constructor(labels: PerfRunLabels, lingerMs: number) {
     this.#labels = labels;
     this.#lingerMs = lingerMs;
-    this.#port = (server.address() as AddressInfo).port;
+    this.#server = createServer((request, response) => {
+      if (request.method !== "GET" || request.url?.split("?")[0] !== "/metrics") {
+        response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+        return;
+      }
+      void this.#scrape(response);
+    });
     const common = ["model", "protocol", "mode"] as const;
     const registers = [this.#registry];
     this.#throughput = new Gauge({ name: "inference_perf_throughput_infer_per_sec", help: "Inferences per second of inference-perf's last measurement window.", labelNames: common, registers });
@@ -59,14 +64,8 @@ export class PrometheusResults implements PerfObserver {
 
   /** Starts serving `/metrics`; rejects when the port cannot be bound. */
   static async start(labels: PerfRunLabels, options: PrometheusResultsOptions): Promise<PrometheusResults> {
-    let results: PrometheusResults | undefined;
-    const server = createServer((request, response) => {
-      if (request.method !== "GET" || request.url?.split("?")[0] !== "/metrics" || results === undefined) {
-        response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
-        return;
-      }
-      void results.#scrape(response);
-    });
+    const results = new PrometheusResults(labels, options.lingerMs);
+    const server = results.#server;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(options.port, options.host ?? "0.0.0.0", () => {
@@ -74,7 +73,7 @@ export class PrometheusResults implements PerfObserver {
         resolve();
       });
     });
-    results = new PrometheusResults(server, labels, options.lingerMs);
+    results.#port = (server.address() as AddressInfo).port;
     return results;
   }
 
