@@ -9,6 +9,7 @@ import { runInferencePerf } from "../../server/perf/run-inference-perf";
 import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
 import { freePort } from "../server/metrics/free-port";
 import { listDashboardQueries } from "./promql-inventory";
+import { waitFor } from "../helpers/wait-for";
 
 /**
  * The overview dashboard's load-test panels against the real parts: our server, inference-perf serving its
@@ -22,21 +23,6 @@ const DASHBOARDS_DIR = path.join(REPO_ROOT, "dashboards");
 const FIXTURE = path.join(__dirname, "fixtures", "cluster-metrics.prom");
 const LOAD_TEST_PANELS = /^Load test: /;
 const REGION = "us-central1";
-
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? "" : `: ${String(lastError)}`}`);
-}
 
 /** Metric name to the sorted label names of its series, from Prometheus text format. */
 function labelNamesByMetric(text: string, prefix: string): Map<string, string> {

@@ -9,6 +9,7 @@ import { listDashboardQueries, listRuleExpressions } from "../dashboards/promql-
 import { promqlMetricNames } from "../dashboards/promql-metric-names";
 import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
 import { freePort } from "../server/metrics/free-port";
+import { waitFor } from "../helpers/wait-for";
 
 /**
  * The dashboards and rules against real parts: our server and a real Prometheus (Debian's package, as CI installs
@@ -102,21 +103,6 @@ async function driveLoad(httpUrl: string): Promise<void> {
     }
   };
   await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, client));
-}
-
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
 }
 
 describe("dashboards and rules against a real Prometheus scraping the server", () => {
