@@ -1,10 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
-import { parseStackConfig, type RawStackConfig, type StackConfig } from "./stack-config";
+import { definedEntries, parseStackConfig, type RawStackConfig, type StackConfig } from "./stack-config";
 
 // Keys whose stack-file value is a string; every other key is a number or an object, read as JSON.
 const stringKeys = ["environment", "namePrefix", "domain"] as const satisfies readonly (keyof RawStackConfig)[];
 const structuredKeys = [
-  "regions", "gpusPerNode", "cluster", "image", "modelRepository", "server", "autoscaling", "loadBalancer", "monitoring",
+  "regions", "gpusPerNode", "cluster", "protectResources", "image", "modelRepository", "server", "autoscaling", "loadBalancer",
+  "vpc", "monitoring", "loadTest",
 ] as const satisfies readonly (keyof RawStackConfig)[];
 
 /**
@@ -18,6 +19,10 @@ export function loadConfig(): StackConfig {
   for (const key of stringKeys) raw[key] = config.get(key);
   for (const key of structuredKeys) raw[key] = config.getObject<unknown>(key);
   const parsed = parseStackConfig(raw, { stack: pulumi.getStack(), namespace: pulumi.getProject() });
-  const grafanaAdminPassword = config.getSecret("grafanaAdminPassword");
-  return grafanaAdminPassword === undefined ? parsed : { ...parsed, grafanaAdminPassword };
+  const secrets = {
+    grafanaAdminPassword: config.getSecret("grafanaAdminPassword"),
+    adminKey: config.getSecret("adminKey"),
+    alertmanagerConfig: config.getSecret("alertmanagerConfig"),
+  };
+  return { ...parsed, ...definedEntries(secrets) };
 }

@@ -11,3 +11,4 @@ export const grpcEndpoint = outputs.grpcEndpoint;
 export const clusters = outputs.clusters;
 export const image = outputs.image;
 export const modelBucket = outputs.modelBucket;
+export const adminKey = outputs.adminKey;

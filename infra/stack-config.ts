@@ -1,6 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { parseIpv4Cidr, rangesOverlap } from "./cidr";
+import { multiRegionOf } from "./multi-region";
 
 // Every key below is a stack config key `<project>:<key>` (see Pulumi.dev.yaml); `project` is `gcp:project`.
 // Each has a default except the GCP project, so a stack file only says what differs.
@@ -32,15 +33,20 @@ const regionSchema = z.object({
     maxNodes: z.number().int().min(1).default(2),
     /** Spot VMs cost ~60-90% less but can be preempted at any time; fine for dev, not for a serving SLO. */
     spot: z.boolean().default(false),
+    /**
+     * Where the cluster autoscaler adds T4 nodes: ANY takes whichever listed zone has capacity (rides out a
+     * per-zone stockout), BALANCED spreads nodes evenly over the zones. Default: BALANCED in prod, ANY elsewhere.
+     */
+    locationPolicy: z.enum(["ANY", "BALANCED"]).optional(),
   }).prefault({}),
   /**
-   * The pool for everything that needs no GPU: monitoring, prometheus-adapter, kube-system. Sizes are per
-   * zone: every zone keeps a node, so GKE creates the standalone NEGs in every zone the load balancer expects.
+   * The pool for everything that needs no GPU: monitoring, prometheus-adapter, the load test, kube-system.
+   * Sizes are totals over the region's zones (the load balancer does not need a node in every zone).
    */
   systemPool: z.object({
     machineType: z.string().regex(/^[a-z][a-z0-9]*-[a-z]+-\d+$/, "must be a machine type such as e2-standard-4").default("e2-standard-4"),
     minNodes: z.number().int().min(1).default(1),
-    maxNodes: z.number().int().min(1).default(2),
+    maxNodes: z.number().int().min(1).default(3),
   }).prefault({}),
   /** Address plan; each defaults to a block derived from the region's position in `regions`. */
   network: z.object({
@@ -68,24 +74,30 @@ const rawStackConfigSchema = z.object({
     releaseChannel: z.enum(["RAPID", "REGULAR", "STABLE", "EXTENDED"]).default("REGULAR"),
     /** Default: on for prod, off elsewhere (so `pulumi destroy` works on dev stacks). */
     deletionProtection: z.boolean().optional(),
-    /** CIDRs allowed to reach the control plane's public endpoint; empty = any address (IAM still applies). */
-    masterAuthorizedNetworks: z.array(z.object({ cidrBlock: cidrSchema, displayName: z.string().min(1) })).default([]),
   }).prefault({}),
+  /**
+   * Clusters, the model bucket, the image repository and the global address refuse deletion and replacement
+   * (`deletionPolicy: PREVENT`) while this is on. Default: on for prod, off elsewhere.
+   */
+  protectResources: z.boolean().optional(),
   image: z.object({
     /** A prebuilt image to deploy (e.g. from CI). When unset, Pulumi builds server/Dockerfile.cuda and pushes it. */
     reference: z.string().min(1).optional(),
     /** Tag of the image Pulumi builds; the Deployment pins the pushed digest, not the tag. */
     tag: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "must be a Docker tag").default("dev"),
-    /** Artifact Registry location of the image repository (a region or multi-region such as us). */
-    registryLocation: z.string().min(2).default("us"),
+    /**
+     * Artifact Registry location of the image repository (a region or multi-region such as us). Default: the
+     * multi-region (us, europe, asia) of the first region, so nodes pull from their own continent.
+     */
+    registryLocation: z.string().min(2).optional(),
   }).prefault({}),
   /** Hostname for HTTPS (a Google-managed certificate) and gRPC. Unset: plain HTTP on the global IP. */
   domain: z.string().regex(hostnamePattern, "must be a fully qualified lower-case hostname such as infer.example.com").optional(),
   modelRepository: z.object({
     /** GCS bucket the pods mount read-only as their model repository. Default `<project>-<stack>-models`. */
     bucketName: z.string().regex(/^[a-z0-9][-a-z0-9_.]{1,61}[a-z0-9]$/, "must be a valid GCS bucket name").optional(),
-    /** Bucket location; a multi-region (US, EU, ASIA) serves clusters in several regions. */
-    location: z.string().min(2).default("US"),
+    /** Bucket location; default: the multi-region (US, EU, ASIA) of the first region. */
+    location: z.string().min(2).optional(),
     /** Local model repository uploaded to the bucket (built by `npm run models`), relative to the project root. */
     sourceDir: z.string().min(1).default("models"),
   }).prefault({}),
@@ -114,12 +126,32 @@ const rawStackConfigSchema = z.object({
     maxRatePerEndpoint: z.number().positive().default(100),
     /** Cloud Armor: requests per minute one client IP may send before it gets HTTP 429. */
     rateLimitRequestsPerMinute: z.number().int().min(1).default(6000),
-    /** Fraction of requests the load balancer logs (0-1). */
-    logSampleRate: z.number().min(0).max(1).default(1),
+    /** Fraction of requests the load balancer logs (0-1); logs are billed per GiB ingested. */
+    logSampleRate: z.number().min(0).max(1).default(0.1),
     /** Longest an HTTP inference request may take, s. */
     requestTimeoutSec: z.number().int().min(1).max(86_400).default(300),
     /** Longest a gRPC call (including a stream) may stay open, s; the API default of 30 s cuts streams. */
     grpcTimeoutSec: z.number().int().min(1).max(86_400).default(3600),
+    /**
+     * How `pulumi up` waits for GKE's NEG controller to create each region's standalone NEGs (see infra/README.md,
+     * "Standalone NEGs"): poll every `pollIntervalSeconds`; once one zone has them, give the other zones
+     * `settleSeconds` more; give up on a region after `timeoutSeconds`. Must stay under the Deployment's 30 min.
+     */
+    negWait: z.object({
+      timeoutSeconds: z.number().positive().max(1500).default(900),
+      settleSeconds: z.number().min(0).default(120),
+      pollIntervalSeconds: z.number().positive().default(15),
+    }).prefault({}),
+    /** Cloud Armor preconfigured WAF rules (OWASP CRS 3.3): sensitivity 1-4 (1: fewest false positives); preview only logs. */
+    waf: z.object({
+      sensitivity: z.number().int().min(1).max(4).default(1),
+      preview: z.boolean().default(false),
+    }).prefault({}),
+  }).prefault({}),
+  /** VPC logging, billed per GiB: flow-log sampling of every subnet (0 turns flow logs off) and firewall-rule logging. */
+  vpc: z.object({
+    flowLogSampleRate: z.number().min(0).max(1).default(0.1),
+    firewallLogging: z.boolean().default(false),
   }).prefault({}),
   monitoring: z.object({
     /** prometheus-community/kube-prometheus-stack chart version (pinned: upgrades are deliberate). */
@@ -129,20 +161,45 @@ const rawStackConfigSchema = z.object({
     /** How long each cluster's Prometheus keeps samples. */
     retention: z.string().regex(/^\d+[hdwy]$/, "must be a Prometheus duration such as 15d").default("15d"),
   }).prefault({}),
+  /**
+   * The in-cluster load test (the seeds' Locust step): a Job in every region that runs inference-perf from the
+   * server image against the region's Service, writes perf_analyzer's CSV to its log and serves its results to
+   * Prometheus while it runs (the overview dashboard's "Load test" panels).
+   */
+  loadTest: z.object({
+    enabled: z.boolean().default(false),
+    /** Change it (any DNS label) to run the test again: the Job is replaced. */
+    runId: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be lower-case letters, digits and dashes").max(20).default("1"),
+    model: z.string().min(1).default("resnet50"),
+    protocol: z.enum(["http", "grpc"]).default("http"),
+    /** perf_analyzer's sweep: `concurrency` (closed loop, requests kept outstanding) or `request-rate` (open loop, per second). */
+    mode: z.enum(["concurrency", "request-rate"]).default("concurrency"),
+    /** start:end:step of the sweep, as perf_analyzer's --concurrency-range / --request-rate-range. */
+    range: z.string().regex(/^\d+:\d+:\d+$/, "must be start:end:step such as 1:8:1").default("1:8:1"),
+    batchSize: z.number().int().min(1).default(1),
+    /** One measurement window, ms (perf_analyzer -p). */
+    measurementIntervalMs: z.number().int().min(100).default(10_000),
+    /** Most windows per load level (perf_analyzer -r). */
+    maxTrials: z.number().int().min(3).default(10),
+    /** How long the finished test keeps serving its results so Prometheus scrapes the last level, s. */
+    lingerSeconds: z.number().int().min(0).max(600).default(60),
+  }).prefault({}),
 });
 
 /** What the stack file says, as the program reads it (keys without the `<project>:` prefix). */
 export type RawStackConfig = z.input<typeof rawStackConfigSchema>;
 
-/** One region's settings with every default and derived name filled in. */
+/** One region's settings with every default filled in. */
 export interface RegionConfig {
   readonly name: string;
   readonly zones: readonly string[];
-  /** GKE cluster name (GCP allows 40 characters). */
-  readonly clusterName: string;
-  /** Names of the standalone NEGs GKE creates for the Service, one per exposed port, in every zone. */
-  readonly negNames: { readonly http: string; readonly grpc: string };
-  readonly gpuPool: { readonly machineType: string; readonly minNodes: number; readonly maxNodes: number; readonly spot: boolean };
+  readonly gpuPool: {
+    readonly machineType: string;
+    readonly minNodes: number;
+    readonly maxNodes: number;
+    readonly spot: boolean;
+    readonly locationPolicy: "ANY" | "BALANCED";
+  };
   readonly systemPool: { readonly machineType: string; readonly minNodes: number; readonly maxNodes: number };
   readonly network: { readonly subnetCidr: string; readonly podsCidr: string; readonly servicesCidr: string; readonly masterCidr: string };
 }
@@ -150,17 +207,29 @@ export interface RegionConfig {
 type ParsedStackConfig = z.output<typeof rawStackConfigSchema>;
 
 /** The validated stack configuration the program is built from. */
-export interface StackConfig extends Omit<ParsedStackConfig, "regions" | "namePrefix" | "cluster" | "modelRepository"> {
+export interface StackConfig extends Omit<ParsedStackConfig, "regions" | "namePrefix" | "cluster" | "modelRepository" | "image" | "protectResources"> {
   readonly stack: string;
   readonly namePrefix: string;
   readonly regions: readonly RegionConfig[];
   readonly cluster: Omit<ParsedStackConfig["cluster"], "deletionProtection"> & { readonly deletionProtection: boolean };
-  readonly modelRepository: Omit<ParsedStackConfig["modelRepository"], "bucketName"> & { readonly bucketName: string };
+  readonly protectResources: boolean;
+  readonly image: Omit<ParsedStackConfig["image"], "registryLocation"> & { readonly registryLocation: string };
+  readonly modelRepository: Omit<ParsedStackConfig["modelRepository"], "bucketName" | "location"> & { readonly bucketName: string; readonly location: string };
   /**
    * `<project>:grafanaAdminPassword` (secret). Unset: Grafana's chart generates a random password and keeps it in
    * the cluster (read it with kubectl); set: every region's Grafana uses it.
    */
   readonly grafanaAdminPassword?: pulumi.Output<string>;
+  /**
+   * `<project>:adminKey` (secret): the value of the `admin-key` header the server's restricted APIs (model
+   * control, config, statistics, trace, logging, shared memory) require. Unset: the program generates one.
+   */
+  readonly adminKey?: pulumi.Output<string>;
+  /**
+   * `<project>:alertmanagerConfig` (secret): a whole alertmanager.yaml (route and receivers). Unset: alerts
+   * reach Alertmanager but no receiver.
+   */
+  readonly alertmanagerConfig?: pulumi.Output<string>;
 }
 
 /** Raised for a stack file that would not deploy; the message lists every key to fix. */
@@ -222,9 +291,6 @@ function crossFieldProblems(config: StackConfig, namespace: string): string[] {
     if (config.autoscaling.maxReplicas > gpuCapacity) {
       problems.push(`${key("autoscaling", "maxReplicas")}: ${config.autoscaling.maxReplicas} replicas need ${config.autoscaling.maxReplicas} GPUs, but ${key("regions", index, "gpuPool", "maxNodes")} x gpusPerNode gives ${region.name} only ${gpuCapacity}`);
     }
-    if (region.clusterName.length > 40) {
-      problems.push(`${key("namePrefix")}: cluster name ${region.clusterName} is longer than GKE's 40 characters; use a shorter prefix`);
-    }
     for (const field of ["subnetCidr", "podsCidr", "servicesCidr", "masterCidr"] as const) {
       ranges.push({ key: key("regions", index, "network", field), cidr: region.network[field] });
     }
@@ -245,6 +311,10 @@ function crossFieldProblems(config: StackConfig, namespace: string): string[] {
   if (config.autoscaling.minReplicas > config.autoscaling.maxReplicas) {
     problems.push(`${key("autoscaling", "minReplicas")}: ${config.autoscaling.minReplicas} is more than maxReplicas ${config.autoscaling.maxReplicas}`);
   }
+  const [start, end] = config.loadTest.range.split(":").map(Number);
+  if (start === 0 || (start ?? 0) > (end ?? 0)) {
+    problems.push(`${key("loadTest", "range")}: ${config.loadTest.range} must start at 1 or more and not end before it starts`);
+  }
   if (config.modelRepository.bucketName.length > 63) {
     problems.push(`${key("modelRepository", "bucketName")}: default name ${config.modelRepository.bucketName} is longer than 63 characters; set one`);
   }
@@ -264,18 +334,25 @@ export function parseStackConfig(raw: unknown, context: { readonly stack: string
   if (!parsed.success) {
     throw new StackConfigError(parsed.error.issues.map((issue) => `${configKey(context.namespace, issue.path)}: ${issue.message}`));
   }
-  const { regions, namePrefix: configuredPrefix, cluster, modelRepository, ...rest } = parsed.data;
+  const { regions, namePrefix: configuredPrefix, cluster, modelRepository, image, protectResources, ...rest } = parsed.data;
   const namePrefix = configuredPrefix ?? `inference-${context.stack}`;
+  const production = rest.environment === "prod";
+  const home = multiRegionOf(regions[0]?.name ?? "");
   const config: StackConfig = {
     ...rest,
     stack: context.stack,
     namePrefix,
-    cluster: { ...cluster, deletionProtection: cluster.deletionProtection ?? rest.environment === "prod" },
-    modelRepository: { ...modelRepository, bucketName: modelRepository.bucketName ?? `${rest.project}-${context.stack}-models` },
+    cluster: { ...cluster, deletionProtection: cluster.deletionProtection ?? production },
+    protectResources: protectResources ?? production,
+    image: { ...image, registryLocation: image.registryLocation ?? home.artifactRegistry },
+    modelRepository: {
+      ...modelRepository,
+      bucketName: modelRepository.bucketName ?? `${rest.project}-${context.stack}-models`,
+      location: modelRepository.location ?? home.storage,
+    },
     regions: regions.map((region, index) => ({
       ...region,
-      clusterName: `${namePrefix}-${region.name}`,
-      negNames: { http: `${namePrefix}-${region.name}-http`, grpc: `${namePrefix}-${region.name}-grpc` },
+      gpuPool: { ...region.gpuPool, locationPolicy: region.gpuPool.locationPolicy ?? (production ? "BALANCED" : "ANY") },
       network: { ...defaultNetwork(index), ...definedEntries(region.network) },
     })),
   };
@@ -284,6 +361,7 @@ export function parseStackConfig(raw: unknown, context: { readonly stack: string
   return config;
 }
 
-function definedEntries<T extends object>(value: T): Partial<T> {
+/** `value` without its undefined entries (optional keys stay absent rather than present as undefined). */
+export function definedEntries<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 }

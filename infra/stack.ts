@@ -1,7 +1,8 @@
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import {
-  listModelRepositoryFiles, LoadBalancer, ModelBucket, ServerImage, ServiceAccounts, Vpc, WorkloadIdentityBinding,
+  listModelRepositoryFiles, LoadBalancer, ModelBucket, ProjectServices, restrictedApiKey, ServerImage, ServiceAccounts, Vpc,
+  WorkloadIdentityBinding,
 } from "./global";
 import { inferenceServer } from "./inference-server";
 import { readMonitoringAssets } from "./monitoring-assets";
@@ -34,15 +35,23 @@ export interface StackOutputs {
   readonly ipAddress: pulumi.Output<string>;
   /** host:port for gRPC clients (needs the HTTPS frontend, so a domain). */
   readonly grpcEndpoint: string;
-  /** Per region: the GKE cluster name and how to open its Grafana. */
-  readonly clusters: pulumi.Output<Record<string, { readonly name: string; readonly grafana: string }>>;
+  /** Per region: the GKE cluster name, how to open its Grafana, and the zones the load balancer serves from. */
+  readonly clusters: pulumi.Output<Record<string, {
+    readonly name: string;
+    readonly grafana: string;
+    readonly servingZones: readonly string[];
+    readonly zonesWithoutNeg: readonly string[];
+  }>>;
   /** The server image the clusters run (digest-qualified when built here). */
   readonly image: pulumi.Output<string>;
   readonly modelBucket: pulumi.Output<string>;
+  /** The `admin-key` header value the restricted APIs require (secret). */
+  readonly adminKey: pulumi.Output<string>;
 }
 
 /**
- * The whole stack: global VPC, identities, image and model bucket; one {@link Region} per configured region;
+ * The whole stack: the project's APIs; global VPC, identities, image and model bucket; one {@link Region}
+ * per configured region (cluster first, then, once the Workload Identity binding exists, the workload);
  * then the global load balancer over every region's NEGs. Local inputs (dashboards, model files) are read
  * first, so a missing file fails before any resource is declared.
  */
@@ -55,8 +64,11 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
   const { project, namePrefix } = config;
   const nodeTag = `${namePrefix}-node`;
 
-  const vpc = new Vpc(`${namePrefix}-vpc`, { project, nodeTag });
-  const accounts = new ServiceAccounts(`${namePrefix}-accounts`, { project, namePrefix });
+  // Everything waits for the APIs: a component's children register only after its dependencies exist.
+  const apis = new ProjectServices(`${namePrefix}-apis`, { project });
+  const afterApis = { dependsOn: [...apis.services] };
+  const vpc = new Vpc(`${namePrefix}-vpc`, { project, nodeTag, firewallLogging: config.vpc.firewallLogging }, afterApis);
+  const accounts = new ServiceAccounts(`${namePrefix}-accounts`, { project, namePrefix }, afterApis);
   const image = config.image.reference === undefined
     ? new ServerImage(`${namePrefix}-image`, {
       project,
@@ -66,7 +78,8 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
       contextDir: pathFromWorkingDirectory(sources.projectRoot),
       dockerfile: "server/Dockerfile.cuda",
       nodeServiceAccountEmail: accounts.nodeAccount.email,
-    }).imageReference
+      protect: config.protectResources,
+    }, afterApis).imageReference
     : pulumi.output(config.image.reference);
   const bucket = new ModelBucket(`${namePrefix}-models`, {
     project,
@@ -75,7 +88,9 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
     files: modelFiles,
     readerServiceAccountEmail: accounts.serverAccount.email,
     forceDestroy: config.environment !== "prod",
-  });
+    protect: config.protectResources,
+  }, afterApis);
+  const adminKey = restrictedApiKey(`${namePrefix}-admin-key`, config.adminKey);
 
   const regions = config.regions.map((region) => new Region(region.name, {
     region,
@@ -83,40 +98,45 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
     networkId: vpc.network.id,
     nodeTag,
     nodeServiceAccountEmail: accounts.nodeAccount.email,
-    serverServiceAccountEmail: accounts.serverAccount.email,
-    image,
-    modelBucketName: bucket.bucketName,
-    monitoringAssets,
-  }));
-
-  new WorkloadIdentityBinding(`${namePrefix}-server-identity`, {
+  }, afterApis));
+  const serverIdentity = new WorkloadIdentityBinding(`${namePrefix}-server-identity`, {
     project,
     serviceAccountId: accounts.serverAccount.name,
     kubernetesNamespace: inferenceServer.kubernetes.namespace,
     kubernetesServiceAccount: inferenceServer.kubernetes.name,
     clusters: regions.map((region) => region.cluster),
   });
+  const serving = regions.map((region) => region.serve({
+    stack: { ...config, negWait: config.loadBalancer.negWait },
+    serverServiceAccountEmail: accounts.serverAccount.email,
+    serverIdentity,
+    image,
+    modelBucketName: bucket.bucketName,
+    adminKey,
+    monitoringAssets,
+  }));
   const loadBalancer = new LoadBalancer(`${namePrefix}-lb`, {
     project,
-    backends: {
-      http: regions.flatMap((region) => region.httpNegs),
-      grpc: regions.flatMap((region) => region.grpcNegs),
-      owners: regions.map((region) => region.negOwner),
-    },
+    backends: { regions: serving.map((region) => region.negs), owners: serving.map((region) => region.negOwner) },
     ...(config.domain === undefined ? {} : { domain: config.domain }),
     maxRatePerEndpoint: config.loadBalancer.maxRatePerEndpoint,
     rateLimitRequestsPerMinute: config.loadBalancer.rateLimitRequestsPerMinute,
+    waf: config.loadBalancer.waf,
     logSampleRate: config.loadBalancer.logSampleRate,
     requestTimeoutSec: config.loadBalancer.requestTimeoutSec,
     grpcTimeoutSec: config.loadBalancer.grpcTimeoutSec,
-  });
+    protect: config.protectResources,
+  }, afterApis);
 
+  const clusters = pulumi.all(regions.map((region, index) => pulumi.all([region.clusterName, region.grafanaAccess, serving[index]!.negs])
+    .apply(([name, grafana, negs]) => [region.regionName, { name, grafana, servingZones: negs.zones, zonesWithoutNeg: negs.missingZones }] as const)));
   return {
     url: loadBalancer.url,
     ipAddress: loadBalancer.ipAddress,
     grpcEndpoint: config.domain === undefined ? `none: gRPC needs HTTPS, set ${pulumi.getProject()}:domain` : `${config.domain}:443`,
-    clusters: pulumi.output(Object.fromEntries(regions.map((region) => [region.regionName, { name: region.clusterName, grafana: region.grafanaAccess }]))),
+    clusters: clusters.apply((entries) => Object.fromEntries(entries)),
     image,
     modelBucket: bucket.bucketName,
+    adminKey,
   };
 }

@@ -7,20 +7,46 @@ const DEFAULT_RULE_PRIORITY = 2_147_483_647;
 const everySourceAddress = { versionedExpr: "SRC_IPS_V1", config: { srcIpRanges: ["*"] } };
 
 /**
- * The backend security policy: each client IP may send `requestsPerMinute` requests per minute, then gets
- * HTTP 429 until its rate drops (throttle, not a ban, so a bursty but honest client recovers at once).
- * The default rule is written out because the API adds one anyway and would otherwise show as a diff.
+ * Cloud Armor's preconfigured WAF rules (OWASP Core Rule Set 3.3) that apply to an inference API: injections
+ * and inclusions in paths, headers and JSON bodies, Node.js-specific attacks, scanners, protocol attacks
+ * (request smuggling, header injection) and methods other than GET/HEAD/POST/OPTIONS.
  */
-export function createCloudArmorPolicy(
-  name: string,
-  args: { readonly project: string; readonly requestsPerMinute: number },
-  opts: pulumi.CustomResourceOptions,
-): gcp.compute.SecurityPolicy {
+export const WAF_RULES = [
+  "sqli-v33-stable", "xss-v33-stable", "lfi-v33-stable", "rfi-v33-stable", "rce-v33-stable",
+  "methodenforcement-v33-stable", "scannerdetection-v33-stable", "protocolattack-v33-stable", "nodejs-v33-stable",
+] as const;
+
+/** Arguments of {@link createCloudArmorPolicy}. */
+export interface CloudArmorPolicyArgs {
+  readonly project: string;
+  readonly requestsPerMinute: number;
+  /** 1-4: the OWASP paranoia level of the WAF signatures enabled (1 has the fewest false positives). */
+  readonly wafSensitivity: number;
+  /** Log what the WAF rules would block without blocking it (to tune the sensitivity on real traffic). */
+  readonly wafPreview: boolean;
+}
+
+/**
+ * The backend security policy: first the preconfigured WAF rules (403), then a per-client rate limit: each
+ * client IP may send `requestsPerMinute` requests per minute, then gets HTTP 429 until its rate drops
+ * (throttle, not a ban, so a bursty but honest client recovers at once). JSON bodies are parsed, so the WAF
+ * reads tensor values as values, not as text that happens to look like SQL. The default rule is written out
+ * because the API adds one anyway and would otherwise show as a diff.
+ */
+export function createCloudArmorPolicy(name: string, args: CloudArmorPolicyArgs, opts: pulumi.CustomResourceOptions): gcp.compute.SecurityPolicy {
   return new gcp.compute.SecurityPolicy(name, {
     project: args.project,
-    description: "Per-client rate limit in front of the inference server",
+    description: "WAF and per-client rate limit in front of the inference server",
     type: "CLOUD_ARMOR",
+    advancedOptionsConfig: { jsonParsing: "STANDARD", logLevel: "NORMAL" },
     rules: [
+      ...WAF_RULES.map((rule, index) => ({
+        priority: 100 + index,
+        description: `Preconfigured WAF: ${rule}`,
+        action: "deny(403)",
+        preview: args.wafPreview,
+        match: { expr: { expression: `evaluatePreconfiguredWaf('${rule}', {'sensitivity': ${args.wafSensitivity}})` } },
+      })),
       {
         priority: 1000,
         description: "Throttle each client IP",

@@ -1,14 +1,15 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
+import { deletionPolicy } from "../deletion-policy";
 import { inferenceServer } from "../inference-server";
+import { describeMissingNegs, MISSING_NEG_HINT, type RegionNegs } from "../region";
 import { createCloudArmorPolicy } from "./cloud-armor-policy";
+import { publicApiPathMatcher, REFUSE } from "./public-api-routes";
 
-/** The standalone NEGs of every region, by the server port they expose. */
+/** The standalone NEGs of every region and the Services that own them. */
 export interface ServingBackends {
-  /** Self-links of the NEGs for port 8000 (HTTP/REST), one per region and zone. */
-  readonly http: readonly pulumi.Input<string>[];
-  /** Self-links of the NEGs for port 8001 (gRPC), one per region and zone. */
-  readonly grpc: readonly pulumi.Input<string>[];
+  /** Per region, the NEGs GKE has created (see findStandaloneNegs). */
+  readonly regions: readonly pulumi.Output<RegionNegs>[];
   /**
    * The Kubernetes Services that own the NEGs. The backend services depend on them, so `pulumi destroy`
    * detaches the NEGs before their Services (and clusters) go; a NEG still referenced cannot be deleted
@@ -25,17 +26,34 @@ export interface LoadBalancerArgs {
   readonly domain?: string;
   readonly maxRatePerEndpoint: number;
   readonly rateLimitRequestsPerMinute: number;
+  readonly waf: { readonly sensitivity: number; readonly preview: boolean };
   readonly logSampleRate: number;
   readonly requestTimeoutSec: number;
   readonly grpcTimeoutSec: number;
+  /** Refuse deletion of the global address (production: DNS points at it). */
+  readonly protect: boolean;
+}
+
+/**
+ * Every region's NEGs, per port. A region without NEGs (its GPUs could not start, say) leaves the others
+ * serving; only when no region has any does `pulumi up` fail, naming each zone and Service.
+ */
+function attachableNegs(regions: readonly pulumi.Output<RegionNegs>[], parent: pulumi.Resource) {
+  return pulumi.all([...regions]).apply((found) => {
+    if (!pulumi.runtime.isDryRun() && found.every((region) => region.zones.length === 0)) {
+      throw new pulumi.ResourceError(`no standalone NEG appeared in any region, so the load balancer would have no backend: ${found.map(describeMissingNegs).join("; ")}. ${MISSING_NEG_HINT}`, parent);
+    }
+    return { http: found.flatMap((region) => region.http), grpc: found.flatMap((region) => region.grpc) };
+  });
 }
 
 /**
  * The global external Application Load Balancer: one anycast IP for every region. Requests go to the
  * nearest region with healthy capacity (RATE balancing: `maxRatePerEndpoint` per pod), REST to port 8000
- * and the KServe v2 gRPC service to port 8001 over HTTP/2, behind a Cloud Armor rate limit. With a domain,
- * HTTPS is served with a managed certificate and HTTP redirects to it; gRPC clients need that HTTPS
- * frontend (the ALB speaks HTTP/2 to clients only over TLS).
+ * and the KServe v2 gRPC service to port 8001 over HTTP/2, behind Cloud Armor (WAF and a per-client rate
+ * limit). Only the public API groups are routed (see publicApiPathMatcher). With a domain, HTTPS is served
+ * with a managed certificate under a MODERN, TLS 1.2+ SSL policy and HTTP redirects to it; gRPC clients need
+ * that HTTPS frontend (the ALB speaks HTTP/2 to clients only over TLS).
  */
 export class LoadBalancer extends pulumi.ComponentResource {
   readonly ipAddress: pulumi.Output<string>;
@@ -49,9 +67,10 @@ export class LoadBalancer extends pulumi.ComponentResource {
       project: args.project,
       ipVersion: "IPV4",
       addressType: "EXTERNAL",
+      ...deletionPolicy(args.protect),
     }, child);
     // One check for both backends: gRPC endpoints are probed on the same pod's HTTP port, since readiness is
-    // per server, not per protocol.
+    // per server, not per protocol. Health-check logs record state changes only, not every probe.
     const healthCheck = new gcp.compute.HealthCheck(`${name}-ready`, {
       project: args.project,
       description: "KServe v2 server readiness",
@@ -69,32 +88,33 @@ export class LoadBalancer extends pulumi.ComponentResource {
     const securityPolicy = createCloudArmorPolicy(`${name}-armor`, {
       project: args.project,
       requestsPerMinute: args.rateLimitRequestsPerMinute,
+      wafSensitivity: args.waf.sensitivity,
+      wafPreview: args.waf.preview,
     }, child);
-    const backendService = (suffix: string, protocol: "HTTP" | "H2C", negs: readonly pulumi.Input<string>[], timeoutSec: number) =>
+    const negs = attachableNegs(args.backends.regions, this);
+    const backendService = (suffix: string, protocol: "HTTP" | "H2C", groups: pulumi.Output<string[]>, timeoutSec: number) =>
       new gcp.compute.BackendService(`${name}-${suffix}`, {
         project: args.project,
         loadBalancingScheme: "EXTERNAL_MANAGED",
         protocol,
         healthChecks: healthCheck.id,
         // Zonal NEGs take RATE or CONNECTION balancing, not UTILIZATION.
-        backends: negs.map((group) => ({ group, balancingMode: "RATE", maxRatePerEndpoint: args.maxRatePerEndpoint, capacityScaler: 1 })),
+        backends: groups.apply((links) => links.map((group) => ({ group, balancingMode: "RATE", maxRatePerEndpoint: args.maxRatePerEndpoint, capacityScaler: 1 }))),
         timeoutSec,
         connectionDrainingTimeoutSec: 30,
         securityPolicy: securityPolicy.id,
         logConfig: { enable: true, sampleRate: args.logSampleRate },
       }, { parent: this, dependsOn: [...args.backends.owners] });
-    const httpBackend = backendService("http", "HTTP", args.backends.http, args.requestTimeoutSec);
+    const httpBackend = backendService("http", "HTTP", negs.apply((found) => found.http), args.requestTimeoutSec);
     // The server speaks cleartext HTTP/2 (h2c) on 8001; the load balancer terminates the client's TLS.
-    const grpcBackend = backendService("grpc", "H2C", args.backends.grpc, args.grpcTimeoutSec);
+    const grpcBackend = backendService("grpc", "H2C", negs.apply((found) => found.grpc), args.grpcTimeoutSec);
     const routes = new gcp.compute.URLMap(`${name}-routes`, {
       project: args.project,
+      // Requests for any other host name (the bare IP with a domain set) match no host rule: refused too.
       defaultService: httpBackend.id,
-      hostRules: [{ hosts: [args.domain ?? "*"], pathMatcher: "inference" }],
-      pathMatchers: [{
-        name: "inference",
-        defaultService: httpBackend.id,
-        pathRules: [{ paths: [inferenceServer.grpcServicePathPattern], service: grpcBackend.id }],
-      }],
+      defaultRouteAction: REFUSE,
+      hostRules: [{ hosts: [args.domain ?? "*"], pathMatcher: "public-api" }],
+      pathMatchers: [publicApiPathMatcher("public-api", { http: httpBackend.id, grpc: grpcBackend.id })],
     }, child);
     const forwardingRule = (suffix: string, target: pulumi.Input<string>, portRange: string) =>
       new gcp.compute.GlobalForwardingRule(`${name}-${suffix}`, {
@@ -114,10 +134,17 @@ export class LoadBalancer extends pulumi.ComponentResource {
         project: args.project,
         managed: { domains: [args.domain] },
       }, child);
+      const sslPolicy = new gcp.compute.SSLPolicy(`${name}-tls`, {
+        project: args.project,
+        description: "TLS 1.2 or later with modern cipher suites only",
+        profile: "MODERN",
+        minTlsVersion: "TLS_1_2",
+      }, child);
       const httpsProxy = new gcp.compute.TargetHttpsProxy(`${name}-https-proxy`, {
         project: args.project,
         urlMap: routes.id,
         sslCertificates: [certificate.id],
+        sslPolicy: sslPolicy.id,
       }, child);
       forwardingRule("https", httpsProxy.id, "443");
       const redirect = new gcp.compute.URLMap(`${name}-https-redirect`, {

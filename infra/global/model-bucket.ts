@@ -1,5 +1,6 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
+import { deletionPolicy } from "../deletion-policy";
 import { type ModelRepositoryFile } from "./model-repository-files";
 
 /** Arguments of {@link ModelBucket}. */
@@ -13,11 +14,17 @@ export interface ModelBucketArgs {
   readonly readerServiceAccountEmail: pulumi.Input<string>;
   /** Let `pulumi destroy` delete a bucket that still holds objects (not for production). */
   readonly forceDestroy: boolean;
+  /** Refuse deletion (production). */
+  readonly protect: boolean;
 }
+
+/** Replaced or deleted model files stay recoverable this long, then go (so versions never pile up). */
+const NONCURRENT_VERSION_DAYS = 30;
 
 /**
  * The model repository every region's pods mount read-only (Cloud Storage FUSE), private and versioned,
- * holding the example models as uploaded from the local repository.
+ * holding the example models as uploaded from the local repository. Old versions expire after
+ * {@link NONCURRENT_VERSION_DAYS} days, so an emptied bucket can be deleted without a version hunt.
  */
 export class ModelBucket extends pulumi.ComponentResource {
   readonly bucketName: pulumi.Output<string>;
@@ -31,7 +38,9 @@ export class ModelBucket extends pulumi.ComponentResource {
       uniformBucketLevelAccess: true,
       publicAccessPrevention: "enforced",
       versioning: { enabled: true },
+      lifecycleRules: [{ action: { type: "Delete" }, condition: { daysSinceNoncurrentTime: NONCURRENT_VERSION_DAYS, withState: "ARCHIVED" } }],
       forceDestroy: args.forceDestroy,
+      ...deletionPolicy(args.protect),
     }, { parent: this });
     new gcp.storage.BucketIAMMember(`${name}-server-reader`, {
       bucket: bucket.name,

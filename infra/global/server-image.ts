@@ -2,6 +2,7 @@ import path from "node:path";
 import * as dockerBuild from "@pulumi/docker-build";
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
+import { deletionPolicy } from "../deletion-policy";
 
 /** Arguments of {@link ServerImage}. */
 export interface ServerImageArgs {
@@ -18,6 +19,8 @@ export interface ServerImageArgs {
   readonly dockerfile: string;
   /** Nodes pull the image as this service account. */
   readonly nodeServiceAccountEmail: pulumi.Input<string>;
+  /** Refuse deletion of the repository (production). */
+  readonly protect: boolean;
 }
 
 /**
@@ -40,6 +43,7 @@ export class ServerImage extends pulumi.ComponentResource {
         { id: "keep-recent", action: "KEEP", mostRecentVersions: { keepCount: 10 } },
         { id: "delete-untagged", action: "DELETE", condition: { tagState: "UNTAGGED", olderThan: "604800s" } },
       ],
+      ...deletionPolicy(args.protect),
     }, { parent: this });
     new gcp.artifactregistry.RepositoryIamMember(`${name}-nodes-reader`, {
       project: args.project,

@@ -10,8 +10,9 @@ export interface ServiceAccountsArgs {
 
 /**
  * The two identities of the stack, never the Compute Engine default account:
- * - nodes: what every GKE node runs as; only `roles/container.defaultNodeServiceAccount` (logs, metrics)
- *   here, plus read access to the image repository granted where the repository is made;
+ * - nodes: what every GKE node runs as; `roles/container.defaultNodeServiceAccount` (logs, metrics) and
+ *   `roles/serviceusage.serviceUsageConsumer` (image streaming calls the Container File System API as the
+ *   node's account), plus read access to the image repository granted where the repository is made;
  * - server: what the inference pods act as through Workload Identity; read access to the model bucket is
  *   granted on the bucket itself.
  */
@@ -26,11 +27,17 @@ export class ServiceAccounts extends pulumi.ComponentResource {
       accountId: `${args.namePrefix}-nodes`,
       displayName: "GKE nodes of the inference clusters",
     }, { parent: this });
-    new gcp.projects.IAMMember(`${name}-nodes-default-node-role`, {
-      project: args.project,
-      role: "roles/container.defaultNodeServiceAccount",
-      member: pulumi.interpolate`serviceAccount:${this.nodeAccount.email}`,
-    }, { parent: this });
+    const nodeRoles = [
+      ["default-node-role", "roles/container.defaultNodeServiceAccount"],
+      ["image-streaming-role", "roles/serviceusage.serviceUsageConsumer"],
+    ] as const;
+    for (const [suffix, role] of nodeRoles) {
+      new gcp.projects.IAMMember(`${name}-nodes-${suffix}`, {
+        project: args.project,
+        role,
+        member: pulumi.interpolate`serviceAccount:${this.nodeAccount.email}`,
+      }, { parent: this });
+    }
     this.serverAccount = new gcp.serviceaccount.Account(`${name}-server`, {
       project: args.project,
       accountId: `${args.namePrefix}-server`,

@@ -8,6 +8,8 @@ export interface VpcArgs {
   readonly project: string;
   /** Network tag every GKE node carries; the firewall admits load-balancer traffic to these nodes only. */
   readonly nodeTag: string;
+  /** Log every connection the rule admits: mostly health-check probes, billed per GiB; off unless debugging. */
+  readonly firewallLogging: boolean;
 }
 
 /**
@@ -35,7 +37,7 @@ export class Vpc extends pulumi.ComponentResource {
       sourceRanges: [...googleLoadBalancerRanges],
       targetTags: [args.nodeTag],
       allows: [{ protocol: "tcp", ports: [String(inferenceServer.ports.http), String(inferenceServer.ports.grpc)] }],
-      logConfig: { metadata: "INCLUDE_ALL_METADATA" },
+      ...(args.firewallLogging ? { logConfig: { metadata: "INCLUDE_ALL_METADATA" } } : {}),
     }, { parent: this });
     this.registerOutputs({ network: this.network.id });
   }

@@ -22,6 +22,7 @@ const describers: Readonly<Record<string, Describe>> = {
   "gcp:compute/routerNat:RouterNat": (i) => [field("region", i["region"]), field("nat", i["sourceSubnetworkIpRangesToNat"])],
   "gcp:container/cluster:Cluster": (i) => [field("name", i["name"]), field("location", i["location"]), field("zones", i["nodeLocations"]),
     field("channel", at(i, "releaseChannel", "channel")), field("privateNodes", at(i, "privateClusterConfig", "enablePrivateNodes")),
+    field("dnsEndpoint", at(i, "controlPlaneEndpointsConfig", "dnsEndpointConfig", "allowExternalTraffic")),
     field("workloadPool", at(i, "workloadIdentityConfig", "workloadPool")), field("shieldedNodes", i["enableShieldedNodes"]),
     field("deletionProtection", i["deletionProtection"])],
   "gcp:container/nodePool:NodePool": (i) => [field("machine", at(i, "nodeConfig", "machineType")),
@@ -31,11 +32,14 @@ const describers: Readonly<Record<string, Describe>> = {
   "gcp:compute/healthCheck:HealthCheck": (i) => [field("http", `${String(at(i, "httpHealthCheck", "port"))}${String(at(i, "httpHealthCheck", "requestPath"))}`)],
   "gcp:compute/backendService:BackendService": (i) => [field("protocol", i["protocol"]), field("scheme", i["loadBalancingScheme"]),
     field("negs", list(i["backends"]).length), field("balancing", list(i["backends"]).map((backend) => at(backend, "balancingMode"))[0]), field("timeoutSec", i["timeoutSec"])],
-  "gcp:compute/uRLMap:URLMap": (i) => [field("routes", list(at(i, "pathMatchers", 0, "pathRules")).flatMap((rule) => list(at(rule, "paths")))),
+  "gcp:compute/uRLMap:URLMap": (i) => [field("routes", list(at(i, "pathMatchers", 0, "routeRules")).flatMap((rule) => list(at(rule, "matchRules"))
+    .map((match) => String(at(match, "fullPathMatch") ?? at(match, "pathTemplateMatch"))))),
     field("redirect", at(i, "defaultUrlRedirect", "httpsRedirect") === true ? "https" : undefined)],
   "gcp:compute/globalForwardingRule:GlobalForwardingRule": (i) => [field("port", i["portRange"]), field("scheme", i["loadBalancingScheme"])],
   "gcp:compute/managedSslCertificate:ManagedSslCertificate": (i) => [field("domains", at(i, "managed", "domains"))],
   "gcp:compute/securityPolicy:SecurityPolicy": (i) => [field("rules", list(i["rules"]).map((rule) => `${String(at(rule, "priority"))}:${String(at(rule, "action"))}`))],
+  "gcp:compute/sSLPolicy:SSLPolicy": (i) => [field("profile", i["profile"]), field("minTls", i["minTlsVersion"])],
+  "gcp:projects/service:Service": (i) => [field("api", i["service"])],
   "gcp:serviceaccount/account:Account": (i) => [field("id", i["accountId"])],
   "gcp:projects/iAMMember:IAMMember": (i) => [field("role", i["role"])],
   "gcp:storage/bucket:Bucket": (i) => [field("name", i["name"]), field("location", i["location"])],
@@ -51,6 +55,7 @@ const describers: Readonly<Record<string, Describe>> = {
     field("metrics", list(at(i, "spec", "metrics")).map((metric) => `${String(at(metric, "pods", "metric", "name"))}<=${String(at(metric, "pods", "target", "averageValue"))}`))],
   "kubernetes:helm.sh/v3:Release": (i) => [field("chart", `${String(i["chart"])}@${String(i["version"])}`), field("namespace", i["namespace"])],
   "kubernetes:core/v1:ConfigMap": (i) => [field("files", Object.keys((i["data"] as Record<string, unknown> | undefined) ?? {}))],
+  "kubernetes:batch/v1:Job": (i) => [field("name", at(i, "metadata", "name")), field("args", at(i, "spec", "template", "spec", "containers", 0, "args"))],
 };
 
 /** The few properties of a resource that say what it is, as `key=value` pairs; empty for most components. */

@@ -1,7 +1,9 @@
 import path from "node:path";
 import { Command } from "commander";
 import { loadConfig } from "../config";
+import { type StackConfig } from "../stack-config";
 import { createStack, repositorySources } from "../stack";
+import { estimateStackCost } from "./cost-estimate";
 import { renderPlan } from "./render-plan";
 import { buildResourceTree } from "./resource-tree";
 import { runProgramOffline } from "./run-program-offline";
@@ -16,20 +18,23 @@ export interface PlanOptions {
 
 /**
  * Runs the Pulumi program for a stack file exactly as `pulumi up` would (same config loading, same code),
- * but against mocks, and renders what it would create. Needs no CLI, cloud or credentials.
+ * but against mocks, and renders what it would create and what it would cost. Needs no CLI, cloud or credentials.
  */
 export async function planStack(options: PlanOptions): Promise<string> {
   const stackFile = readStackFile(options.projectRoot, options.stack);
-  const { mocks, outputs } = await runProgramOffline(
-    () => createStack(loadConfig(), repositorySources(options.projectRoot)),
-    { project: stackFile.project, stack: options.stack, config: stackFile.config, secretKeys: stackFile.secretKeys },
-  );
+  let config: StackConfig | undefined;
+  const { mocks, outputs } = await runProgramOffline(() => {
+    config = loadConfig();
+    return createStack(config, repositorySources(options.projectRoot));
+  }, { project: stackFile.project, stack: options.stack, config: stackFile.config, secretKeys: stackFile.secretKeys });
+  if (config === undefined) throw new Error("the program did not run");
   return renderPlan({
     project: stackFile.project,
     stack: options.stack,
     tree: buildResourceTree(mocks.resources),
     calls: mocks.calls,
     outputs,
+    cost: estimateStackCost(config),
   });
 }
 

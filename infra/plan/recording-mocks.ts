@@ -31,16 +31,24 @@ function unwrapSecrets(value: unknown): unknown {
 const TEST_NET_ADDRESS = "203.0.113.10"; // RFC 5737 documentation range: obviously not a real address.
 
 /**
+ * Whether GKE has created the standalone NEG `name` in `zone` by the `attempt`-th lookup of it (1-based).
+ * The default: every NEG exists from the first lookup.
+ */
+export type NegAvailability = (zone: string, name: string, attempt: number) => boolean;
+
+/**
  * Pulumi mocks that record every resource and invoke and answer with plausible values for the outputs the
- * program reads (service account emails, the cluster endpoint and CA, NEG self-links, image digests), so
- * that the whole program runs offline with no cloud credentials. Shared by `npm run plan` and the tests.
- * An invoke it does not know fails loudly instead of returning nothing.
+ * program reads (service account emails, the cluster's DNS endpoint, NEG self-links, image digests, generated
+ * passwords), so that the whole program runs offline with no cloud credentials. Shared by `npm run plan` and
+ * the tests, which can make NEGs appear late, in some zones only, or never (`negAvailability`), answering a
+ * missing one as the Compute API does (404). An invoke it does not know fails loudly instead of returning nothing.
  */
 export class RecordingMocks implements pulumi.runtime.Mocks {
   readonly resources: DeclaredResource[] = [];
   readonly calls: DeclaredCall[] = [];
+  readonly #negLookups = new Map<string, number>();
 
-  constructor(private readonly gcpProject: string) {}
+  constructor(private readonly gcpProject: string, private readonly negAvailability: NegAvailability = () => true) {}
 
   newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
     const inputs = unwrapSecrets(args.inputs ?? {}) as Record<string, unknown>;
@@ -54,6 +62,14 @@ export class RecordingMocks implements pulumi.runtime.Mocks {
     switch (args.token) {
       case "gcp:compute/getNetworkEndpointGroup:getNetworkEndpointGroup": {
         const project = String(inputs["project"] ?? this.gcpProject);
+        const [zone, name] = [String(inputs["zone"]), String(inputs["name"])];
+        const attempt = (this.#negLookups.get(`${zone}/${name}`) ?? 0) + 1;
+        this.#negLookups.set(`${zone}/${name}`, attempt);
+        if (!this.negAvailability(zone, name, attempt)) {
+          // The engine hands a failed invoke to the program as gRPC `details`, which the SDK turns into the message.
+          const message = `googleapi: Error 404: The resource 'projects/${project}/zones/${zone}/networkEndpointGroups/${name}' was not found, notFound`;
+          throw Object.assign(new Error(message), { details: message });
+        }
         return {
           ...inputs,
           selfLink: `https://www.googleapis.com/compute/v1/projects/${project}/zones/${String(inputs["zone"])}/networkEndpointGroups/${String(inputs["name"])}`,
@@ -78,7 +94,15 @@ export class RecordingMocks implements pulumi.runtime.Mocks {
         return { email, name: `projects/${project}/serviceAccounts/${email}` };
       }
       case "gcp:container/cluster:Cluster":
-        return { name: physicalName, endpoint: TEST_NET_ADDRESS, masterAuth: { clusterCaCertificate: "bW9jay1jYQ==" } };
+        return {
+          name: physicalName,
+          endpoint: TEST_NET_ADDRESS,
+          controlPlaneEndpointsConfig: { dnsEndpointConfig: { allowExternalTraffic: true, endpoint: `gke-${physicalName}.${String(inputs["location"])}.gke.goog` } },
+        };
+      case "random:index/randomPassword:RandomPassword":
+        return { result: `generated-${name}` };
+      case "kubernetes:core/v1:Service":
+        return { metadata: { ...(inputs["metadata"] as object), uid: `${name}-uid` } };
       case "gcp:compute/globalAddress:GlobalAddress":
         return { name: physicalName, address: TEST_NET_ADDRESS, selfLink };
       case "docker-build:index:Image": {

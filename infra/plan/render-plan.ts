@@ -1,3 +1,4 @@
+import { type CostEstimate, renderCostEstimate } from "./cost-estimate";
 import { describeKeyProperties } from "./key-properties";
 import { type DeclaredCall } from "./recording-mocks";
 import { countResourcesByScope, type ResourceCount, type ResourceNode } from "./resource-tree";
@@ -9,6 +10,7 @@ export interface PlanContents {
   readonly tree: ResourceNode;
   readonly calls: readonly DeclaredCall[];
   readonly outputs: unknown;
+  readonly cost: CostEstimate;
 }
 
 function renderNode(node: ResourceNode, depth: number, lines: string[]): void {
@@ -23,7 +25,8 @@ function renderCount(label: string, count: ResourceCount): string {
 
 /**
  * The text `npm run plan` prints: the resource tree with key properties (what `pulumi preview` would
- * create), the data-source lookups, resource counts per region and globally, and the stack outputs.
+ * create), the data-source lookups, resource counts per region and globally, the cost estimate at the
+ * stack's smallest and largest scale, and the stack outputs.
  */
 export function renderPlan(plan: PlanContents): string {
   const lines = [
@@ -39,6 +42,7 @@ export function renderPlan(plan: PlanContents): string {
   for (const [region, count] of Object.entries(counts.regions)) lines.push(renderCount(`region ${region}`, count));
   const all = [counts.global, ...Object.values(counts.regions)];
   lines.push(`  ${"total".padEnd(24)} ${String(all.reduce((sum, count) => sum + count.total, 0)).padStart(4)} resources (+1 stack)`);
+  lines.push("", ...renderCostEstimate(plan.cost));
   lines.push("", "Outputs:", JSON.stringify(plan.outputs, null, 2));
   return lines.join("\n");
 }

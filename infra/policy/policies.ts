@@ -15,6 +15,8 @@ export interface InfraPolicy {
 const CLUSTER = "gcp:container/cluster:Cluster";
 const NODE_POOL = "gcp:container/nodePool:NodePool";
 const FIREWALL = "gcp:compute/firewall:Firewall";
+const HTTPS_PROXY = "gcp:compute/targetHttpsProxy:TargetHttpsProxy";
+const BACKEND_SERVICE = "gcp:compute/backendService:BackendService";
 
 function at(value: unknown, ...path: string[]): unknown {
   return path.reduce<unknown>((current, key) => (typeof current === "object" && current !== null ? (current as Record<string, unknown>)[key] : undefined), value);
@@ -123,6 +125,25 @@ const gpuPoolsTainted: InfraPolicy = {
   },
 };
 
+const httpsWithSslPolicy: InfraPolicy = {
+  name: "https-with-ssl-policy",
+  description: "HTTPS proxies carry an SSL policy; without one the load balancer accepts TLS 1.0 and weak ciphers.",
+  enforcementLevel: "mandatory",
+  check({ type, props }) {
+    return type === HTTPS_PROXY && !props["sslPolicy"] ? ["HTTPS proxy must set sslPolicy (e.g. profile MODERN, minTlsVersion TLS_1_2)"] : [];
+  },
+};
+
+const internetBackendsBehindCloudArmor: InfraPolicy = {
+  name: "internet-backends-behind-cloud-armor",
+  description: "Backend services of external load balancers have a Cloud Armor security policy.",
+  enforcementLevel: "mandatory",
+  check({ type, props }) {
+    if (type !== BACKEND_SERVICE || !String(props["loadBalancingScheme"] ?? "EXTERNAL").startsWith("EXTERNAL")) return [];
+    return props["securityPolicy"] ? [] : ["external backend service must set securityPolicy (Cloud Armor)"];
+  },
+};
+
 /** Every rule of the policy pack, in the order they are reported. */
 export const infraPolicies: readonly InfraPolicy[] = [
   noPublicIngressToNodes,
@@ -132,4 +153,6 @@ export const infraPolicies: readonly InfraPolicy[] = [
   noDefaultComputeServiceAccount,
   productionDeletionProtection,
   gpuPoolsTainted,
+  httpsWithSslPolicy,
+  internetBackendsBehindCloudArmor,
 ];

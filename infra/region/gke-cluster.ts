@@ -1,19 +1,23 @@
 import * as gcp from "@pulumi/gcp";
 import type * as pulumi from "@pulumi/pulumi";
+import { deletionPolicy } from "../deletion-policy";
 import { type RegionConfig } from "../stack-config";
-import { hardenedNodeConfig, type NodeIdentity } from "./node-config";
+import { fastImagePulls, hardenedNodeConfig, type NodeIdentity } from "./node-config";
 import { secondaryRangeNames } from "./regional-network";
 
 /** Arguments of {@link createGkeCluster}. */
 export interface GkeClusterArgs {
   readonly project: string;
   readonly environment: string;
+  /** The Pulumi stack, as a resource label (names are generated, so labels say whose cluster it is). */
+  readonly stack: string;
   readonly region: RegionConfig;
   readonly networkId: pulumi.Input<string>;
   readonly subnetId: pulumi.Input<string>;
   readonly releaseChannel: string;
   readonly deletionProtection: boolean;
-  readonly masterAuthorizedNetworks: readonly { readonly cidrBlock: string; readonly displayName: string }[];
+  /** Refuse deletion and replacement through Pulumi as well (production). */
+  readonly protect: boolean;
   readonly nodes: NodeIdentity;
 }
 
@@ -28,12 +32,18 @@ export interface GkeCluster {
  * release channel (no pinned versions, so no version churn in diffs), with Workload Identity, shielded
  * nodes, Dataplane V2, the Cloud Storage FUSE CSI driver, and GKE-managed DCGM metrics (which need managed
  * Prometheus collection on). The default node pool is removed; a system pool takes everything but serving.
+ *
+ * The control plane has no public IP: its IP endpoint is private to the VPC, and Pulumi, CI and operators
+ * reach it through the DNS-based endpoint, which Google's front end admits only with IAM credentials
+ * (container.clusters.connect), from any network, with no address allowlist to keep current.
+ *
+ * The cluster's name is generated (`<region>-cluster-<random>`), so a change that forces a replacement
+ * creates the new cluster beside the old one instead of failing on a name that is still taken.
  */
 export function createGkeCluster(name: string, args: GkeClusterArgs, opts: pulumi.CustomResourceOptions): GkeCluster {
   const { region } = args;
   const cluster = new gcp.container.Cluster(`${name}-cluster`, {
     project: args.project,
-    name: region.clusterName,
     location: region.name,
     nodeLocations: [...region.zones],
     network: args.networkId,
@@ -43,15 +53,14 @@ export function createGkeCluster(name: string, args: GkeClusterArgs, opts: pulum
       clusterSecondaryRangeName: secondaryRangeNames.pods,
       servicesSecondaryRangeName: secondaryRangeNames.services,
     },
+    // enablePrivateNodes also covers the default pool that exists for a moment at creation; the pools set the
+    // per-pool field as well. @pulumi/gcp 9.x has no cluster-level replacement for these two fields yet.
     privateClusterConfig: {
       enablePrivateNodes: true,
-      enablePrivateEndpoint: false,
+      enablePrivateEndpoint: true,
       masterIpv4CidrBlock: region.network.masterCidr,
-      masterGlobalAccessConfig: { enabled: true },
     },
-    ...(args.masterAuthorizedNetworks.length > 0
-      ? { masterAuthorizedNetworksConfig: { cidrBlocks: args.masterAuthorizedNetworks.map((network) => ({ ...network })) } }
-      : {}),
+    controlPlaneEndpointsConfig: { dnsEndpointConfig: { allowExternalTraffic: true } },
     releaseChannel: { channel: args.releaseChannel },
     workloadIdentityConfig: { workloadPool: `${args.project}.svc.id.goog` },
     enableShieldedNodes: true,
@@ -71,7 +80,8 @@ export function createGkeCluster(name: string, args: GkeClusterArgs, opts: pulum
       managedPrometheus: { enabled: true },
     },
     loggingConfig: { enableComponents: ["SYSTEM_COMPONENTS", "WORKLOADS"] },
-    resourceLabels: { environment: args.environment, "managed-by": "pulumi" },
+    resourceLabels: { environment: args.environment, stack: args.stack, "managed-by": "pulumi" },
+    ...deletionPolicy(args.protect),
   }, { ...opts, ignoreChanges: ["nodeConfig", "initialNodeCount"] });
 
   const systemPool = new gcp.container.NodePool(`${name}-system`, {
@@ -79,16 +89,19 @@ export function createGkeCluster(name: string, args: GkeClusterArgs, opts: pulum
     cluster: cluster.id,
     location: region.name,
     nodeLocations: [...region.zones],
-    initialNodeCount: region.systemPool.minNodes,
+    // Per zone, and only at creation: the autoscaler then keeps the total between min and max.
+    initialNodeCount: Math.ceil(region.systemPool.minNodes / region.zones.length),
     autoscaling: {
-      minNodeCount: region.systemPool.minNodes,
-      maxNodeCount: region.systemPool.maxNodes,
+      totalMinNodeCount: region.systemPool.minNodes,
+      totalMaxNodeCount: region.systemPool.maxNodes,
       locationPolicy: "BALANCED",
     },
     management: { autoRepair: true, autoUpgrade: true },
     upgradeSettings: { maxSurge: 1, maxUnavailable: 0 },
+    networkConfig: { enablePrivateNodes: true },
     nodeConfig: {
       ...hardenedNodeConfig(args.nodes),
+      ...fastImagePulls,
       machineType: region.systemPool.machineType,
       diskSizeGb: 50,
       diskType: "pd-balanced",

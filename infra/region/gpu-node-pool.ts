@@ -1,7 +1,7 @@
 import * as gcp from "@pulumi/gcp";
 import type * as pulumi from "@pulumi/pulumi";
 import { type RegionConfig } from "../stack-config";
-import { hardenedNodeConfig, type NodeIdentity } from "./node-config";
+import { fastImagePulls, hardenedNodeConfig, type NodeIdentity } from "./node-config";
 
 /** The accelerator type of the pool. */
 export const T4_ACCELERATOR = "nvidia-tesla-t4";
@@ -20,9 +20,10 @@ export interface GpuNodePoolArgs {
 
 /**
  * The T4 pool: N1 nodes with `gpusPerNode` T4s and GKE-installed drivers, autoscaled between the region's
- * total min and max. The taint is set here, not left to GKE, which adds it only when another pool exists
- * at the time (a race with removeDefaultNodePool). locationPolicy ANY lets the autoscaler take T4s from
- * whichever configured zone has them (T4 stockouts are per zone).
+ * total min and max. It is created empty, so a T4 stockout in a zone cannot fail the create: the autoscaler
+ * adds nodes as serving pods ask for GPUs (locationPolicy ANY takes whichever listed zone has T4s, BALANCED
+ * spreads them). The taint is set here, not left to GKE, which adds it only when another pool exists at
+ * the time (a race with removeDefaultNodePool).
  */
 export function createGpuNodePool(name: string, args: GpuNodePoolArgs, opts: pulumi.CustomResourceOptions): gcp.container.NodePool {
   const { region } = args;
@@ -31,18 +32,19 @@ export function createGpuNodePool(name: string, args: GpuNodePoolArgs, opts: pul
     cluster: args.clusterId,
     location: region.name,
     nodeLocations: [...region.zones],
-    // Per zone, and only at creation: the autoscaler owns the count afterwards.
-    initialNodeCount: Math.ceil(region.gpuPool.minNodes / region.zones.length),
+    initialNodeCount: 0,
     autoscaling: {
       totalMinNodeCount: region.gpuPool.minNodes,
       totalMaxNodeCount: region.gpuPool.maxNodes,
-      locationPolicy: "ANY",
+      locationPolicy: region.gpuPool.locationPolicy,
     },
     management: { autoRepair: true, autoUpgrade: true },
     // A surge node needs T4 quota; one at a time keeps serving capacity during upgrades.
     upgradeSettings: { maxSurge: 1, maxUnavailable: 0 },
+    networkConfig: { enablePrivateNodes: true },
     nodeConfig: {
       ...hardenedNodeConfig(args.nodes),
+      ...fastImagePulls,
       machineType: region.gpuPool.machineType,
       guestAccelerators: [{
         type: T4_ACCELERATOR,
@@ -51,9 +53,6 @@ export function createGpuNodePool(name: string, args: GpuNodePoolArgs, opts: pul
       }],
       taints: [{ ...GPU_TAINT }],
       spot: region.gpuPool.spot,
-      // The CUDA image is large: image streaming (needs gVNIC) starts pods before the pull completes.
-      gcfsConfig: { enabled: true },
-      gvnic: { enabled: true },
       diskSizeGb: 100,
       diskType: "pd-balanced",
       labels: { "inference.gke.io/pool": "gpu" },

@@ -1,32 +1,46 @@
+import { createHash } from "node:crypto";
 import * as gcp from "@pulumi/gcp";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { autoscalingMetrics } from "../autoscaling-metrics";
-import { inferenceServer } from "../inference-server";
+import { inferenceServer, restrictedApiFlagValue } from "../inference-server";
 import { type RegionConfig, type StackConfig } from "../stack-config";
 import { GPU_TAINT, T4_ACCELERATOR } from "./gpu-node-pool";
+import {
+  describeMissingNegs, findStandaloneNegs, isNotFoundError, MISSING_NEG_HINT, type NegLookup, type NegWaitSettings, type RegionNegs,
+} from "./standalone-negs";
 
 /** Arguments of {@link createInferenceWorkload}. */
 export interface InferenceWorkloadArgs {
   readonly project: string;
   readonly region: RegionConfig;
+  /** The GKE cluster's (generated) name: the NEG names derive from it, so a replacement cluster gets new ones. */
+  readonly clusterName: pulumi.Input<string>;
   /** Digest-qualified image reference. */
   readonly image: pulumi.Input<string>;
   readonly modelBucketName: pulumi.Input<string>;
   /** The Google service account the pods act as (Workload Identity), which may read the bucket. */
   readonly serverServiceAccountEmail: pulumi.Input<string>;
+  /**
+   * The IAM binding that lets the pods' Kubernetes service account act as that Google account. The Deployment
+   * waits for it: a pod that starts first cannot mount the bucket and fails its start-up.
+   */
+  readonly serverIdentity: pulumi.Input<pulumi.Resource>;
+  /** The key the restricted APIs require (the `admin-key` header). */
+  readonly adminKey: pulumi.Input<string>;
   readonly server: StackConfig["server"];
   readonly autoscaling: StackConfig["autoscaling"];
+  readonly negWait: NegWaitSettings;
 }
 
 /** The serving side of one cluster, and the NEGs GKE made for it. */
 export interface InferenceWorkload {
   readonly service: k8s.core.v1.Service;
   readonly deployment: k8s.apps.v1.Deployment;
-  /** Self-links of the port-8000 NEGs, one per zone. */
-  readonly httpNegs: pulumi.Output<string>[];
-  /** Self-links of the port-8001 NEGs, one per zone. */
-  readonly grpcNegs: pulumi.Output<string>[];
+  /** The Secret holding the restricted APIs' key (the load test reads it too). */
+  readonly adminKeySecret: k8s.core.v1.Secret;
+  /** The standalone NEGs that exist once the Service does (see {@link findStandaloneNegs}). */
+  readonly negs: pulumi.Output<RegionNegs>;
 }
 
 // Long enough for the LB to stop sending (2 failed checks x 5 s) and for in-flight requests to finish.
@@ -34,18 +48,24 @@ const PRE_STOP_SLEEP_SECONDS = 15;
 // preStop + the server's own drain (--exit-timeout-secs, 30 s) must fit inside the grace period.
 const TERMINATION_GRACE_SECONDS = 60;
 
-/** The Service annotation that makes GKE create standalone NEGs with fixed names for the load balancer. */
-function negAnnotation(negNames: RegionConfig["negNames"]): string {
+/**
+ * The Service annotation that makes GKE create standalone NEGs with fixed names for the load balancer. `zones`
+ * asks GKE to pre-provision (empty) NEGs in every configured zone, so zones without a serving pod yet are
+ * attached from the first `pulumi up`; a NEG controller that predates the field ignores it and creates NEGs
+ * where pods run.
+ */
+function negAnnotation(negNames: { readonly http: string; readonly grpc: string }, zones: readonly string[]): string {
   return JSON.stringify({
     exposed_ports: {
       [String(inferenceServer.ports.http)]: { name: negNames.http },
       [String(inferenceServer.ports.grpc)]: { name: negNames.grpc },
     },
+    zones,
   });
 }
 
-function serverContainer(args: InferenceWorkloadArgs): k8s.types.input.core.v1.Container {
-  const { ports, health } = inferenceServer;
+function serverContainer(args: InferenceWorkloadArgs, adminKeySecret: k8s.core.v1.Secret): k8s.types.input.core.v1.Container {
+  const { ports, health, restrictedApis } = inferenceServer;
   const httpGet = (path: string) => ({ path, port: "http" });
   return {
     name: "inference-server",
@@ -58,7 +78,13 @@ function serverContainer(args: InferenceWorkloadArgs): k8s.types.input.core.v1.C
       "--strict-readiness", "true",
       "--exit-on-error", "false",
       "--log-verbose", String(args.server.logVerbose),
+      `--http-restricted-api=${restrictedApiFlagValue()}`,
+      `--grpc-restricted-protocol=${restrictedApiFlagValue()}`,
     ],
+    env: [{
+      name: restrictedApis.environmentVariable,
+      valueFrom: { secretKeyRef: { name: adminKeySecret.metadata.name, key: restrictedApis.secret.key } },
+    }],
     ports: [
       { name: "http", containerPort: ports.http },
       { name: "grpc", containerPort: ports.grpc },
@@ -83,26 +109,60 @@ function serverContainer(args: InferenceWorkloadArgs): k8s.types.input.core.v1.C
   };
 }
 
-function lookUpNegs(name: string, args: InferenceWorkloadArgs, negName: string, dependsOn: pulumi.Resource[], parent: pulumi.Resource) {
-  return args.region.zones.map((zone) =>
-    gcp.compute.getNetworkEndpointGroupOutput({ project: args.project, zone, name: negName }, { parent, dependsOn })
-      .apply((neg) => {
-        if (neg.selfLink === undefined) throw new pulumi.ResourceError(`${name}: NEG ${negName} in ${zone} has no self-link`, parent);
-        return neg.selfLink;
-      }));
+/** A NEG lookup through the provider (Compute API `networkEndpointGroups.get`): 404 means "not yet". */
+function computeApiNegLookup(project: string, parent: pulumi.Resource): NegLookup {
+  return async (zone, name) => {
+    try {
+      const neg = await gcp.compute.getNetworkEndpointGroup({ project, zone, name }, { parent });
+      if (neg.selfLink === undefined) throw new pulumi.ResourceError(`NEG ${name} in ${zone} has no self-link`, parent);
+      return neg.selfLink;
+    } catch (error) {
+      if (isNotFoundError(error)) return undefined;
+      throw error;
+    }
+  };
 }
 
 /**
- * The inference server in one cluster: its namespace and Workload Identity service account, a Deployment
- * with one T4 per pod and the model bucket mounted read-only through Cloud Storage FUSE, a Service whose
- * annotation makes GKE create the standalone NEGs (fixed names) the global load balancer uses, a PDB, and
- * an HPA on queue time per request and GPU utilization (both served by prometheus-adapter).
+ * The region's NEGs once its Service exists. `pulumi up` polls until GKE has created them (bounded by
+ * `negWait`); `pulumi preview` looks once and never fails on a NEG that does not exist yet (a new zone or
+ * region). Zones still missing are reported as a warning; the load balancer attaches the rest.
+ */
+function standaloneNegs(args: InferenceWorkloadArgs, service: k8s.core.v1.Service, negNames: pulumi.Output<{ http: string; grpc: string }>, parent: pulumi.Resource): pulumi.Output<RegionNegs> {
+  const { namespace, name } = inferenceServer.kubernetes;
+  const lookUp = computeApiNegLookup(args.project, parent);
+  return pulumi.all([service.metadata.uid, negNames]).apply(async ([, names]) => {
+    const preview = pulumi.runtime.isDryRun();
+    const negs = await findStandaloneNegs({
+      region: args.region.name,
+      zones: args.region.zones,
+      service: `${namespace}/${name}`,
+      negNames: names,
+      lookUp,
+      wait: preview ? false : args.negWait,
+    });
+    if (negs.missingZones.length > 0) {
+      const message = `${describeMissingNegs(negs)}; the load balancer uses ${negs.zones.length === 0 ? "no zone of this region" : `zones ${negs.zones.join(", ")}`}`;
+      if (preview) void pulumi.log.info(`${message} (GKE creates the NEGs during \`pulumi up\`)`, parent);
+      else void pulumi.log.warn(`${message}. ${MISSING_NEG_HINT}`, parent);
+    }
+    return negs;
+  });
+}
+
+/**
+ * The inference server in one cluster: its namespace and Workload Identity service account, the Secret with
+ * the restricted APIs' key, a Deployment with one T4 per pod and the model bucket mounted read-only through
+ * Cloud Storage FUSE, a Service whose annotation makes GKE create the standalone NEGs (named after the cluster)
+ * the global load balancer uses, a PDB, and an HPA on queue time per request and GPU utilization (both served
+ * by prometheus-adapter).
  *
- * The NEGs exist only once the Service has ready pods behind it, so they are looked up after the
- * Deployment is ready (Pulumi waits for that); a lookup that still fails on a first `up` succeeds on retry.
+ * The NEGs are looked up once the Service exists, not after the Deployment is ready: a region whose GPUs cannot
+ * start (a stockout) then still lets the load balancer attach every other region.
  */
 export function createInferenceWorkload(name: string, args: InferenceWorkloadArgs, opts: pulumi.CustomResourceOptions): InferenceWorkload {
   const { namespace: namespaceName, name: appName } = inferenceServer.kubernetes;
+  const { restrictedApis } = inferenceServer;
   const labels = { "app.kubernetes.io/name": appName };
   const namespace = new k8s.core.v1.Namespace(`${name}-namespace`, { metadata: { name: namespaceName } }, opts);
   const inNamespace = { ...opts, dependsOn: [namespace] };
@@ -113,6 +173,12 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
       annotations: { "iam.gke.io/gcp-service-account": args.serverServiceAccountEmail },
     },
   }, inNamespace);
+  const adminKeySecret = new k8s.core.v1.Secret(`${name}-admin-key`, {
+    metadata: { name: restrictedApis.secret.name, namespace: namespaceName },
+    stringData: { [restrictedApis.secret.key]: args.adminKey },
+  }, inNamespace);
+  // The server reads the key at start-up: a new key must roll the pods.
+  const adminKeyDigest = pulumi.secret(pulumi.output(args.adminKey).apply((key) => createHash("sha256").update(key).digest("hex")));
   const deployment = new k8s.apps.v1.Deployment(`${name}-deployment`, {
     metadata: { name: appName, namespace: namespaceName, labels },
     spec: {
@@ -120,7 +186,7 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
       selector: { matchLabels: labels },
       strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
       template: {
-        metadata: { labels, annotations: { "gke-gcsfuse/volumes": "true" } },
+        metadata: { labels, annotations: { "gke-gcsfuse/volumes": "true", "inference.gke.io/admin-key-sha256": adminKeyDigest } },
         spec: {
           serviceAccountName: serviceAccount.metadata.name,
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
@@ -132,7 +198,7 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
             whenUnsatisfiable: "ScheduleAnyway",
             labelSelector: { matchLabels: labels },
           }],
-          containers: [serverContainer(args)],
+          containers: [serverContainer(args, adminKeySecret)],
           volumes: [{
             name: "model-repository",
             csi: {
@@ -144,13 +210,14 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
         },
       },
     },
-  }, { ...inNamespace, customTimeouts: { create: "30m", update: "30m" } });
+  }, { ...opts, dependsOn: [namespace, args.serverIdentity], customTimeouts: { create: "30m", update: "30m" } });
+  const negNames = pulumi.output(args.clusterName).apply((clusterName) => ({ http: `${clusterName}-http`, grpc: `${clusterName}-grpc` }));
   const service = new k8s.core.v1.Service(`${name}-service`, {
     metadata: {
       name: appName,
       namespace: namespaceName,
       labels,
-      annotations: { "cloud.google.com/neg": negAnnotation(args.region.negNames) },
+      annotations: { "cloud.google.com/neg": negNames.apply((names) => negAnnotation(names, args.region.zones)) },
     },
     spec: {
       type: "ClusterIP",
@@ -189,12 +256,10 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
       },
     },
   }, inNamespace);
-  const parent = opts.parent ?? service;
-  const negDependencies = [service, deployment];
   return {
     service,
     deployment,
-    httpNegs: lookUpNegs(name, args, args.region.negNames.http, negDependencies, parent),
-    grpcNegs: lookUpNegs(name, args, args.region.negNames.grpc, negDependencies, parent),
+    adminKeySecret,
+    negs: standaloneNegs(args, service, negNames, opts.parent ?? service),
   };
 }

@@ -1,19 +1,24 @@
+import type * as pulumi from "@pulumi/pulumi";
 import { monitoringNames } from "./monitoring-names";
 
 /** Inputs of {@link kubePrometheusStackValues}. */
 export interface KubePrometheusStackValuesArgs {
   /** The GCP region; every series scraped in the cluster gets a `region` label with it. */
   readonly region: string;
-  readonly clusterName: string;
+  readonly clusterName: pulumi.Input<string>;
   readonly retention: string;
   /** Use the `grafana-admin` Secret; otherwise Grafana's chart generates a random password in-cluster. */
   readonly grafanaAdminFromSecret: boolean;
+  /** Use the `alertmanager-config` Secret as Alertmanager's whole configuration. */
+  readonly alertmanagerConfigFromSecret: boolean;
 }
 
 /**
  * Values for the kube-prometheus-stack chart on GKE:
+ * - the chart's CRDs are upgraded with the chart (Helm itself installs CRDs once and never upgrades them);
  * - every ServiceMonitor/PodMonitor/PrometheusRule in any namespace is picked up (the chart's default only
  *   selects objects labelled with its release, which silently drops ours);
+ * - Alertmanager takes its receivers from the stack's secret when there is one;
  * - a default scrape class adds `region` to every target, which the dashboards and rules group by;
  * - the control-plane scrapes GKE does not expose (controller manager, scheduler, etcd, kube-proxy, CoreDNS)
  *   are off, or they raise permanent *Down alerts;
@@ -25,7 +30,10 @@ export function kubePrometheusStackValues(args: KubePrometheusStackValuesArgs): 
   const { dashboardLabel } = monitoringNames;
   return {
     fullnameOverride: monitoringNames.kubePrometheusStack,
-    crds: { enabled: true },
+    crds: { enabled: true, upgradeJob: { enabled: true } },
+    ...(args.alertmanagerConfigFromSecret
+      ? { alertmanager: { alertmanagerSpec: { useExistingSecret: true, configSecret: monitoringNames.alertmanagerConfigSecret } } }
+      : {}),
     kubeControllerManager: { enabled: false },
     kubeScheduler: { enabled: false },
     kubeEtcd: { enabled: false },

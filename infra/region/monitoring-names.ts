@@ -6,6 +6,8 @@ export const monitoringNames = {
   prometheusAdapter: "prometheus-adapter",
   /** Secret holding Grafana's admin login when the stack sets grafanaAdminPassword. */
   grafanaAdminSecret: "grafana-admin",
+  /** Secret holding alertmanager.yaml when the stack sets alertmanagerConfig. */
+  alertmanagerConfigSecret: "alertmanager-config",
   /** Label Grafana's sidecar looks for on dashboard ConfigMaps. */
   dashboardLabel: { key: "grafana_dashboard", value: "1" },
 } as const;

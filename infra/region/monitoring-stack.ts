@@ -1,5 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
-import type * as pulumi from "@pulumi/pulumi";
+import * as pulumi from "@pulumi/pulumi";
+import { load as loadYaml } from "js-yaml";
 import { inferenceServer } from "../inference-server";
 import { type MonitoringAssets } from "../monitoring-assets";
 import { type RegionConfig, type StackConfig } from "../stack-config";
@@ -10,21 +11,50 @@ import { prometheusAdapterValues } from "./prometheus-adapter-values";
 /** Arguments of {@link createMonitoringStack}. */
 export interface MonitoringStackArgs {
   readonly region: RegionConfig;
+  /** The GKE cluster's name, the `cluster` external label of every series. */
+  readonly clusterName: pulumi.Input<string>;
   readonly monitoring: StackConfig["monitoring"];
   readonly grafanaAdminPassword?: pulumi.Output<string>;
+  /** A whole alertmanager.yaml; without it alerts reach Alertmanager but no receiver. */
+  readonly alertmanagerConfig?: pulumi.Output<string>;
   readonly assets: MonitoringAssets;
+}
+
+/** The monitoring stack's parts other resources wait for. */
+export interface MonitoringStack {
+  /** kube-prometheus-stack: once it exists, so do the monitoring.coreos.com kinds. */
+  readonly kubePrometheusStack: k8s.helm.v3.Release;
+}
+
+/**
+ * Checks an alertmanager.yaml before it reaches the cluster (where a bad one only shows in the operator's log).
+ *
+ * @throws Error naming what is missing: a mapping with `route` and at least one receiver.
+ */
+export function checkAlertmanagerConfig(text: string): string {
+  let parsed: unknown;
+  try {
+    parsed = loadYaml(text);
+  } catch (error) {
+    throw new Error(`alertmanagerConfig is not YAML: ${(error as Error).message}`, { cause: error });
+  }
+  const config = parsed as { route?: unknown; receivers?: unknown } | null;
+  if (typeof config !== "object" || config === null || typeof config.route !== "object" || !Array.isArray(config.receivers) || config.receivers.length === 0) {
+    throw new Error("alertmanagerConfig must be an alertmanager.yaml with a `route` and at least one entry under `receivers`");
+  }
+  return text;
 }
 
 const PROMETHEUS_COMMUNITY_CHARTS = "https://prometheus-community.github.io/helm-charts";
 
 /**
- * Monitoring inside one cluster: kube-prometheus-stack (Prometheus, Alertmanager, Grafana), a
- * ServiceMonitor for the server's :8002/metrics (job `inference-server`), a PodMonitor for GKE's managed
- * DCGM exporter (honorLabels keeps `pod`/`namespace` of the pod using the GPU, as the HPA needs), the
+ * Monitoring inside one cluster: kube-prometheus-stack (Prometheus, Alertmanager with the stack's receivers,
+ * Grafana), a ServiceMonitor for the server's :8002/metrics (job `inference-server`), a PodMonitor for GKE's
+ * managed DCGM exporter (honorLabels keeps `pod`/`namespace` of the pod using the GPU, as the HPA needs), the
  * repository's rules as a PrometheusRule, its dashboards as sidecar ConfigMaps, and prometheus-adapter
  * serving the HPA's metrics.
  */
-export function createMonitoringStack(name: string, args: MonitoringStackArgs, opts: pulumi.CustomResourceOptions): void {
+export function createMonitoringStack(name: string, args: MonitoringStackArgs, opts: pulumi.CustomResourceOptions): MonitoringStack {
   const namespaceName = monitoringNames.namespace;
   const namespace = new k8s.core.v1.Namespace(`${name}-monitoring-namespace`, { metadata: { name: namespaceName } }, opts);
   const inNamespace = { ...opts, dependsOn: [namespace] };
@@ -34,6 +64,12 @@ export function createMonitoringStack(name: string, args: MonitoringStackArgs, o
       metadata: { name: monitoringNames.grafanaAdminSecret, namespace: namespaceName },
       stringData: { "admin-user": "admin", "admin-password": args.grafanaAdminPassword },
     }, inNamespace);
+  const alertmanagerSecret = args.alertmanagerConfig === undefined
+    ? undefined
+    : new k8s.core.v1.Secret(`${name}-alertmanager-config`, {
+      metadata: { name: monitoringNames.alertmanagerConfigSecret, namespace: namespaceName },
+      stringData: { "alertmanager.yaml": pulumi.secret(args.alertmanagerConfig.apply(checkAlertmanagerConfig)) },
+    }, inNamespace);
   const stack = new k8s.helm.v3.Release(`${name}-kube-prometheus-stack`, {
     name: monitoringNames.kubePrometheusStack,
     chart: "kube-prometheus-stack",
@@ -42,15 +78,19 @@ export function createMonitoringStack(name: string, args: MonitoringStackArgs, o
     namespace: namespaceName,
     values: kubePrometheusStackValues({
       region: args.region.name,
-      clusterName: args.region.clusterName,
+      clusterName: args.clusterName,
       retention: args.monitoring.retention,
       grafanaAdminFromSecret: grafanaSecret !== undefined,
+      alertmanagerConfigFromSecret: alertmanagerSecret !== undefined,
     }),
     // CRDs, a PVC and Grafana on fresh nodes take longer than Helm's 5 minutes.
     timeout: 900,
     cleanupOnFail: true,
     maxHistory: 5,
-  }, { ...opts, dependsOn: grafanaSecret === undefined ? [namespace] : [namespace, grafanaSecret] });
+  }, { ...opts, dependsOn: [namespace, ...[grafanaSecret, alertmanagerSecret].filter((secret) => secret !== undefined)] });
+  if (alertmanagerSecret === undefined) {
+    void pulumi.log.warn(`${args.region.name}: alerts have no receiver; set the secret ${pulumi.getProject()}:alertmanagerConfig (see infra/README.md, "Alerts")`);
+  }
   const afterCrds = { ...opts, dependsOn: [stack] };
   new k8s.helm.v3.Release(`${name}-prometheus-adapter`, {
     name: monitoringNames.prometheusAdapter,
@@ -99,4 +139,5 @@ export function createMonitoringStack(name: string, args: MonitoringStackArgs, o
       data: { [dashboard.fileName]: dashboard.json },
     }, inNamespace);
   }
+  return { kubePrometheusStack: stack };
 }

@@ -1,34 +1,54 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { inferenceServer } from "../inference-server";
 import { type MonitoringAssets } from "../monitoring-assets";
 import { type RegionConfig, type StackConfig } from "../stack-config";
 import { createGkeCluster } from "./gke-cluster";
 import { createGpuNodePool } from "./gpu-node-pool";
 import { createInferenceWorkload } from "./inference-workload";
 import { renderKubeconfig } from "./kubeconfig";
+import { createLoadTest } from "./load-test";
 import { createMonitoringStack } from "./monitoring-stack";
 import { monitoringNames } from "./monitoring-names";
 import { createRegionalNetwork } from "./regional-network";
+import { type RegionNegs } from "./standalone-negs";
 
 /** Arguments of {@link Region}: the region's config plus what the global layer created for all regions. */
 export interface RegionArgs {
   readonly region: RegionConfig;
-  readonly stack: Pick<StackConfig, "project" | "environment" | "gpusPerNode" | "cluster" | "server" | "autoscaling" | "monitoring" | "grafanaAdminPassword">;
+  readonly stack: Pick<StackConfig, "project" | "stack" | "environment" | "gpusPerNode" | "cluster" | "protectResources" | "vpc">;
   readonly networkId: pulumi.Input<string>;
   readonly nodeTag: string;
   readonly nodeServiceAccountEmail: pulumi.Input<string>;
+}
+
+/** What the serving part of a region needs beyond the cluster: the workload's settings and global resources. */
+export interface RegionServingArgs {
+  readonly stack: Pick<StackConfig, "project" | "server" | "autoscaling" | "monitoring" | "grafanaAdminPassword" | "alertmanagerConfig" | "loadTest"> & {
+    readonly negWait: StackConfig["loadBalancer"]["negWait"];
+  };
   readonly serverServiceAccountEmail: pulumi.Input<string>;
+  /** The Workload Identity binding the pods need; it exists only once a cluster does, hence the two steps. */
+  readonly serverIdentity: pulumi.Resource;
   /** Digest-qualified server image. */
   readonly image: pulumi.Input<string>;
   readonly modelBucketName: pulumi.Input<string>;
+  readonly adminKey: pulumi.Input<string>;
   readonly monitoringAssets: MonitoringAssets;
 }
 
+/** What the global load balancer needs from a region. */
+export interface RegionServing {
+  /** The standalone NEGs GKE has created for the region's Service. */
+  readonly negs: pulumi.Output<RegionNegs>;
+  /** The Service whose annotation owns the NEGs; backend services depend on it so `pulumi destroy` detaches them first. */
+  readonly negOwner: pulumi.Resource;
+}
+
 /**
- * Everything one region runs: subnet and NAT, a private GKE cluster with a system pool and a T4 pool, a
- * Kubernetes provider for it, the inference workload and its monitoring. Outputs what the global load
- * balancer needs (the NEGs and the Service that owns them) and what operators need (names, commands).
+ * One region, in two steps. The constructor builds the infrastructure: subnet and NAT, a private GKE cluster
+ * with a system pool and a T4 pool, and a Kubernetes provider for it. {@link Region.serve} then deploys the
+ * inference workload, its monitoring and the optional load test into the cluster, once the caller has made
+ * the Workload Identity binding (which needs a cluster to exist first).
  */
 export class Region extends pulumi.ComponentResource {
   /** The GCP region, e.g. us-central1. */
@@ -36,69 +56,84 @@ export class Region extends pulumi.ComponentResource {
   readonly clusterName: pulumi.Output<string>;
   /** The GKE cluster resource; the Workload Identity pool exists once one does. */
   readonly cluster: pulumi.Resource;
-  readonly httpNegs: pulumi.Output<string>[];
-  readonly grpcNegs: pulumi.Output<string>[];
-  /** The Service whose annotation owns this region's NEGs. */
-  readonly negOwner: pulumi.Resource;
   /** How to reach this cluster's Grafana (a port-forward; nothing monitoring-related is exposed publicly). */
   readonly grafanaAccess: pulumi.Output<string>;
+  readonly #config: RegionConfig;
+  readonly #provider: k8s.Provider;
 
   constructor(name: string, args: RegionArgs, opts?: pulumi.ComponentResourceOptions) {
     super("gpu-inference:region:Region", name, {}, opts);
     const { region, stack } = args;
     const child = { parent: this };
     const nodes = { serviceAccountEmail: args.nodeServiceAccountEmail, networkTag: args.nodeTag };
-    const { subnet } = createRegionalNetwork(name, { project: stack.project, region, networkId: args.networkId, nodeTag: args.nodeTag }, child);
+    const { subnet } = createRegionalNetwork(name, {
+      project: stack.project, region, networkId: args.networkId, nodeTag: args.nodeTag, flowLogSampleRate: stack.vpc.flowLogSampleRate,
+    }, child);
     const { cluster, systemPool } = createGkeCluster(name, {
       project: stack.project,
       environment: stack.environment,
+      stack: stack.stack,
       region,
       networkId: args.networkId,
       subnetId: subnet.id,
       releaseChannel: stack.cluster.releaseChannel,
       deletionProtection: stack.cluster.deletionProtection,
-      masterAuthorizedNetworks: stack.cluster.masterAuthorizedNetworks,
+      protect: stack.protectResources,
       nodes,
     }, child);
-    const gpuPool = createGpuNodePool(name, { project: stack.project, region, clusterId: cluster.id, gpusPerNode: stack.gpusPerNode, nodes }, child);
-    const kubeconfig = pulumi.all([cluster.name, cluster.endpoint, cluster.masterAuth]).apply(([clusterName, endpoint, masterAuth]) =>
-      renderKubeconfig({ clusterName, endpoint, caCertificate: masterAuth.clusterCaCertificate ?? "" }));
-    const provider = new k8s.Provider(`${name}-kubernetes`, {
-      kubeconfig,
-      enableServerSideApply: true,
-      // Lets `pulumi destroy` finish when the cluster is already gone.
-      deleteUnreachable: true,
-    }, { parent: this, dependsOn: [systemPool, gpuPool] });
-    const inCluster = { parent: this, provider };
-    const workload = createInferenceWorkload(name, {
-      project: stack.project,
-      region,
-      image: args.image,
-      modelBucketName: args.modelBucketName,
-      serverServiceAccountEmail: args.serverServiceAccountEmail,
-      server: stack.server,
-      autoscaling: stack.autoscaling,
-    }, inCluster);
-    createMonitoringStack(name, {
-      region,
-      monitoring: stack.monitoring,
-      ...(stack.grafanaAdminPassword === undefined ? {} : { grafanaAdminPassword: stack.grafanaAdminPassword }),
-      assets: args.monitoringAssets,
-    }, inCluster);
+    createGpuNodePool(name, { project: stack.project, region, clusterId: cluster.id, gpusPerNode: stack.gpusPerNode, nodes }, child);
+    const kubeconfig = pulumi.all([cluster.name, cluster.controlPlaneEndpointsConfig]).apply(([clusterName, endpoints]) => {
+      const dnsEndpoint = endpoints.dnsEndpointConfig?.endpoint;
+      if (dnsEndpoint === undefined) throw new pulumi.ResourceError(`cluster ${clusterName} reports no DNS-based control-plane endpoint`, this);
+      return renderKubeconfig({ clusterName, dnsEndpoint });
+    });
+    // The system pool only: Helm releases and the Deployment's object need a node to run on, never a GPU
+    // node (a T4 stockout must not hold the cluster's Kubernetes objects back).
+    this.#provider = new k8s.Provider(`${name}-kubernetes`, { kubeconfig, enableServerSideApply: true }, { parent: this, dependsOn: [systemPool] });
 
+    this.#config = region;
     this.regionName = region.name;
     this.cluster = cluster;
     this.clusterName = cluster.name;
-    this.httpNegs = workload.httpNegs;
-    this.grpcNegs = workload.grpcNegs;
-    this.negOwner = workload.service;
-    this.grafanaAccess = pulumi.interpolate`gcloud container clusters get-credentials ${cluster.name} --region ${region.name} --project ${stack.project} && kubectl -n ${monitoringNames.namespace} port-forward svc/${monitoringNames.kubePrometheusStack}-grafana 3000:80  # then open http://localhost:3000`;
-    this.registerOutputs({
+    this.grafanaAccess = pulumi.interpolate`gcloud container clusters get-credentials ${cluster.name} --region ${region.name} --project ${stack.project} --dns-endpoint && kubectl -n ${monitoringNames.namespace} port-forward svc/${monitoringNames.kubePrometheusStack}-grafana 3000:80  # then open http://localhost:3000`;
+    this.registerOutputs({ clusterName: this.clusterName, grafanaAccess: this.grafanaAccess });
+  }
+
+  /** Deploys the serving workload, its monitoring and the load test into this region's cluster. */
+  serve(args: RegionServingArgs): RegionServing {
+    const name = this.regionName;
+    const { stack } = args;
+    const inCluster = { parent: this, provider: this.#provider };
+    const workload = createInferenceWorkload(name, {
+      project: stack.project,
+      region: this.#config,
       clusterName: this.clusterName,
-      httpNegs: this.httpNegs,
-      grpcNegs: this.grpcNegs,
-      grafanaAccess: this.grafanaAccess,
-      servingNamespace: inferenceServer.kubernetes.namespace,
-    });
+      image: args.image,
+      modelBucketName: args.modelBucketName,
+      serverServiceAccountEmail: args.serverServiceAccountEmail,
+      serverIdentity: args.serverIdentity,
+      adminKey: args.adminKey,
+      server: stack.server,
+      autoscaling: stack.autoscaling,
+      negWait: stack.negWait,
+    }, inCluster);
+    const monitoring = createMonitoringStack(name, {
+      region: this.#config,
+      clusterName: this.clusterName,
+      monitoring: stack.monitoring,
+      ...(stack.grafanaAdminPassword === undefined ? {} : { grafanaAdminPassword: stack.grafanaAdminPassword }),
+      ...(stack.alertmanagerConfig === undefined ? {} : { alertmanagerConfig: stack.alertmanagerConfig }),
+      assets: args.monitoringAssets,
+    }, inCluster);
+    if (stack.loadTest.enabled) {
+      createLoadTest(name, {
+        loadTest: stack.loadTest,
+        image: args.image,
+        adminKeySecret: workload.adminKeySecret,
+        deployment: workload.deployment,
+        monitoring: monitoring.kubePrometheusStack,
+      }, inCluster);
+    }
+    return { negs: workload.negs, negOwner: workload.service };
   }
 }

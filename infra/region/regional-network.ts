@@ -16,6 +16,8 @@ export interface RegionalNetworkArgs {
   readonly region: RegionConfig;
   readonly networkId: pulumi.Input<string>;
   readonly nodeTag: string;
+  /** Fraction of flows the subnet logs (0: flow logs off). */
+  readonly flowLogSampleRate: number;
 }
 
 /** The region's share of the VPC. */
@@ -40,7 +42,9 @@ export function createRegionalNetwork(name: string, args: RegionalNetworkArgs, o
       { rangeName: secondaryRangeNames.services, ipCidrRange: region.network.servicesCidr },
     ],
     privateIpGoogleAccess: true,
-    logConfig: { aggregationInterval: "INTERVAL_5_MIN", flowSampling: 0.5, metadata: "INCLUDE_ALL_METADATA" },
+    ...(args.flowLogSampleRate > 0
+      ? { logConfig: { aggregationInterval: "INTERVAL_5_MIN", flowSampling: args.flowLogSampleRate, metadata: "EXCLUDE_ALL_METADATA" } }
+      : {}),
   }, opts);
   const router = new gcp.compute.Router(`${name}-router`, {
     project: args.project,
@@ -59,7 +63,7 @@ export function createRegionalNetwork(name: string, args: RegionalNetworkArgs, o
   new gcp.compute.Firewall(`${name}-allow-control-plane`, {
     project: args.project,
     network: args.networkId,
-    description: `GKE control plane of ${region.clusterName} to the aggregated API servers on its nodes`,
+    description: `GKE control plane in ${region.name} to the aggregated API servers on its nodes`,
     direction: "INGRESS",
     sourceRanges: [region.network.masterCidr],
     targetTags: [args.nodeTag],

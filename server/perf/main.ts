@@ -4,6 +4,7 @@ import { CommanderError } from "commander";
 import { InferenceServerError } from "../client/index";
 import { PerfError } from "./perf-error";
 import { parsePerfOptions, type PerfOptions } from "./perf-options";
+import { PrometheusResults } from "./prometheus-results";
 import { runInferencePerf } from "./run-inference-perf";
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -15,14 +16,23 @@ async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode;
     throw error;
   }
+  let results: PrometheusResults | undefined;
   try {
-    await runInferencePerf(options, { stdout: process.stdout, stderr: process.stderr });
+    results = options.prometheusPort === undefined
+      ? undefined
+      : await PrometheusResults.start(
+        { model: options.modelName, protocol: options.protocol, mode: options.load.kind },
+        { port: options.prometheusPort, lingerMs: options.prometheusLingerMs },
+      );
+    await runInferencePerf(options, { stdout: process.stdout, stderr: process.stderr, ...(results === undefined ? {} : { observer: results }) });
     return 0;
   } catch (error) {
     const known = error instanceof PerfError || error instanceof InferenceServerError;
     process.stderr.write(`inference-perf: error: ${(error as Error).message}\n`);
     if (!known && options.verbose) process.stderr.write(`${(error as Error).stack ?? ""}\n`);
     return 1;
+  } finally {
+    await results?.finish();
   }
 }
 

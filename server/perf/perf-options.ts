@@ -32,6 +32,12 @@ export interface PerfOptions {
   readonly jsonFile: string | undefined;
   readonly reportDir: string | undefined;
   readonly verbose: boolean;
+  /** `-H name:value`: headers (gRPC: metadata) every request carries, e.g. a restricted API's key. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Serve the results on this port's `/metrics` while running (see prometheus-results.ts). */
+  readonly prometheusPort: number | undefined;
+  /** After the run, keep serving the results until scraped once, at most this long. */
+  readonly prometheusLingerMs: number;
 }
 
 function integer(min: number) {
@@ -56,6 +62,12 @@ function range(kind: "concurrency" | "request-rate") {
       throw new InvalidArgumentError((error as Error).message);
     }
   };
+}
+
+function header(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const match = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)$/.exec(value);
+  if (match === null) throw new InvalidArgumentError("expected NAME:VALUE, NAME a header field name");
+  return { ...previous, [match[1]!.toLowerCase()]: match[2]!.trim() };
 }
 
 function shape(value: string, previous: Map<string, number[]> = new Map()): Map<string, number[]> {
@@ -95,7 +107,10 @@ export function buildPerfCommand(): Command {
     .option("-f, --latency-report-file <file>", "write perf_analyzer's CSV here")
     .option("--json [file]", "write the results as JSON to a file, or to stdout without one")
     .option("--report <dir>", "write a latency-vs-throughput chart (SVG, PNG) and an HTML page here")
-    .option("-v, --verbose", "print every measurement window", false);
+    .option("-v, --verbose", "print every measurement window", false)
+    .option("-H, --header <name:value>", "header (gRPC: metadata) sent with every request; repeatable", header)
+    .option("--prometheus-port <port>", "serve the latest window's throughput and latency on this port's /metrics while running", integer(0))
+    .option("--prometheus-linger-ms <ms>", "after the run, keep serving /metrics until scraped once, at most this long", integer(0), 0);
 }
 
 /** Parses argv (without node and the script). Throws commander's errors for bad or inconsistent flags. */
@@ -137,5 +152,8 @@ export function parsePerfOptions(argv: readonly string[], command = buildPerfCom
     jsonFile: json === true ? "-" : json === false ? undefined : json,
     reportDir: o["report"] as string | undefined,
     verbose: o["verbose"] as boolean,
+    headers: (o["header"] as Record<string, string> | undefined) ?? {},
+    prometheusPort: o["prometheusPort"] as number | undefined,
+    prometheusLingerMs: o["prometheusLingerMs"] as number,
   };
 }

@@ -12,15 +12,23 @@ import { formatPerfCsv } from "./perf-csv";
 import { PerfError } from "./perf-error";
 import { formatPerfJson } from "./perf-json";
 import type { PerfOptions } from "./perf-options";
+import type { PerfMeasurement } from "./perf-measurement";
 import type { PerfReport } from "./perf-report";
 import { formatPerfTable, perfTable } from "./perf-table";
 import { profileLoadLevel, type LoadLevelResult, type StatisticsReader } from "./profile-load-level";
 import { type ProgressStream, ProgressLine } from "./progress-line";
 
+/** Follows the run as it goes (e.g. to serve its figures to Prometheus while it runs). */
+export interface PerfObserver {
+  loadLevelStarted(level: number): void;
+  windowMeasured(window: PerfMeasurement): void;
+}
+
 /** Where the tool writes: results to stdout, progress, warnings and verbose windows to stderr. */
 export interface PerfIo {
   readonly stdout: ProgressStream;
   readonly stderr: ProgressStream;
+  readonly observer?: PerfObserver;
 }
 
 interface ModelUnderTest {
@@ -144,6 +152,7 @@ async function measureLevel(
 ): Promise<LoadLevelResult> {
   const name = levelName(options, level);
   const generator = new LoadGenerator(send, scheduleFor(options, level));
+  io.observer?.loadLevelStarted(level);
   generator.start();
   let result: LoadLevelResult;
   try {
@@ -154,6 +163,7 @@ async function measureLevel(
       batchSize: options.batchSize,
       percentile: options.percentile,
     }, (trial, window) => {
+      io.observer?.windowMeasured(window);
       const p50 = window.latency?.percentilesNs.get(50);
       const line = `${name} · window ${trial}/${options.maxTrials} · ${window.throughput.toFixed(1)} infer/s · p50 ${p50 === undefined ? "-" : (p50 / 1e6).toFixed(2)} ms`;
       if (options.verbose) io.stderr.write(`${line}\n`);
@@ -180,9 +190,9 @@ async function measureLevel(
  * User-facing problems reject with {@link PerfError}; the clients it opens are closed either way.
  */
 export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promise<PerfReport> {
-  const client = new InferenceClient({ url: options.url, inputFormat: options.inputTensorFormat, outputFormat: options.outputTensorFormat });
+  const client = new InferenceClient({ url: options.url, inputFormat: options.inputTensorFormat, outputFormat: options.outputTensorFormat, headers: options.headers });
   // Statistics go over their own connections, so they never queue behind the load.
-  const control = new InferenceClient({ url: options.url });
+  const control = new InferenceClient({ url: options.url, headers: options.headers });
   const progress = new ProgressLine(io.stderr);
   try {
     const model = await describeModel(control, options);

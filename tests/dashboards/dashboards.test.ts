@@ -126,7 +126,7 @@ describe("Grafana dashboards", () => {
     expect(unknownMetricNames(exprs, catalog)).toEqual(["nv_inference_requests_total"]);
   });
 
-  it("has a fixture with a series for every metric panels need from DCGM and kube-state-metrics", () => {
+  it("has a fixture with a series for every metric panels need from DCGM, kube-state-metrics and the load test", () => {
     const fixtureNames = new Set(
       fs
         .readFileSync(CLUSTER_METRICS_FIXTURE, "utf8")
@@ -139,7 +139,7 @@ describe("Grafana dashboards", () => {
         .flatMap((query) => query.metrics)
         .filter((name) => {
           const source = catalog.metricOfSeries(name)?.source;
-          return source === "dcgm-exporter" || source === "kube-state-metrics";
+          return source === "dcgm-exporter" || source === "kube-state-metrics" || source === "inference-perf";
         }),
     );
     expect(needed.size).toBeGreaterThan(0);

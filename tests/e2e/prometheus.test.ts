@@ -9,6 +9,7 @@ import { listDashboardQueries, listRuleExpressions } from "../dashboards/promql-
 import { promqlMetricNames } from "../dashboards/promql-metric-names";
 import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
 import { freePort } from "../server/metrics/free-port";
+import { waitFor } from "../helpers/wait-for";
 
 /**
  * The dashboards and rules against real parts: our server and a real Prometheus (Debian's package, as CI installs
@@ -48,10 +49,14 @@ function familiesWithPrefix(text: string, prefix: string): string {
     .join("\n") + "\n";
 }
 
-/** Fake DCGM and kube-state-metrics exporters on one loopback port, serving the dashboards' cluster fixture. */
+/** Fake DCGM, kube-state-metrics and load-test exporters on one loopback port, serving the dashboards' cluster fixture. */
 async function startClusterExporters(): Promise<{ server: Server; port: number }> {
   const fixture = fs.readFileSync(CLUSTER_FIXTURE, "utf8");
-  const bodies = new Map([["/dcgm/metrics", familiesWithPrefix(fixture, "DCGM_")], ["/kube-state-metrics/metrics", familiesWithPrefix(fixture, "kube_")]]);
+  const bodies = new Map([
+    ["/dcgm/metrics", familiesWithPrefix(fixture, "DCGM_")],
+    ["/kube-state-metrics/metrics", familiesWithPrefix(fixture, "kube_")],
+    ["/inference-perf/metrics", familiesWithPrefix(fixture, "inference_perf_")],
+  ]);
   const server = createServer((request, response) => {
     const body = bodies.get(request.url ?? "");
     if (body === undefined) response.writeHead(404).end();
@@ -73,6 +78,7 @@ function prometheusConfig(serverMetricsTarget: string, exportersTarget: string):
       { job_name: "inference-server", metrics_path: "/metrics", static_configs: [{ targets: [serverMetricsTarget], labels: TARGET_LABELS }] },
       clusterJob("dcgm-exporter", "/dcgm/metrics"),
       clusterJob("kube-state-metrics", "/kube-state-metrics/metrics"),
+      clusterJob("inference-load-test", "/inference-perf/metrics"),
     ],
   };
 }
@@ -97,21 +103,6 @@ async function driveLoad(httpUrl: string): Promise<void> {
     }
   };
   await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, client));
-}
-
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`);
 }
 
 describe("dashboards and rules against a real Prometheus scraping the server", () => {
@@ -157,7 +148,7 @@ describe("dashboards and rules against a real Prometheus scraping the server", (
     await Promise.race([exited, waitFor("Prometheus to be ready", 20_000, async () => ((await fetch(`${prometheusUrl}/-/ready`)).ok ? true : undefined))]);
     await waitFor("every target to be scraped", 15_000, async () => {
       const { activeTargets } = await api<{ activeTargets: { health: string }[] }>("targets");
-      return activeTargets.length === 3 && activeTargets.every((t) => t.health === "up") ? true : undefined;
+      return activeTargets.length === 4 && activeTargets.every((t) => t.health === "up") ? true : undefined;
     });
 
     await driveLoad(server.httpUrl);

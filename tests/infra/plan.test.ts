@@ -30,7 +30,7 @@ describe("planStack (npm run plan)", () => {
     expect(plan).toMatch(/^Plan for stack 'dev' of project 'gpu-inference'/);
     for (const region of ["us-central1", "us-east1"]) {
       expect(plan).toContain(`+ gpu-inference:region:Region  ${region}\n`);
-      expect(plan).toMatch(new RegExp(`\\+ gcp:container/cluster:Cluster  ${region}-cluster  \\(name=inference-dev-${region} .*privateNodes=true`));
+      expect(plan).toMatch(new RegExp(`\\+ gcp:container/cluster:Cluster  ${region}-cluster  \\(location=${region} .*privateNodes=true .*dnsEndpoint=true`));
       expect(plan).toMatch(new RegExp(`\\+ gcp:container/nodePool:NodePool  ${region}-gpu  \\(machine=n1-standard-4 gpu=1xnvidia-tesla-t4\\(driver DEFAULT\\) taints=nvidia.com/gpu=present:NO_SCHEDULE`));
       expect(plan).toMatch(new RegExp(`\\+ kubernetes:apps/v1:Deployment  ${region}-deployment  \\(image=.*@sha256:\\w+ gpu=1\\)`));
     }
@@ -46,6 +46,16 @@ describe("planStack (npm run plan)", () => {
     expect(counts["total"]).toBe((counts["global"] ?? 0) + (counts["region us-central1"] ?? 0) + (counts["region us-east1"] ?? 0));
     const treeLines = plan.split("\n\nData-source lookups:")[0]?.split("\n").filter((line) => /^\s*\+ /.test(line)) ?? [];
     expect(treeLines).toHaveLength((counts["total"] ?? 0) + 1);
+  });
+
+  it("estimates what the stack costs per hour and per month at its smallest and largest scale", () => {
+    const section = plan.slice(plan.indexOf("Cost estimate"), plan.indexOf("\nOutputs:"));
+    expect(section).toMatch(/^Cost estimate \(USD list prices for us-central1 as of \d{4}-\d{2}-\d{2}/);
+    for (const region of ["us-central1", "us-east1"]) {
+      expect(section).toMatch(new RegExp(`${region} +GPU nodes: 1-2 x n1-standard-4 \\+ 1 T4, spot +\\$\\d+\\.\\d\\d/h +\\$\\d+\\.\\d\\d/h`));
+      expect(section).toMatch(new RegExp(`${region} +GKE cluster management fee \\(regional cluster\\) +\\$0\\.10/h +\\$0\\.10/h`));
+    }
+    expect(section).toMatch(/total per month +\$[\d,]+\/month +\$[\d,]+\/month/);
   });
 
   it("ends with the stack outputs", () => {

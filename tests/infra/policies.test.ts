@@ -34,6 +34,8 @@ const goodGpuPool: PolicyResource = {
   },
 };
 const goodFirewall: PolicyResource = { type: FIREWALL, props: { sourceRanges: ["35.191.0.0/16"], allows: [{ protocol: "tcp", ports: ["8000"] }] } };
+const goodHttpsProxy: PolicyResource = { type: "gcp:compute/targetHttpsProxy:TargetHttpsProxy", props: { urlMap: "m", sslPolicy: "p" } };
+const goodBackend: PolicyResource = { type: "gcp:compute/backendService:BackendService", props: { loadBalancingScheme: "EXTERNAL_MANAGED", securityPolicy: "armor" } };
 
 const withProps = (resource: PolicyResource, props: Record<string, unknown>): PolicyResource => ({ type: resource.type, props: { ...resource.props, ...props } });
 const withNodeConfig = (resource: PolicyResource, nodeConfig: Record<string, unknown>): PolicyResource =>
@@ -69,6 +71,13 @@ const failingExamples: Record<string, [string, PolicyResource, RegExp][]> = {
     ["a GPU pool without taints", withNodeConfig(goodGpuPool, { taints: [] }), /nvidia\.com\/gpu with effect NO_SCHEDULE/],
     ["a GPU pool with the wrong effect", withNodeConfig(goodGpuPool, { taints: [{ key: "nvidia.com/gpu", value: "present", effect: "PREFER_NO_SCHEDULE" }] }), /NO_SCHEDULE/],
   ],
+  "https-with-ssl-policy": [
+    ["an HTTPS proxy without an SSL policy", withProps(goodHttpsProxy, { sslPolicy: undefined }), /must set sslPolicy/],
+  ],
+  "internet-backends-behind-cloud-armor": [
+    ["an external backend service without Cloud Armor", withProps(goodBackend, { securityPolicy: undefined }), /must set securityPolicy/],
+    ["a classic external backend service without Cloud Armor", withProps(goodBackend, { loadBalancingScheme: undefined, securityPolicy: undefined }), /must set securityPolicy/],
+  ],
 };
 
 function policy(name: string) {
@@ -90,13 +99,17 @@ describe("infra policies", () => {
     });
 
     it("accepts compliant resources", () => {
-      for (const resource of [goodCluster, goodGpuPool, goodFirewall]) expect(policy(name).check(resource)).toEqual([]);
+      for (const resource of [goodCluster, goodGpuPool, goodFirewall, goodHttpsProxy, goodBackend]) expect(policy(name).check(resource)).toEqual([]);
     });
   });
 
   it("does not apply deletion protection to clusters outside production", () => {
     const devCluster = withProps(goodCluster, { resourceLabels: { environment: "dev" }, deletionProtection: false });
     expect(policy("deletion-protection-in-production").check(devCluster)).toEqual([]);
+  });
+
+  it("does not ask internal backend services for Cloud Armor", () => {
+    expect(policy("internet-backends-behind-cloud-armor").check(withProps(goodBackend, { loadBalancingScheme: "INTERNAL_MANAGED", securityPolicy: undefined }))).toEqual([]);
   });
 
   it("does not require a taint on pools without GPUs", () => {

@@ -30,16 +30,34 @@ describe("parseStackConfig", () => {
       namePrefix: "inference-dev",
       gpusPerNode: 1,
       cluster: { releaseChannel: "REGULAR", deletionProtection: false },
-      modelRepository: { bucketName: "my-project-1-dev-models", sourceDir: "models" },
+      protectResources: false,
+      image: { registryLocation: "us" },
+      modelRepository: { bucketName: "my-project-1-dev-models", sourceDir: "models", location: "US" },
       autoscaling: { minReplicas: 1, maxReplicas: 2, gpuUtilizationPercent: 85, scaleDownStabilizationSeconds: 360 },
+      loadBalancer: { logSampleRate: 0.1, negWait: { timeoutSeconds: 900, settleSeconds: 120, pollIntervalSeconds: 15 }, waf: { sensitivity: 1, preview: false } },
+      vpc: { flowLogSampleRate: 0.1, firewallLogging: false },
+      loadTest: { enabled: false, model: "resnet50", protocol: "http", mode: "concurrency", range: "1:8:1" },
     });
     expect(config.regions).toEqual([expect.objectContaining({
       name: "us-central1",
       zones: ["us-central1-a", "us-central1-b"],
-      clusterName: "inference-dev-us-central1",
-      negNames: { http: "inference-dev-us-central1-http", grpc: "inference-dev-us-central1-grpc" },
-      gpuPool: { machineType: "n1-standard-4", minNodes: 1, maxNodes: 2, spot: false },
+      gpuPool: { machineType: "n1-standard-4", minNodes: 1, maxNodes: 2, spot: false, locationPolicy: "ANY" },
+      systemPool: { machineType: "e2-standard-4", minNodes: 1, maxNodes: 3 },
     })]);
+  });
+
+  it("protects production: deletion protection, PREVENT on stateful resources, GPU nodes balanced over zones", () => {
+    const prod = parseStackConfig({ project: "my-project-1", environment: "prod" }, context);
+    expect(prod).toMatchObject({ cluster: { deletionProtection: true }, protectResources: true });
+    expect(prod.regions[0]?.gpuPool.locationPolicy).toBe("BALANCED");
+    expect(parseStackConfig({ project: "my-project-1", environment: "prod", protectResources: false }, context).protectResources).toBe(false);
+  });
+
+  it("keeps the image registry and the model bucket on the first region's continent", () => {
+    const europe = parseStackConfig({ project: "my-project-1", regions: [{ name: "europe-west4", zones: ["europe-west4-b"] }] }, context);
+    expect(europe).toMatchObject({ image: { registryLocation: "europe" }, modelRepository: { location: "EU" } });
+    const asia = parseStackConfig({ project: "my-project-1", regions: [{ name: "asia-east1", zones: ["asia-east1-a"] }], image: { registryLocation: "asia-east1" } }, context);
+    expect(asia).toMatchObject({ image: { registryLocation: "asia-east1" }, modelRepository: { location: "ASIA" } });
   });
 
   it("turns deletion protection on for prod unless the stack says otherwise", () => {
@@ -82,6 +100,7 @@ describe("parseStackConfig", () => {
     ["a region listed twice", { project: "my-project-1", regions: [{ name: "us-east1", zones: ["us-east1-c"] }, { name: "us-east1", zones: ["us-east1-d"] }] }, "gpu-inference:regions[1].name: region us-east1 is listed twice"],
     ["overlapping address ranges", { project: "my-project-1", regions: [{ name: "us-east1", zones: ["us-east1-c"] }, { name: "us-west1", zones: ["us-west1-a"], network: { subnetCidr: "10.0.0.0/16" } }] }, "gpu-inference:regions[0].network.subnetCidr: 10.0.0.0/20 overlaps gpu-inference:regions[1].network.subnetCidr (10.0.0.0/16)"],
     ["fewer maximum than minimum replicas", { project: "my-project-1", autoscaling: { minReplicas: 2, maxReplicas: 1 } }, "gpu-inference:autoscaling.minReplicas: 2 is more than maxReplicas 1"],
+    ["a load-test sweep that ends before it starts", { project: "my-project-1", loadTest: { range: "8:2:1" } }, "gpu-inference:loadTest.range: 8:2:1 must start at 1 or more and not end before it starts"],
   ])("rejects %s, saying what to change", (_case, raw, expected) => {
     expect(problemsOf(raw)).toContain(expected);
   });
@@ -89,8 +108,8 @@ describe("parseStackConfig", () => {
   it("asks for a name prefix when the stack name does not make a valid default", () => {
     expect(() => parseStackConfig({ project: "my-project-1" }, { ...context, stack: "Production_EU" }))
       .toThrow("gpu-inference:namePrefix: the default inference-Production_EU is not a valid prefix");
-    expect(parseStackConfig({ project: "my-project-1", namePrefix: "infer-eu" }, { ...context, stack: "Production_EU" }).regions[0]?.clusterName)
-      .toBe("infer-eu-us-central1");
+    expect(parseStackConfig({ project: "my-project-1", namePrefix: "infer-eu" }, { ...context, stack: "Production_EU" }).namePrefix)
+      .toBe("infer-eu");
   });
 
   it("reports every problem at once", () => {
@@ -105,20 +124,23 @@ describe("loadConfig", () => {
     await pulumi.runtime.setMocks({ newResource: () => ({ id: undefined, state: {} }), call: () => ({}) }, "gpu-inference", "staging", false);
   });
 
-  it("reads the stack's keys from Pulumi config, structured values as JSON, the Grafana password as a secret", async () => {
+  it("reads the stack's keys from Pulumi config, structured values as JSON, the passwords and keys as secrets", async () => {
     pulumi.runtime.setAllConfig({
       "gcp:project": "my-project-1",
       "gpu-inference:environment": "staging",
       "gpu-inference:gpusPerNode": "2",
       "gpu-inference:regions": JSON.stringify([{ name: "us-east1", zones: ["us-east1-c", "us-east1-d"] }]),
       "gpu-inference:grafanaAdminPassword": "s3cret-password",
-    }, ["gpu-inference:grafanaAdminPassword"]);
+      "gpu-inference:adminKey": "an-admin-key",
+      "gpu-inference:alertmanagerConfig": "route: { receiver: pager }\nreceivers: [{ name: pager }]\n",
+    }, ["gpu-inference:grafanaAdminPassword", "gpu-inference:adminKey", "gpu-inference:alertmanagerConfig"]);
     const config = loadConfig();
     expect(config).toMatchObject({ project: "my-project-1", stack: "staging", environment: "staging", gpusPerNode: 2, namePrefix: "inference-staging" });
-    expect(config.regions.map((region) => region.clusterName)).toEqual(["inference-staging-us-east1"]);
-    const password = config.grafanaAdminPassword;
-    expect(password).toBeDefined();
-    expect(await pulumi.isSecret(password as pulumi.Output<string>)).toBe(true);
+    expect(config.regions.map((region) => region.name)).toEqual(["us-east1"]);
+    for (const secret of [config.grafanaAdminPassword, config.adminKey, config.alertmanagerConfig]) {
+      expect(secret).toBeDefined();
+      expect(await pulumi.isSecret(secret as pulumi.Output<string>)).toBe(true);
+    }
   });
 
   it.each(["dev", "prod"])("accepts the repository's Pulumi.%s.yaml", (stack) => {

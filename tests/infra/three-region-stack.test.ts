@@ -5,9 +5,12 @@ import { describeStackContract, resourceTypes as T } from "./helpers/stack-contr
 const PREBUILT_IMAGE = "us-docker.pkg.dev/ci-project/images/inference-server@sha256:1111111111111111111111111111111111111111111111111111111111111111";
 
 // A production stack like Pulumi.prod.yaml: three regions, a domain (HTTPS + gRPC), an image built by CI.
+const ALERTMANAGER_CONFIG = "route:\n  receiver: pager\nreceivers:\n  - name: pager\n    pagerduty_configs: [{ routing_key: abc }]\n";
+
 const getStack = describeStackContract({
   stack: "prod",
   grafanaAdminPassword: "correct-horse-battery-staple",
+  alertmanagerConfig: ALERTMANAGER_CONFIG,
   raw: {
     project: "infra-test-prod",
     environment: "prod",
@@ -21,6 +24,7 @@ const getStack = describeStackContract({
     ],
     autoscaling: { minReplicas: 2, maxReplicas: 6, queueDurationUsPerRequest: 5000 },
     loadBalancer: { maxRatePerEndpoint: 150 },
+    loadTest: { enabled: true, runId: "2", model: "resnet50", protocol: "grpc", mode: "request-rate", range: "50:200:50", lingerSeconds: 45 },
   },
 });
 
@@ -58,10 +62,66 @@ describe("three-region production stack", () => {
     }
   });
 
-  it("protects production: clusters cannot be deleted and the bucket is not force-destroyed", () => {
+  it("protects production: clusters, bucket and address refuse deletion, and old model versions expire", () => {
     const stack = getStack();
     expect(resourcesOfType(stack, T.cluster).map((cluster) => cluster.inputs["deletionProtection"])).toEqual([true, true, true]);
-    expect(resourceNamed(stack, "gcp:storage/bucket:Bucket", "inference-prod-models-bucket").inputs["forceDestroy"]).toBe(false);
+    expect(resourcesOfType(stack, T.cluster).map((cluster) => cluster.inputs["deletionPolicy"])).toEqual(["PREVENT", "PREVENT", "PREVENT"]);
+    const bucket = resourceNamed(stack, "gcp:storage/bucket:Bucket", "inference-prod-models-bucket");
+    expect(bucket.inputs).toMatchObject({
+      forceDestroy: false,
+      deletionPolicy: "PREVENT",
+      lifecycleRules: [{ action: { type: "Delete" }, condition: { daysSinceNoncurrentTime: 30, withState: "ARCHIVED" } }],
+    });
+    expect(resourceNamed(stack, "gcp:compute/globalAddress:GlobalAddress", "inference-prod-lb-address").inputs["deletionPolicy"]).toBe("PREVENT");
+  });
+
+  it("balances prod's T4 nodes over the zones", () => {
+    const stack = getStack();
+    expect(resourcesOfType(stack, T.nodePool).filter((pool) => pool.name.endsWith("-gpu")).map((pool) => input(pool, "autoscaling", "locationPolicy")))
+      .toEqual(["BALANCED", "BALANCED", "BALANCED"]);
+  });
+
+  it("serves HTTPS under a MODERN SSL policy, TLS 1.2 or later", () => {
+    const stack = getStack();
+    expect(resourceNamed(stack, "gcp:compute/sSLPolicy:SSLPolicy", "inference-prod-lb-tls").inputs).toMatchObject({ profile: "MODERN", minTlsVersion: "TLS_1_2" });
+    expect(input(resourceNamed(stack, "gcp:compute/targetHttpsProxy:TargetHttpsProxy", "inference-prod-lb-https-proxy"), "sslPolicy")).toBe("inference-prod-lb-tls-id");
+  });
+
+  it("sends alerts to the receivers of the stack's alertmanagerConfig secret", () => {
+    const stack = getStack();
+    for (const region of stack.config.regions) {
+      const secret = resourceNamed(stack, "kubernetes:core/v1:Secret", `${region.name}-alertmanager-config`);
+      expect(secret.inputs).toMatchObject({ metadata: { name: "alertmanager-config", namespace: "monitoring" }, stringData: { "alertmanager.yaml": ALERTMANAGER_CONFIG } });
+      expect(input(resourceNamed(stack, T.release, `${region.name}-kube-prometheus-stack`), "values", "alertmanager"))
+        .toEqual({ alertmanagerSpec: { useExistingSecret: true, configSecret: "alertmanager-config" } });
+    }
+  });
+
+  it("runs the in-cluster load test: inference-perf over gRPC against each region's Service, results scraped by Prometheus", () => {
+    const stack = getStack();
+    for (const region of stack.config.regions) {
+      const job = resourceNamed(stack, "kubernetes:batch/v1:Job", `${region.name}-load-test`);
+      expect(job.inputs).toMatchObject({
+        metadata: { name: "inference-load-test-2", namespace: "inference", annotations: { "pulumi.com/skipAwait": "true" } },
+        spec: { backoffLimit: 0, template: { spec: { restartPolicy: "Never", nodeSelector: { "inference.gke.io/pool": "system" } } } },
+      });
+      const container = input(job, "spec", "template", "spec", "containers", 0) as Record<string, unknown>;
+      expect(container).toMatchObject({
+        image: PREBUILT_IMAGE,
+        command: ["node", "dist/server/perf/main.js"],
+        env: [{ name: "INFERENCE_ADMIN_KEY", valueFrom: { secretKeyRef: { name: "inference-admin-key", key: "admin-key" } } }],
+        ports: [{ name: "metrics", containerPort: 9102 }],
+      });
+      expect(container["args"]).toEqual([
+        "-m", "resnet50", "-u", "inference-server.inference.svc.cluster.local:8001", "-i", "grpc", "-b", "1",
+        "--request-rate-range", "50:200:50", "-p", "10000", "-r", "10", "-f", "/dev/stdout",
+        "-H", "triton-grpc-protocol-admin-key:$(INFERENCE_ADMIN_KEY)", "--prometheus-port", "9102", "--prometheus-linger-ms", "45000",
+      ]);
+      expect(resourceNamed(stack, "kubernetes:monitoring.coreos.com/v1:PodMonitor", `${region.name}-load-test-monitor`).inputs).toMatchObject({
+        metadata: { name: "inference-load-test", namespace: "monitoring" },
+        spec: { namespaceSelector: { matchNames: ["inference"] }, selector: { matchLabels: { "app.kubernetes.io/name": "inference-load-test" } }, podMetricsEndpoints: [{ port: "metrics" }] },
+      });
+    }
   });
 
   it("gives each region its own address ranges", () => {

@@ -44,13 +44,31 @@ describe("two-region dev stack", () => {
 
   it("lets Grafana generate its admin password in-cluster when the stack sets none", () => {
     const stack = getStack();
-    expect(resourcesOfType(stack, "kubernetes:core/v1:Secret")).toEqual([]);
+    expect(resourcesOfType(stack, "kubernetes:core/v1:Secret").filter((secret) => secret.name.endsWith("-grafana-admin"))).toEqual([]);
     expect(input(resourceNamed(stack, T.release, "us-east1-kube-prometheus-stack"), "values", "grafana", "adminPassword")).toBe("");
+  });
+
+  it("runs no load test unless the stack asks for one", () => {
+    const stack = getStack();
+    expect(resourcesOfType(stack, "kubernetes:batch/v1:Job")).toEqual([]);
+  });
+
+  it("keeps alerts without a receiver when the stack sets no alertmanagerConfig (and says so)", () => {
+    const stack = getStack();
+    expect(input(resourceNamed(stack, T.release, "us-east1-kube-prometheus-stack"), "values", "alertmanager")).toBeUndefined();
+    expect(input(resourceNamed(stack, T.release, "us-east1-kube-prometheus-stack"), "values", "crds")).toEqual({ enabled: true, upgradeJob: { enabled: true } });
+  });
+
+  it("keeps logging costs down: 10% of load balancer requests and VPC flows, no per-probe firewall logs", () => {
+    const stack = getStack();
+    expect(input(resourceNamed(stack, T.backendService, "inference-dev-lb-http"), "logConfig")).toEqual({ enable: true, sampleRate: 0.1 });
+    expect(input(resourceNamed(stack, T.firewall, "inference-dev-vpc-allow-load-balancer"), "logConfig")).toBeUndefined();
+    expect(input(resourceNamed(stack, "gcp:compute/subnetwork:Subnetwork", "us-east1-subnet"), "logConfig", "flowSampling")).toBe(0.1);
   });
 
   it("keeps dev stacks destroyable: no deletion protection, and the bucket may be deleted with its objects", () => {
     const stack = getStack();
-    for (const cluster of resourcesOfType(stack, T.cluster)) expect(cluster.inputs["deletionProtection"]).toBe(false);
+    for (const cluster of resourcesOfType(stack, T.cluster)) expect(cluster.inputs).toMatchObject({ deletionProtection: false, deletionPolicy: "DELETE" });
     expect(resourceNamed(stack, "gcp:storage/bucket:Bucket", "inference-dev-models-bucket").inputs).toMatchObject({
       name: "infra-test-dev-dev-models", forceDestroy: true, uniformBucketLevelAccess: true, publicAccessPrevention: "enforced",
     });

@@ -1,7 +1,7 @@
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { runProgramOffline } from "../../../infra/plan/run-program-offline";
-import { type DeclaredCall, type DeclaredResource } from "../../../infra/plan/recording-mocks";
+import { type DeclaredCall, type DeclaredResource, type NegAvailability } from "../../../infra/plan/recording-mocks";
 import { parseStackConfig, type RawStackConfig, type StackConfig } from "../../../infra/stack-config";
 import { createStack, type StackOutputs } from "../../../infra/stack";
 
@@ -18,20 +18,40 @@ export interface FixtureStack {
   readonly outputs: pulumi.Unwrap<StackOutputs>;
 }
 
+/** How to run the fixture stack. */
+export interface FixtureStackOptions {
+  readonly stack: string;
+  readonly grafanaAdminPassword?: string;
+  readonly alertmanagerConfig?: string;
+  /** Run as `pulumi preview` (default: `pulumi up`). */
+  readonly preview?: boolean;
+  /** When the mocked Compute API has each standalone NEG (default: always). */
+  readonly negAvailability?: NegAvailability;
+}
+
 /**
  * Runs the real program (createStack) for `raw` config with the fixture dashboards and model repository.
  * Pulumi's runtime is process-global: call it once per test file.
  */
-export async function runFixtureStack(raw: RawStackConfig, options: { readonly stack: string; readonly grafanaAdminPassword?: string }): Promise<FixtureStack> {
+export async function runFixtureStack(raw: RawStackConfig, options: FixtureStackOptions): Promise<FixtureStack> {
   let config: StackConfig | undefined;
   const run = await runProgramOffline(() => {
     const parsed = parseStackConfig(
       { ...raw, modelRepository: { ...raw.modelRepository, sourceDir: FIXTURE_MODEL_REPOSITORY_DIR } },
       { stack: options.stack, namespace: PULUMI_PROJECT },
     );
-    config = options.grafanaAdminPassword === undefined ? parsed : { ...parsed, grafanaAdminPassword: pulumi.secret(options.grafanaAdminPassword) };
+    config = {
+      ...parsed,
+      ...(options.grafanaAdminPassword === undefined ? {} : { grafanaAdminPassword: pulumi.secret(options.grafanaAdminPassword) }),
+      ...(options.alertmanagerConfig === undefined ? {} : { alertmanagerConfig: pulumi.secret(options.alertmanagerConfig) }),
+    };
     return createStack(config, { projectRoot: path.resolve(FIXTURES_DIR, "..", "..", ".."), dashboardsDir: FIXTURE_DASHBOARDS_DIR });
-  }, { project: PULUMI_PROJECT, stack: options.stack });
+  }, {
+    project: PULUMI_PROJECT,
+    stack: options.stack,
+    ...(options.preview === undefined ? {} : { preview: options.preview }),
+    ...(options.negAvailability === undefined ? {} : { negAvailability: options.negAvailability }),
+  });
   if (config === undefined) throw new Error("the program did not run");
   return { config, resources: run.mocks.resources, calls: run.mocks.calls, outputs: run.outputs };
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { load as loadYaml } from "js-yaml";
@@ -35,6 +36,36 @@ export interface StackContractOptions {
   readonly raw: RawStackConfig & { readonly regions: NonNullable<RawStackConfig["regions"]> };
   readonly stack: string;
   readonly grafanaAdminPassword?: string;
+  readonly alertmanagerConfig?: string;
+}
+
+interface RouteRule {
+  readonly priority: number;
+  readonly matchRules: { readonly fullPathMatch?: string; readonly pathTemplateMatch?: string }[];
+  readonly service: string;
+  readonly routeAction?: unknown;
+}
+
+/** Whether a load balancer path template (`*` = one segment, `**` = any) matches a path. */
+function templateMatches(template: string, path: string): boolean {
+  const pattern = template.split("/").map((segment) => (segment === "**" ? ".*" : segment === "*" ? "[^/]+" : segment.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))).join("/");
+  return new RegExp(`^${pattern}$`).test(path);
+}
+
+/** Where the URL map sends a path, as the load balancer decides: the first route rule by priority that matches. */
+function routeOf(rules: readonly RouteRule[], prefix: string): (path: string) => "http" | "grpc" | "refused" {
+  const ordered = [...rules].sort((a, b) => a.priority - b.priority);
+  return (path) => {
+    const rule = ordered.find((candidate) => candidate.matchRules.some((match) =>
+      match.fullPathMatch === path || (match.pathTemplateMatch !== undefined && templateMatches(match.pathTemplateMatch, path))));
+    if (rule === undefined || rule.routeAction !== undefined) return "refused";
+    return rule.service === `${prefix}-lb-grpc-id` ? "grpc" : "http";
+  };
+}
+
+/** The NEG names the program derives from a region's (mock-generated) cluster name. */
+function negNamesOf(region: string): { http: string; grpc: string } {
+  return { http: `${region}-cluster-http`, grpc: `${region}-cluster-grpc` };
 }
 
 function negSelfLink(project: string, zone: string, name: string): string {
@@ -48,9 +79,11 @@ function negSelfLink(project: string, zone: string, name: string): string {
 export function describeStackContract(options: StackContractOptions): () => FixtureStack {
   let stack: FixtureStack;
   beforeAll(async () => {
-    stack = await runFixtureStack(options.raw, options.grafanaAdminPassword === undefined
-      ? { stack: options.stack }
-      : { stack: options.stack, grafanaAdminPassword: options.grafanaAdminPassword });
+    stack = await runFixtureStack(options.raw, {
+      stack: options.stack,
+      ...(options.grafanaAdminPassword === undefined ? {} : { grafanaAdminPassword: options.grafanaAdminPassword }),
+      ...(options.alertmanagerConfig === undefined ? {} : { alertmanagerConfig: options.alertmanagerConfig }),
+    });
   });
   const regionConfig = (name: string) => {
     const region = stack.config.regions.find((candidate) => candidate.name === name);
@@ -62,8 +95,9 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
     it("runs a private, shielded, Workload Identity GKE cluster in the configured T4 zones", () => {
       const region = regionConfig(regionName);
       const cluster = resourceNamed(stack, T.cluster, `${regionName}-cluster`);
+      // No fixed name: Pulumi generates one, so a replacement can be created before the old cluster goes.
+      expect(cluster.inputs["name"]).toBeUndefined();
       expect(cluster.inputs).toMatchObject({
-        name: region.clusterName,
         location: regionName,
         nodeLocations: region.zones,
         networkingMode: "VPC_NATIVE",
@@ -72,11 +106,15 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
         deletionProtection: stack.config.cluster.deletionProtection,
         releaseChannel: { channel: stack.config.cluster.releaseChannel },
         workloadIdentityConfig: { workloadPool: `${stack.config.project}.svc.id.goog` },
-        privateClusterConfig: { enablePrivateNodes: true, masterIpv4CidrBlock: region.network.masterCidr },
+        privateClusterConfig: { enablePrivateNodes: true, enablePrivateEndpoint: true, masterIpv4CidrBlock: region.network.masterCidr },
+        controlPlaneEndpointsConfig: { dnsEndpointConfig: { allowExternalTraffic: true } },
         addonsConfig: { gcsFuseCsiDriverConfig: { enabled: true }, httpLoadBalancing: { disabled: false } },
         monitoringConfig: { managedPrometheus: { enabled: true } },
-        resourceLabels: { environment: stack.config.environment },
+        resourceLabels: { environment: stack.config.environment, stack: stack.config.stack },
+        deletionPolicy: stack.config.protectResources ? "PREVENT" : "DELETE",
       });
+      expect(input(cluster, "masterAuthorizedNetworksConfig")).toBeUndefined();
+      expect(input(cluster, "privateClusterConfig", "masterGlobalAccessConfig")).toBeUndefined();
       expect(input(cluster, "monitoringConfig", "enableComponents")).toContain("DCGM");
       expect(input(cluster, "nodeConfig", "serviceAccount")).toBe(`${stack.config.namePrefix}-nodes@${stack.config.project}.iam.gserviceaccount.com`);
     });
@@ -88,7 +126,10 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
         cluster: `${regionName}-cluster-id`,
         location: regionName,
         nodeLocations: region.zones,
-        autoscaling: { totalMinNodeCount: region.gpuPool.minNodes, totalMaxNodeCount: region.gpuPool.maxNodes, locationPolicy: "ANY" },
+        // Created empty: a T4 stockout cannot fail the create, and the autoscaler adds nodes as pods ask for GPUs.
+        initialNodeCount: 0,
+        autoscaling: { totalMinNodeCount: region.gpuPool.minNodes, totalMaxNodeCount: region.gpuPool.maxNodes, locationPolicy: region.gpuPool.locationPolicy },
+        networkConfig: { enablePrivateNodes: true },
         nodeConfig: {
           machineType: region.gpuPool.machineType,
           guestAccelerators: [{ type: "nvidia-tesla-t4", count: stack.config.gpusPerNode, gpuDriverInstallationConfig: { gpuDriverVersion: "DEFAULT" } }],
@@ -96,21 +137,27 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
           spot: region.gpuPool.spot,
           workloadMetadataConfig: { mode: "GKE_METADATA" },
           tags: [`${stack.config.namePrefix}-node`],
+          gcfsConfig: { enabled: true },
+          gvnic: { enabled: true },
         },
       });
       const systemPool = resourceNamed(stack, T.nodePool, `${regionName}-system`);
       expect(input(systemPool, "nodeConfig", "guestAccelerators")).toBeUndefined();
-      expect(input(systemPool, "autoscaling")).toMatchObject({ minNodeCount: region.systemPool.minNodes, maxNodeCount: region.systemPool.maxNodes });
+      expect(input(systemPool, "autoscaling")).toMatchObject({ totalMinNodeCount: region.systemPool.minNodes, totalMaxNodeCount: region.systemPool.maxNodes });
     });
 
-    it("talks to its own cluster through a kubeconfig built from the cluster's endpoint and CA", () => {
+    it("talks to its own cluster through the IAM-only DNS endpoint, and keeps unreachable clusters' objects in state", () => {
       const provider = resourceNamed(stack, T.provider, `${regionName}-kubernetes`);
-      const kubeconfig = JSON.parse(String(provider.inputs["kubeconfig"])) as Record<string, unknown>;
+      const kubeconfig = JSON.parse(String(provider.inputs["kubeconfig"])) as { clusters: { cluster: Record<string, unknown> }[] };
       expect(kubeconfig).toMatchObject({
-        "current-context": regionConfig(regionName).clusterName,
-        clusters: [{ cluster: { server: "https://203.0.113.10", "certificate-authority-data": "bW9jay1jYQ==" } }],
+        "current-context": `${regionName}-cluster`,
+        clusters: [{ cluster: { server: `https://gke-${regionName}-cluster.${regionName}.gke.goog` } }],
         users: [{ user: { exec: { command: "gke-gcloud-auth-plugin" } } }],
       });
+      // The DNS endpoint's certificate is publicly trusted: pinning the cluster CA would break verification.
+      expect(kubeconfig.clusters[0]?.cluster["certificate-authority-data"]).toBeUndefined();
+      // deleteUnreachable stays off: a refresh that cannot reach a cluster must fail, not forget its workload.
+      expect(provider.inputs["deleteUnreachable"]).toBeUndefined();
     });
 
     it("deploys the server image with one GPU per pod, the bucket as model repository, probes and draining", () => {
@@ -119,7 +166,13 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       const container = input(deployment, "spec", "template", "spec", "containers", 0) as Record<string, unknown>;
       expect(container["image"]).toBe(stack.outputs.image);
       expect(container["resources"]).toMatchObject({ limits: { "nvidia.com/gpu": "1" }, requests: { "nvidia.com/gpu": "1" } });
-      expect(container["args"]).toEqual(expect.arrayContaining(["--model-repository", "/models", "--strict-readiness", "true"]));
+      expect(container["args"]).toEqual(expect.arrayContaining([
+        "--model-repository", "/models", "--strict-readiness", "true",
+        "--http-restricted-api=model-repository,model-config,statistics,trace,logging,shared-memory:admin-key=env:INFERENCE_ADMIN_KEY",
+        "--grpc-restricted-protocol=model-repository,model-config,statistics,trace,logging,shared-memory:admin-key=env:INFERENCE_ADMIN_KEY",
+      ]));
+      expect(container["env"]).toEqual([{ name: "INFERENCE_ADMIN_KEY", valueFrom: { secretKeyRef: { name: "inference-admin-key", key: "admin-key" } } }]);
+      expect(JSON.stringify(deployment.inputs)).not.toContain(stack.outputs.adminKey);
       expect(container).toMatchObject({
         startupProbe: { httpGet: { path: "/v2/health/ready", port: "http" } },
         readinessProbe: { httpGet: { path: "/v2/health/ready", port: "http" } },
@@ -137,20 +190,26 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
         },
       });
       expect(input(deployment, "spec", "replicas")).toBeUndefined();
+      expect(input(deployment, "spec", "template", "metadata", "annotations", "inference.gke.io/admin-key-sha256"))
+        .toBe(createHash("sha256").update(stack.outputs.adminKey).digest("hex"));
+      const secret = resourceNamed(stack, "kubernetes:core/v1:Secret", `${regionName}-admin-key`);
+      expect(secret.inputs).toMatchObject({ metadata: { name: "inference-admin-key", namespace: "inference" }, stringData: { "admin-key": stack.outputs.adminKey } });
       const serviceAccount = resourceNamed(stack, T.serviceAccount, `${regionName}-service-account`);
       expect(input(serviceAccount, "metadata", "annotations", "iam.gke.io/gcp-service-account"))
         .toBe(`${stack.config.namePrefix}-server@${stack.config.project}.iam.gserviceaccount.com`);
     });
 
-    it("exposes the server through standalone NEGs with fixed names, looked up in every zone", () => {
+    it("exposes the server through standalone NEGs named after the cluster, pre-provisioned and looked up in every zone", () => {
       const region = regionConfig(regionName);
+      const negNames = negNamesOf(regionName);
       const service = resourceNamed(stack, T.service, `${regionName}-service`);
       expect(JSON.parse(String(input(service, "metadata", "annotations", "cloud.google.com/neg")))).toEqual({
-        exposed_ports: { "8000": { name: region.negNames.http }, "8001": { name: region.negNames.grpc } },
+        exposed_ports: { "8000": { name: negNames.http }, "8001": { name: negNames.grpc } },
+        zones: region.zones,
       });
-      const lookups = stack.calls.filter((call) => call.token === T.negLookup && String(call.inputs["name"]).startsWith(`${stack.config.namePrefix}-${regionName}-`));
+      const lookups = stack.calls.filter((call) => call.token === T.negLookup && String(call.inputs["name"]).startsWith(`${regionName}-cluster-`));
       expect(lookups.map((call) => `${String(call.inputs["zone"])}/${String(call.inputs["name"])}`).sort())
-        .toEqual(region.zones.flatMap((zone) => [`${zone}/${region.negNames.grpc}`, `${zone}/${region.negNames.http}`]).sort());
+        .toEqual(region.zones.flatMap((zone) => [`${zone}/${negNames.grpc}`, `${zone}/${negNames.http}`]).sort());
     });
 
     it("autoscales on queue time per request and on GPU utilization, within the configured replicas", () => {
@@ -229,7 +288,7 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
 
   describe("global", () => {
     const allNegs = (kind: "http" | "grpc") => stack.config.regions.flatMap((region) =>
-      region.zones.map((zone) => negSelfLink(stack.config.project, zone, region.negNames[kind])));
+      region.zones.map((zone) => negSelfLink(stack.config.project, zone, negNamesOf(region.name)[kind])));
 
     it("balances every region's NEGs by request rate: REST over HTTP, gRPC over cleartext HTTP/2", () => {
       const prefix = stack.config.namePrefix;
@@ -267,15 +326,76 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       }
     });
 
-    it("routes the gRPC inference service to the gRPC backend and everything else to REST", () => {
-      const routes = resourceNamed(stack, T.urlMap, `${stack.config.namePrefix}-lb-routes`);
-      expect(routes.inputs).toMatchObject({
-        defaultService: `${stack.config.namePrefix}-lb-http-id`,
-        pathMatchers: [{
-          defaultService: `${stack.config.namePrefix}-lb-http-id`,
-          pathRules: [{ paths: ["/inference.GRPCInferenceService/*"], service: `${stack.config.namePrefix}-lb-grpc-id` }],
-        }],
-      });
+    it("routes only the public API from the internet: health, metadata and inference, over REST and gRPC", () => {
+      const prefix = stack.config.namePrefix;
+      const routes = resourceNamed(stack, T.urlMap, `${prefix}-lb-routes`);
+      const refuse = { faultInjectionPolicy: { abort: { httpStatus: 404, percentage: 100 } } };
+      // Anything that matches no rule, on any host, is answered 404 by the load balancer itself.
+      expect(routes.inputs).toMatchObject({ defaultRouteAction: refuse, hostRules: [{ hosts: [stack.config.domain ?? "*"], pathMatcher: "public-api" }] });
+      expect(input(routes, "pathMatchers", 0, "defaultRouteAction")).toEqual(refuse);
+      const route = routeOf(input(routes, "pathMatchers", 0, "routeRules") as RouteRule[], prefix);
+      for (const path of ["/v2/health/live", "/v2/health/ready", "/v2", "/v2/models/resnet50", "/v2/models/resnet50/versions/1",
+        "/v2/models/resnet50/ready", "/v2/models/resnet50/infer", "/v2/models/resnet50/versions/3/infer", "/v2/models/llm/generate_stream"]) {
+        expect(route(path), path).toBe("http");
+      }
+      for (const method of ["ServerLive", "ServerReady", "ModelReady", "ServerMetadata", "ModelMetadata", "ModelInfer", "ModelStreamInfer"]) {
+        expect(route(`/inference.GRPCInferenceService/${method}`), method).toBe("grpc");
+      }
+      for (const path of ["/v2/repository/index", "/v2/repository/models/resnet50/load", "/v2/repository/models/resnet50/unload",
+        "/v2/models/resnet50/config", "/v2/models/resnet50/versions/1/config", "/v2/models/stats", "/v2/models/resnet50/stats",
+        "/v2/models/resnet50/versions/1/stats", "/v2/trace/setting", "/v2/models/resnet50/trace/setting", "/v2/logging",
+        "/v2/systemsharedmemory/status", "/v2/systemsharedmemory/region/r/register", "/v2/cudasharedmemory/status", "/metrics"]) {
+        expect(route(path), path).toBe("refused");
+      }
+      for (const method of ["ModelConfig", "ModelStatistics", "RepositoryIndex", "RepositoryModelLoad", "RepositoryModelUnload",
+        "SystemSharedMemoryStatus", "SystemSharedMemoryRegister", "SystemSharedMemoryUnregister", "CudaSharedMemoryStatus",
+        "CudaSharedMemoryRegister", "CudaSharedMemoryUnregister", "TraceSetting", "LogSettings"]) {
+        expect(route(`/inference.GRPCInferenceService/${method}`), method).toBe("refused");
+      }
+    });
+
+    it("puts Cloud Armor's preconfigured WAF rules before a per-client rate limit", () => {
+      const policy = resourceNamed(stack, "gcp:compute/securityPolicy:SecurityPolicy", `${stack.config.namePrefix}-lb-armor`);
+      const rules = input(policy, "rules") as { priority: number; action: string; preview?: boolean; match: { expr?: { expression: string } }; rateLimitOptions?: unknown }[];
+      const waf = rules.filter((rule) => rule.match.expr?.expression.startsWith("evaluatePreconfiguredWaf("));
+      expect(waf.map((rule) => /'([\w-]+)'/.exec(rule.match.expr?.expression ?? "")?.[1])).toEqual(expect.arrayContaining(["sqli-v33-stable", "xss-v33-stable", "lfi-v33-stable", "rce-v33-stable", "protocolattack-v33-stable"]));
+      const { sensitivity, preview } = stack.config.loadBalancer.waf;
+      for (const rule of waf) {
+        expect(rule).toMatchObject({ action: "deny(403)", preview });
+        expect(rule.match.expr?.expression).toContain(`{'sensitivity': ${sensitivity}}`);
+      }
+      const throttle = rules.find((rule) => rule.action === "throttle");
+      expect(throttle?.rateLimitOptions).toMatchObject({ rateLimitThreshold: { count: stack.config.loadBalancer.rateLimitRequestsPerMinute, intervalSec: 60 } });
+      expect(Math.max(...waf.map((rule) => rule.priority))).toBeLessThan(throttle?.priority ?? 0);
+      expect(input(policy, "advancedOptionsConfig")).toMatchObject({ jsonParsing: "STANDARD" });
+    });
+
+    it("enables every API it uses before creating anything, and leaves them on at destroy", () => {
+      const services = resourcesOfType(stack, "gcp:projects/service:Service");
+      expect(services.map((service) => service.inputs["service"])).toEqual(expect.arrayContaining([
+        "compute.googleapis.com", "container.googleapis.com", "containerfilesystem.googleapis.com", "artifactregistry.googleapis.com",
+        "storage.googleapis.com", "iam.googleapis.com", "iamcredentials.googleapis.com", "cloudresourcemanager.googleapis.com",
+        "monitoring.googleapis.com", "logging.googleapis.com",
+      ]));
+      for (const service of services) expect(service.inputs).toMatchObject({ disableOnDestroy: false, disableDependentServices: false });
+      // Registration order is creation order here: every other cloud resource waits for the APIs.
+      const lastApi = Math.max(...services.map((service) => stack.resources.indexOf(service)));
+      const firstOther = stack.resources.findIndex((resource) => resource.custom && resource.type.startsWith("gcp:") && resource.type !== "gcp:projects/service:Service");
+      expect(firstOther).toBeGreaterThan(lastApi);
+    });
+
+    it("lets the nodes stream images: the node account may call the Container File System API", () => {
+      const roles = resourcesOfType(stack, "gcp:projects/iAMMember:IAMMember")
+        .filter((member) => member.inputs["member"] === `serviceAccount:${stack.config.namePrefix}-nodes@${stack.config.project}.iam.gserviceaccount.com`)
+        .map((member) => member.inputs["role"]);
+      expect(roles).toEqual(expect.arrayContaining(["roles/container.defaultNodeServiceAccount", "roles/serviceusage.serviceUsageConsumer"]));
+    });
+
+    it("starts the pods only after the Workload Identity binding exists", () => {
+      const binding = stack.resources.findIndex((resource) => resource.type === "gcp:serviceaccount/iAMMember:IAMMember");
+      for (const region of stack.config.regions) {
+        expect(stack.resources.indexOf(resourceNamed(stack, T.deployment, `${region.name}-deployment`))).toBeGreaterThan(binding);
+      }
     });
 
     it("uploads every file of the model repository, with ONNX models switched to KIND_GPU", () => {
@@ -298,10 +418,13 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       expect(Object.keys(stack.outputs.clusters).sort()).toEqual(stack.config.regions.map((region) => region.name).sort());
       for (const region of stack.config.regions) {
         const cluster = stack.outputs.clusters[region.name];
-        expect(cluster?.name).toBe(region.clusterName);
-        expect(cluster?.grafana).toContain(`get-credentials ${region.clusterName} --region ${region.name}`);
+        expect(cluster?.name).toBe(`${region.name}-cluster`);
+        expect(cluster?.grafana).toContain(`get-credentials ${region.name}-cluster --region ${region.name} --project ${stack.config.project} --dns-endpoint`);
         expect(cluster?.grafana).toContain("port-forward svc/kps-grafana");
+        expect(cluster?.servingZones).toEqual(region.zones);
+        expect(cluster?.zonesWithoutNeg).toEqual([]);
       }
+      expect(stack.outputs.adminKey).toMatch(/\S{8,}/);
     });
   });
 

@@ -33,6 +33,14 @@ describe("parsePerfOptions", () => {
     expect(parse("-m", "m", "-i", "grpc", "-u", "http://10.0.0.1:9001").url).toBe("grpc://10.0.0.1:9001");
   });
 
+  it("reads perf_analyzer's -H headers and the Prometheus flags", () => {
+    const options = parse("-m", "m", "-H", "admin-key:s3cret", "-H", "X-Trace: on", "--prometheus-port", "9102", "--prometheus-linger-ms", "60000");
+    expect(options).toMatchObject({ headers: { "admin-key": "s3cret", "x-trace": "on" }, prometheusPort: 9102, prometheusLingerMs: 60000 });
+    expect(parse("-m", "m")).toMatchObject({ headers: {}, prometheusPort: undefined, prometheusLingerMs: 0 });
+    expect(() => parse("-m", "m", "-H", "no-colon")).toThrow(/expected NAME:VALUE/);
+    expect(() => parse("-m", "m", "--prometheus-port", "-1")).toThrow(/must be an integer >= 0/);
+  });
+
   it("rejects bad and contradictory flags with commander's one-line error", () => {
     expect(() => parse()).toThrow(/required option '-m, --model-name <name>' not specified/);
     expect(() => parse("-m", "m", "--concurrency-range", "0")).toThrow(/start of '0' must be a positive integer/);

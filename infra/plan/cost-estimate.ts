@@ -1,0 +1,153 @@
+import { WAF_RULES } from "../global/cloud-armor-policy";
+import { isNearLocation } from "../multi-region";
+import { type StackConfig } from "../stack-config";
+import { PRICE_TABLE, type PricedFamily } from "./price-table";
+
+/** Boot disks and the Prometheus volume the program asks for, GiB (see gke-cluster.ts, gpu-node-pool.ts, kube-prometheus-stack-values.ts). */
+const DISK_GIB = { gpuNode: 100, systemNode: 50, prometheus: 50 } as const;
+
+/** One priced item of the estimate, per hour, at the stack's smallest and largest scale. */
+export interface CostLine {
+  /** A region's name, or `global`. */
+  readonly scope: string;
+  readonly item: string;
+  readonly minHour: number;
+  readonly maxHour: number;
+  readonly note?: string;
+}
+
+/** What `npm run plan` prints under "Cost estimate". */
+export interface CostEstimate {
+  readonly lines: readonly CostLine[];
+  readonly minHour: number;
+  readonly maxHour: number;
+  /** Things the totals leave out or cannot price. */
+  readonly notes: readonly string[];
+}
+
+interface MachinePrice {
+  readonly hour: number;
+}
+
+/** A predefined machine type's price per hour from the table, or undefined for a family it does not price. */
+export function machineHourPrice(machineType: string, spot: boolean): MachinePrice | undefined {
+  const match = /^([a-z0-9]+)-(standard|highmem|highcpu)-(\d+)$/.exec(machineType);
+  if (match === null || !(match[1]! in PRICE_TABLE.machineFamilies)) return undefined;
+  const family = match[1] as PricedFamily;
+  const vcpus = Number(match[3]);
+  const memoryGib = vcpus * PRICE_TABLE.memoryGibPerVcpu[family][match[2] as "standard" | "highmem" | "highcpu"];
+  const rates = PRICE_TABLE.machineFamilies[family];
+  const tier = spot ? "spot" : "onDemand";
+  return { hour: vcpus * rates.vcpuHour[tier] + memoryGib * rates.memoryGibHour[tier] };
+}
+
+const diskHour = (gib: number) => (gib * PRICE_TABLE.balancedDiskGibMonth) / PRICE_TABLE.hoursPerMonth;
+
+/** Fewest GPU nodes a region keeps: the pool's minimum, or what the HPA's minimum replicas need (one GPU each). */
+export function minimumGpuNodes(config: Pick<StackConfig, "autoscaling" | "gpusPerNode">, minNodes: number): number {
+  return Math.max(minNodes, Math.ceil(config.autoscaling.minReplicas / config.gpusPerNode));
+}
+
+function regionLines(config: StackConfig, region: StackConfig["regions"][number], unpriced: Set<string>): CostLine[] {
+  const { gpuPool, systemPool } = region;
+  const t4Hour = config.gpusPerNode * PRICE_TABLE.t4Hour[gpuPool.spot ? "spot" : "onDemand"];
+  const gpuMachine = machineHourPrice(gpuPool.machineType, gpuPool.spot);
+  const systemMachine = machineHourPrice(systemPool.machineType, false);
+  if (gpuMachine === undefined) unpriced.add(gpuPool.machineType);
+  if (systemMachine === undefined) unpriced.add(systemPool.machineType);
+  const gpuNodeHour = (gpuMachine?.hour ?? 0) + t4Hour;
+  const otherTierHour = (machineHourPrice(gpuPool.machineType, !gpuPool.spot)?.hour ?? 0) + config.gpusPerNode * PRICE_TABLE.t4Hour[gpuPool.spot ? "onDemand" : "spot"];
+  const gpuMin = minimumGpuNodes(config, gpuPool.minNodes);
+  const gpuMax = gpuPool.maxNodes;
+  const nodes = (min: number, max: number) => (min === max ? `${min}` : `${min}-${max}`);
+  const scope = region.name;
+  return [
+    {
+      scope,
+      item: `GPU nodes: ${nodes(gpuMin, gpuMax)} x ${gpuPool.machineType} + ${config.gpusPerNode} T4, ${gpuPool.spot ? "spot" : "on-demand"}`,
+      minHour: gpuMin * gpuNodeHour,
+      maxHour: gpuMax * gpuNodeHour,
+      note: `${gpuPool.spot ? "on-demand" : "spot"} would be ${formatHour(otherTierHour)} per node`,
+    },
+    {
+      scope,
+      item: `system nodes: ${nodes(systemPool.minNodes, systemPool.maxNodes)} x ${systemPool.machineType}, on-demand`,
+      minHour: systemPool.minNodes * (systemMachine?.hour ?? 0),
+      maxHour: systemPool.maxNodes * (systemMachine?.hour ?? 0),
+    },
+    { scope, item: "GKE cluster management fee (regional cluster)", minHour: PRICE_TABLE.gkeClusterHour, maxHour: PRICE_TABLE.gkeClusterHour },
+    {
+      scope,
+      item: `pd-balanced disks: ${DISK_GIB.gpuNode} GiB/GPU node, ${DISK_GIB.systemNode} GiB/system node, ${DISK_GIB.prometheus} GiB Prometheus`,
+      minHour: diskHour(gpuMin * DISK_GIB.gpuNode + systemPool.minNodes * DISK_GIB.systemNode + DISK_GIB.prometheus),
+      maxHour: diskHour(gpuMax * DISK_GIB.gpuNode + systemPool.maxNodes * DISK_GIB.systemNode + DISK_GIB.prometheus),
+    },
+    {
+      scope,
+      item: "Cloud NAT gateway (per node)",
+      minHour: (gpuMin + systemPool.minNodes) * PRICE_TABLE.natVmHour,
+      maxHour: Math.min(32, gpuMax + systemPool.maxNodes) * PRICE_TABLE.natVmHour,
+    },
+  ];
+}
+
+/**
+ * What a stack costs per hour and per month at its smallest scale (the GPU pool's minimum, or the nodes the
+ * HPA's minimum replicas hold, whichever is more; the system pool's minimum) and its largest (every pool at
+ * its maximum), from {@link PRICE_TABLE}. Traffic-driven charges are listed, not priced.
+ */
+export function estimateStackCost(config: StackConfig): CostEstimate {
+  const unpriced = new Set<string>();
+  const forwardingRules = config.domain === undefined ? 1 : 2;
+  const armorRules = WAF_RULES.length + 2;
+  const armorHour = (PRICE_TABLE.cloudArmor.policyMonth + armorRules * PRICE_TABLE.cloudArmor.ruleMonth) / PRICE_TABLE.hoursPerMonth;
+  const lines: CostLine[] = [
+    ...config.regions.flatMap((region) => regionLines(config, region, unpriced)),
+    { scope: "global", item: `load balancer: ${forwardingRules} forwarding rule${forwardingRules === 1 ? "" : "s"}`, minHour: PRICE_TABLE.forwardingRulesFirstFiveHour, maxHour: PRICE_TABLE.forwardingRulesFirstFiveHour, note: "up to five cost the same" },
+    { scope: "global", item: `Cloud Armor: 1 policy, ${armorRules} rules`, minHour: armorHour, maxHour: armorHour },
+  ];
+  const notes: string[] = [];
+  const gpuNodesHeldByHpa = config.regions.filter((region) => minimumGpuNodes(config, region.gpuPool.minNodes) > region.gpuPool.minNodes);
+  if (gpuNodesHeldByHpa.length > 0) {
+    notes.push(`GPU pools never scale to zero here: autoscaling.minReplicas ${config.autoscaling.minReplicas} keeps ${gpuNodesHeldByHpa.map((region) => `${minimumGpuNodes(config, region.gpuPool.minNodes)} GPU node(s) in ${region.name}`).join(", ")} (gpuPool.minNodes alone would allow fewer)`);
+  }
+  const far = config.regions.filter((region) => !isNearLocation(region.name, config.image.registryLocation) || !isNearLocation(region.name, config.modelRepository.location));
+  if (far.length > 0) {
+    notes.push(`${far.map((region) => region.name).join(", ")} pull${far.length === 1 ? "s" : ""} the image from ${config.image.registryLocation} and read${far.length === 1 ? "s" : ""} models from ${config.modelRepository.location}: inter-continental egress on every image pull and model load (per GiB, not in the totals); a registry and bucket on that continent avoid it`);
+  }
+  if (unpriced.size > 0) notes.push(`no price in the table for ${[...unpriced].join(", ")}: counted as $0`);
+  return {
+    lines,
+    minHour: lines.reduce((sum, line) => sum + line.minHour, 0),
+    maxHour: lines.reduce((sum, line) => sum + line.maxHour, 0),
+    notes,
+  };
+}
+
+/** `$1.23/h`. */
+export function formatHour(hour: number): string {
+  return `$${hour.toFixed(2)}/h`;
+}
+
+/** `$898/month`. */
+export function formatMonth(hour: number): string {
+  return `$${Math.round(hour * PRICE_TABLE.hoursPerMonth).toLocaleString("en-US")}/month`;
+}
+
+/** The "Cost estimate" section of the plan: one line per item, totals per hour and month, then the notes. */
+export function renderCostEstimate(estimate: CostEstimate): string[] {
+  const scopeWidth = Math.max(...estimate.lines.map((line) => line.scope.length));
+  const width = scopeWidth + 2 + Math.max(...estimate.lines.map((line) => line.item.length));
+  const cell = (text: string) => text.padStart(13);
+  const lines = [
+    `Cost estimate (${PRICE_TABLE.currency} list prices for ${PRICE_TABLE.region} as of ${PRICE_TABLE.asOf}, every region at those rates; ${PRICE_TABLE.hoursPerMonth} h a month):`,
+    `  ${"".padEnd(width)}  ${cell("min scale")}  ${cell("max scale")}`,
+    ...estimate.lines.map((line) => `  ${`${line.scope.padEnd(scopeWidth)}  ${line.item}`.padEnd(width)}  ${cell(formatHour(line.minHour))}  ${cell(formatHour(line.maxHour))}${line.note === undefined ? "" : `  (${line.note})`}`),
+    `  ${"total per hour".padEnd(width)}  ${cell(formatHour(estimate.minHour))}  ${cell(formatHour(estimate.maxHour))}`,
+    `  ${"total per month".padEnd(width)}  ${cell(formatMonth(estimate.minHour))}  ${cell(formatMonth(estimate.maxHour))}`,
+    ...estimate.notes.map((note) => `  Note: ${note}.`),
+    `  Not included (usage-based): ${PRICE_TABLE.usageBased.join("; ")}.`,
+    `  Prices: ${PRICE_TABLE.sources.join("; ")}.`,
+  ];
+  return lines;
+}
