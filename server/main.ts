@@ -41,6 +41,7 @@ async function run(options: ServerOptions): Promise<void> {
       cpuCount: options.cpuCount,
       defaultMaxBatchSize: options.defaultMaxBatchSize,
       intraOpThreads: options.intraOpThreads,
+      instanceRestart: { initialBackoffMs: options.instanceRestartBackoffMs, maxBackoffMs: options.instanceRestartMaxBackoffMs },
     },
   });
 

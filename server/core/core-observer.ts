@@ -38,6 +38,9 @@ export interface ModelGauges {
   readonly pendingRequests: number;
   /** Requests waiting in the scheduler queue, excluding delayed (timed-out, DELAY policy) ones. */
   readonly queueDepth: number;
+  /** Instances alive now; one whose worker died counts again once its replacement is up. */
   readonly instanceCount: number;
   readonly instanceBusySeconds: number;
+  /** Instances that died on their own (worker crash, exit, out of memory) and were restarted, since load. */
+  readonly instanceRestarts: number;
 }

@@ -29,11 +29,11 @@ export interface CoreSettings {
   readonly repositoryPollMs: number;
   /** Triton's `--cache-config local,size=N`: bytes of the response cache; undefined = no cache. */
   readonly responseCacheBytes: number | undefined;
-  /** Where poll mode reports what it loaded, unloaded or failed to reload. */
+  /** Where poll mode reports what it loaded, unloaded or failed to reload, and instance restarts are logged. */
   readonly log: { info(message: string): void; warn(message: string): void };
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
-  readonly loader: Omit<LoaderSettings, "observer" | "composing">;
+  readonly loader: Omit<LoaderSettings, "observer" | "composing" | "log">;
 }
 
 export interface ModelMetadata {
@@ -217,6 +217,7 @@ export class InferenceCore {
           },
         },
         composing: this.#composing,
+        log: this.#settings.log,
       });
     } catch (error) {
       const failure = error instanceof Error ? error.message : String(error);
@@ -383,6 +384,7 @@ export class InferenceCore {
         gauges.push({
           modelName: loaded.name, modelVersion: String(loaded.version), pendingRequests: loaded.scheduler.pendingCount,
           queueDepth: loaded.scheduler.queueDepth, instanceCount: loaded.pool.size, instanceBusySeconds: loaded.pool.busySeconds(),
+          instanceRestarts: loaded.pool.restartCount,
         });
       }
     }

@@ -5,12 +5,12 @@ import { completeConfig } from "./config-auto-complete";
 import { type ComposingModels, EnsembleScheduler, planEnsemble } from "./ensemble";
 import { dataTypeFromConfig } from "./datatypes";
 import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "./model-config";
-import { parseModelConfigText } from "./model-config";
+import { modelConfigToJson, parseModelConfigText } from "./model-config";
 import { listVersions, type ModelDirectory, readConfigText, readLabels } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "./model-signature";
 import { ModelStatistics } from "./model-statistics";
 import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
-import { InstancePool } from "./instance-pool";
+import { InstancePool, type InstanceRestarts } from "./instance-pool";
 import { type QueuePolicy, Scheduler, type SchedulerSettings } from "./scheduler";
 import { controlInputsOf, SequenceTracker } from "./sequence-control";
 import type { ModelVersion } from "./model-version";
@@ -27,6 +27,9 @@ export interface LoaderSettings {
   readonly observer: { executed(modelName: string, version: number, timings: Parameters<ModelStatistics["recordExecution"]>[0]): void };
   /** The loaded models an ensemble's steps run on. */
   readonly composing: ComposingModels;
+  /** Backoff for replacing an instance whose worker died: starts at `initialBackoffMs`, doubles up to `maxBackoffMs`. */
+  readonly instanceRestart: { readonly initialBackoffMs: number; readonly maxBackoffMs: number };
+  readonly log: InstanceRestarts["log"];
 }
 
 /** A model whose config could be read: what each of its selected versions became. */
@@ -169,19 +172,22 @@ async function loadVersion(
 ): Promise<ModelVersion> {
   const config: ModelConfig = structuredClone(baseConfig);
   const plans = planInstances(config, backend.name, settings.gpuCount);
-  const modelPath = path.join(directory.path, String(version), config.default_model_filename || "model.onnx");
+  const modelPath = path.join(directory.path, String(version), config.default_model_filename || backend.defaultModelFilename || "model.onnx");
   if (backend.name === "onnxruntime" && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
   const intraOpThreads = settings.intraOpThreads ?? Math.max(1, Math.floor(settings.cpuCount / plans.length));
+  const modelConfig = modelConfigToJson(config);
+  const specOf = (index: number): InstanceSpec => {
+    const plan = plans[index]!;
+    return {
+      modelName: config.name, modelVersion: version, modelPath, modelDirectory: directory.path, modelConfig,
+      instanceName: `${plan.groupName}_${index}`, device: plan.kind, deviceId: plan.deviceId,
+      accelerators: acceleratorsFor(config, plan.kind), parameters: parameterStrings(config), intraOpThreads,
+      graphOptimizationLevel: config.optimization?.graph?.level ?? 0,
+    };
+  };
   const instances: BackendInstance[] = [];
   try {
-    for (const [index, plan] of plans.entries()) {
-      instances.push(await backend.createInstance({
-        modelName: config.name, modelVersion: version, modelPath, instanceName: `${plan.groupName}_${index}`,
-        device: plan.kind, deviceId: plan.deviceId, accelerators: acceleratorsFor(config, plan.kind),
-        parameters: parameterStrings(config), intraOpThreads,
-        graphOptimizationLevel: config.optimization?.graph?.level ?? 0,
-      }));
-    }
+    for (const index of plans.keys()) instances.push(await backend.createInstance(specOf(index)));
     const controls = controlInputsOf(config);
     const completed = completeConfig(
       config, instances[0]?.io, { enabled: settings.autoCompleteConfig, defaultMaxBatchSize: settings.defaultMaxBatchSize },
@@ -194,12 +200,27 @@ async function loadVersion(
       controls: controls.map((c) => ({ name: c.name, datatype: c.datatype })),
     };
     // Not ready, and not counted in statistics, until every instance has run every warmup sample.
-    await warmUpInstances(buildWarmupSamples(config.name, directory.path, completed.model_warmup, signature), instances, signature);
+    const warmupSamples = buildWarmupSamples(config.name, directory.path, completed.model_warmup, signature);
+    await warmUpInstances(warmupSamples, instances, signature);
     const sequences = completed.sequence_batching !== undefined
       ? new SequenceTracker(config.name, controls, completed.sequence_batching.max_sequence_idle_microseconds)
       : undefined;
     const statistics = new ModelStatistics(config.name, String(version));
-    const pool = new InstancePool(instances);
+    // A replacement for a dead instance starts and warms up exactly as the first one did.
+    const pool = new InstancePool(instances, {
+      ...settings.instanceRestart, log: settings.log,
+      describe: (index) => `instance ${specOf(index).instanceName} of model '${config.name}' version ${version}`,
+      start: async (index) => {
+        const instance = await backend.createInstance(specOf(index));
+        try {
+          await warmUpInstances(warmupSamples, [instance], signature);
+        } catch (error) {
+          await instance.close();
+          throw error;
+        }
+        return instance;
+      },
+    });
     const scheduler = new Scheduler(signature, schedulerSettings(completed), pool, {
       executed: (timings) => {
         statistics.recordExecution(timings);
