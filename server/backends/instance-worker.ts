@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { Worker, type WorkerOptions } from "node:worker_threads";
+import type { BackendTensor, TensorMap } from "./backend";
 
 /**
  * Starts a worker thread. Backends take one so that a test can hold the real Worker it started (to terminate it
@@ -15,6 +16,26 @@ export function workerScript(directory: string, name: string): { file: string; e
   const compiled = path.join(directory, `${name}.js`);
   if (existsSync(compiled)) return { file: compiled, execArgv: [] };
   return { file: path.join(directory, `${name}.ts`), execArgv: ["--require", "tsx/cjs"] };
+}
+
+/** A tensor crossing to or from a worker thread, with its name. */
+export interface NamedTensor extends BackendTensor {
+  readonly name: string;
+}
+
+/**
+ * Tensors to post to a worker, and the buffers that can move with them instead of being copied: only whole
+ * buffers, each once (the core hands every input over in a buffer of its own, so normally all of them).
+ */
+export function postableTensors(tensors: TensorMap): { tensors: NamedTensor[]; transfer: ArrayBuffer[] } {
+  const named: NamedTensor[] = [];
+  const transfer: ArrayBuffer[] = [];
+  for (const [name, tensor] of tensors) {
+    named.push({ name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data });
+    const buffer = tensor.data.buffer;
+    if (buffer instanceof ArrayBuffer && tensor.data.byteLength === buffer.byteLength && !transfer.includes(buffer)) transfer.push(buffer);
+  }
+  return { tensors: named, transfer };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { fp16ToFloat32 } from "../half-precision";
 import { type DataType, ELEMENT_BYTE_SIZE } from "./datatypes";
 import { invalidArg } from "./errors";
 import type { OutputTensor } from "./inference-request";
@@ -17,20 +18,11 @@ function reader(datatype: DataType, view: DataView): ((i: number) => number) | u
     case "INT32": return (i) => view.getInt32(i * 4, true);
     case "UINT64": return (i) => Number(view.getBigUint64(i * 8, true));
     case "INT64": return (i) => Number(view.getBigInt64(i * 8, true));
-    case "FP16": return (i) => halfToFloat(view.getUint16(i * 2, true));
+    case "FP16": return (i) => fp16ToFloat32(view.getUint16(i * 2, true));
     case "FP32": return (i) => view.getFloat32(i * 4, true);
     case "FP64": return (i) => view.getFloat64(i * 8, true);
     default: return undefined;
   }
-}
-
-export function halfToFloat(bits: number): number {
-  const sign = bits & 0x8000 ? -1 : 1;
-  const exponent = (bits >> 10) & 0x1f;
-  const fraction = bits & 0x3ff;
-  if (exponent === 0) return sign * 2 ** -14 * (fraction / 1024);
-  if (exponent === 0x1f) return fraction ? NaN : sign * Infinity;
-  return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
 }
 
 /** C++ std::to_string, which Triton uses: floats with 6 decimals, integers as integers. */

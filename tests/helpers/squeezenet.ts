@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeF
 import os from "node:os";
 import path from "node:path";
 import * as jpeg from "jpeg-js";
+import { float32ToFp16 } from "../../server/half-precision";
 import { SHARED_DATA } from "./server-process";
 
 /**
@@ -22,36 +23,6 @@ export function squeezenetRepository(): string {
     "instance_group [ { count: 1 kind: KIND_CPU } ]",
   ].join("\n"));
   return repository;
-}
-
-/** IEEE half bits -> number (the model's FP16 probabilities). */
-export function halfToFloat(bits: number): number {
-  const exponent = (bits >> 10) & 0x1f;
-  const mantissa = bits & 0x3ff;
-  const magnitude = exponent === 0 ? mantissa * 2 ** -24 : exponent === 0x1f ? (mantissa ? NaN : Infinity) : (1 + mantissa / 1024) * 2 ** (exponent - 15);
-  return bits & 0x8000 ? -magnitude : magnitude;
-}
-
-/** float32 -> IEEE half bits, round to nearest even. */
-export function floatToHalf(value: number): number {
-  const f32 = new Float32Array([value]);
-  const bits = new Uint32Array(f32.buffer)[0]!;
-  const sign = (bits >>> 16) & 0x8000;
-  const exponent = ((bits >>> 23) & 0xff) - 127 + 15;
-  let mantissa = bits & 0x7fffff;
-  if (exponent <= 0) {
-    if (exponent < -10) return sign;
-    mantissa |= 0x800000;
-    const shift = 14 - exponent;
-    const half = mantissa >> shift;
-    const rest = mantissa & ((1 << shift) - 1);
-    const midpoint = 1 << (shift - 1);
-    return sign | (half + (rest > midpoint || (rest === midpoint && (half & 1)) ? 1 : 0));
-  }
-  if (exponent >= 31) return sign | 0x7c00;
-  const half = (exponent << 10) | (mantissa >> 13);
-  const rest = mantissa & 0x1fff;
-  return sign | (half + (rest > 0x1000 || (rest === 0x1000 && (half & 1)) ? 1 : 0));
 }
 
 /**
@@ -78,7 +49,7 @@ export function mugInputFp16(): Uint8Array {
       for (let c = 0; c < 3; c++) {
         const value = (1 - wy) * ((1 - wx) * pixel(x0, y0, c) + wx * pixel(x1, y0, c)) + wy * ((1 - wx) * pixel(x0, y1, c) + wx * pixel(x1, y1, c));
         // RGB source channel c lands in BGR plane 2 - c.
-        out[(2 - c) * size * size + y * size + x] = floatToHalf(value);
+        out[(2 - c) * size * size + y * size + x] = float32ToFp16(value);
       }
     }
   }

@@ -1,10 +1,10 @@
 import { statSync } from "node:fs";
 import * as ort from "onnxruntime-node";
 import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
-import { InstanceWorker, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
+import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
 import { chooseExecutionProviders } from "./execution-providers";
 import { describeSession, fromOrtTensor, toOrtTensor } from "./ort-tensors";
-import { type NamedTensor, ortSessionOptions, type OrtSessionSettings, type OrtWorkerReply } from "./ort-worker-protocol";
+import { ortSessionOptions, type OrtSessionSettings, type OrtWorkerReply } from "./ort-worker-protocol";
 
 const GRAPH_LEVELS: Readonly<Record<number, OrtSessionSettings["graphOptimizationLevel"]>> = {
   [-1]: "basic", 0: "all", 1: "extended", 2: "disabled",
@@ -187,15 +187,8 @@ class OrtInstance implements BackendInstance {
   }
 
   async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
-    const named: NamedTensor[] = [];
-    const transfer: ArrayBuffer[] = [];
-    for (const [name, tensor] of inputs) {
-      named.push({ name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data });
-      const buffer = tensor.data.buffer;
-      // Only whole, exclusively owned buffers are moved; anything else is copied by structured clone.
-      if (buffer instanceof ArrayBuffer && tensor.data.byteLength === buffer.byteLength && !transfer.includes(buffer)) transfer.push(buffer);
-    }
-    const reply = await this.#worker.call({ inputs: named, outputNames }, transfer);
+    const { tensors, transfer } = postableTensors(inputs);
+    const reply = await this.#worker.call({ inputs: tensors, outputNames }, transfer);
     if (reply.type === "run-error") throw executionFailed(reply.message);
     const outputs: TensorMap = new Map();
     for (const output of reply.outputs) outputs.set(output.name, output);

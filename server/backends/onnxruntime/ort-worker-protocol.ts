@@ -1,5 +1,5 @@
-import type { BackendTensor, ModelIo } from "../backend";
-import type { StartupMessage } from "../instance-worker";
+import type { ModelIo } from "../backend";
+import type { NamedTensor, StartupMessage } from "../instance-worker";
 
 /** Session settings the main thread decides and the worker applies (all plain data: it crosses threads). */
 export interface OrtSessionSettings {
@@ -31,10 +31,6 @@ export function ortSessionOptions(settings: OrtSessionSettings): Record<string, 
     enableMemPattern: settings.enableMemPattern,
     extra: { session: { intra_op: { allow_spinning: spinning }, inter_op: { allow_spinning: spinning } } },
   };
-}
-
-export interface NamedTensor extends BackendTensor {
-  readonly name: string;
 }
 
 export type WorkerRequest = { readonly id: number; readonly inputs: NamedTensor[]; readonly outputNames: readonly string[] };

@@ -5,7 +5,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { describeSession, fromOrtTensor, toOrtTensor } from "./ort-tensors";
-import { type NamedTensor, ortSessionOptions, type OrtSessionSettings, type OrtStartupMessage, type OrtWorkerReply, type WorkerRequest } from "./ort-worker-protocol";
+import type { NamedTensor } from "../instance-worker";
+import { ortSessionOptions, type OrtSessionSettings, type OrtStartupMessage, type OrtWorkerReply, type WorkerRequest } from "./ort-worker-protocol";
 
 const port = parentPort;
 if (port === null) throw new Error("ort-worker must run in a worker thread");
