@@ -324,7 +324,10 @@ export class InferenceCore {
     if (version === undefined || version === "") {
       const ready = [...model.versions.values()].filter((v): v is ModelVersion => !(v instanceof Error));
       const latest = ready.sort((a, b) => b.version - a.version)[0];
-      if (latest === undefined) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' has no available versions`);
+      if (latest === undefined) {
+        const reasons = [...model.versions].flatMap(([number, v]) => (v instanceof Error ? [`version ${number}: ${v.message}`] : []));
+        throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' has no available versions${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
+      }
       return latest;
     }
     if (!/^[0-9]+$/.test(version)) throw invalidArg(`failed to parse model version '${version}' for model '${name}': versions are non-negative integers`);
