@@ -147,14 +147,14 @@ describe("TypeScript backend: tensors and requests", () => {
     const instance = await start("probe");
     await expect(instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "exit" })]))
       .rejects.toThrow("the instance's worker thread exited with code 3");
-    expect((await instance.lost).message).toBe("the instance's worker thread exited with code 3");
+    expect((await instance.lost!).message).toBe("the instance's worker thread exited with code 3");
     await expect(instance.executeRequests!([request({ INPUT0: fp32([1]) })])).rejects.toThrow("exited with code 3");
   });
 
   it("reports a worker that runs out of its max_heap_size_mb", async () => {
     const instance = await start("probe", { max_heap_size_mb: "16" });
     await expect(instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "grow" })])).rejects.toThrow(/worker thread crashed: .*memory limit/);
-    expect((await instance.lost).message).toMatch(/memory limit/);
+    expect((await instance.lost!).message).toMatch(/memory limit/);
   });
 
   it("refuses a max_heap_size_mb that is not a positive integer", async () => {
