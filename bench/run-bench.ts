@@ -20,7 +20,9 @@ import { runResnet50Suite } from "./resnet50-suite";
 import { runBatchingSuite } from "./batching-suite";
 import { startBenchServer } from "./bench-server";
 import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
+import { runImageClassifierSuite } from "./image-classifier-suite";
 import { runSimpleSuite } from "./simple-suite";
+import { runTypeScriptBackendSuite } from "./typescript-backend-suite";
 import { describeSystem } from "./system-setup";
 
 function setupLines(context: BenchContext, startedAt: Date): string[] {
@@ -79,6 +81,8 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   // These suites start servers of their own (other model configs, other flags).
   if (options.models.includes("mlp")) results.push(...(await runBatchingSuite(context)));
   if (options.models.includes("metrics")) results.push(...(await runMetricsOverheadSuite(context)));
+  if (options.models.includes("image")) results.push(...(await runImageClassifierSuite(context)));
+  if (options.models.includes("typescript")) results.push(...(await runTypeScriptBackendSuite(context)));
   const lines = setupLines(context, startedAt);
   process.stdout.write(`\n${lines.join("\n")}\n\n${formatBenchTable(results)}`);
   await writeResults(context, results, lines);

@@ -114,7 +114,7 @@ describe("image_classifier: JPEG/PNG bytes in, ImageNet classes out (TypeScript 
     expect(executions).toBeLessThan(6); // the dynamic batcher put good and broken images in the same execution
     const metrics = parseExposition(await fetch(`${server.metricsUrl}/metrics`).then((r) => r.text()));
     expect(metrics.value("inference_instance_restarts_total", { model: "image_preprocess", version: "1" })).toBe(0);
-    expect(metrics.value("inference_instance_count", { model: "image_preprocess", version: "1" })).toBe(1);
+    expect(metrics.value("inference_instance_count", { model: "image_preprocess", version: "1" })).toBe(2);
   });
 
   it("answers a plain REST client that sends the image as the binary tensor (curl --data-binary)", async () => {

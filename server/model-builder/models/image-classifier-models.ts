@@ -35,9 +35,11 @@ export function buildImageClassifierModels(packageRoot: string, sharedDataDir: s
   const labels = fs.readFileSync(sources.labels);
   const batching = { maxBatchSize: MAX_BATCH_SIZE, dynamicBatching: {} } as const;
   const oneInstance = [{ count: 1, kind: "KIND_CPU" }] as const;
+  // Two decoders: while one waits for its batch's slowest image, the other takes the next batch.
+  const twoInstances = [{ count: 2, kind: "KIND_CPU" }] as const;
   return [
     exampleModel({
-      name: "image_preprocess", runtime: { backend: "typescript" }, ...batching, instanceGroups: oneInstance,
+      name: "image_preprocess", runtime: { backend: "typescript" }, ...batching, instanceGroups: twoInstances,
       inputs: [{ name: "IMAGE", dataType: "TYPE_STRING", dims: [1] }],
       outputs: [{ name: "IMAGE_TENSOR", dataType: "TYPE_FP16", dims: IMAGE_DIMS }],
       parameters: { max_input_pixels: "40000000" },
