@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { joinBytesElements } from "../../server/tensor-bytes";
 import { type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 import { parseExposition } from "../server/metrics/prometheus-text";
-import { GrpcTestClient, grpcTransport } from "./grpc-transport";
-import { httpTransport } from "./http-transport";
+import { type BinaryTransports, binaryTransports } from "./binary-transports";
 import type { CaseResult, ProtocolTransport } from "./protocol-transport";
 
 const photo = (name: string): Uint8Array => new Uint8Array(readFileSync(path.join(SHARED_DATA, "images", name)));
@@ -53,19 +52,18 @@ function classes(result: CaseResult): { shape: readonly number[]; values: string
 
 describe("image_classifier: JPEG/PNG bytes in, ImageNet classes out (TypeScript pre/post-processing around SqueezeNet)", () => {
   let server: RunningServer;
-  let grpc: GrpcTestClient;
+  let clients: BinaryTransports;
   const transports: Record<string, ProtocolTransport> = {};
 
   beforeAll(async () => {
     server = await startServer({
       services: ["http", "grpc", "metrics"], args: ["--model-control-mode", "explicit", "--load-model", "image_classifier"],
     });
-    grpc = new GrpcTestClient(server.grpcAddress!);
-    transports["REST"] = httpTransport(server.httpUrl, true);
-    transports["gRPC"] = grpcTransport(grpc, true);
+    clients = binaryTransports(server);
+    Object.assign(transports, clients.byProtocol);
   });
   afterAll(async () => {
-    grpc?.close();
+    clients?.close();
     await server?.stop();
   });
 

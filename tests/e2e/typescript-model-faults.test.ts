@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { writeProbeModel } from "../helpers/typescript-test-models";
 import { parseExposition } from "../server/metrics/prometheus-text";
-import { GrpcTestClient, grpcTransport } from "./grpc-transport";
-import { httpTransport } from "./http-transport";
+import { type BinaryTransports, binaryTransports } from "./binary-transports";
 import type { CaseResult, ProtocolTransport } from "./protocol-transport";
 
 /**
@@ -16,7 +15,7 @@ import type { CaseResult, ProtocolTransport } from "./protocol-transport";
 describe("TypeScript model failures, over REST and gRPC", () => {
   let repository: string;
   let server: RunningServer;
-  let grpc: GrpcTestClient;
+  let clients: BinaryTransports;
   const transports: Record<string, ProtocolTransport> = {};
 
   beforeAll(async () => {
@@ -26,12 +25,11 @@ describe("TypeScript model failures, over REST and gRPC", () => {
     server = await startServer({
       repository, services: ["http", "grpc", "metrics"], args: ["--exit-on-error", "false", "--instance-restart-backoff-ms", "10"],
     });
-    grpc = new GrpcTestClient(server.grpcAddress!);
-    transports["REST"] = httpTransport(server.httpUrl, true);
-    transports["gRPC"] = grpcTransport(grpc, true);
+    clients = binaryTransports(server);
+    Object.assign(transports, clients.byProtocol);
   });
   afterAll(async () => {
-    grpc?.close();
+    clients?.close();
     await server?.stop();
     rmSync(repository, { recursive: true, force: true });
   });
