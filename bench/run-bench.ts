@@ -61,7 +61,8 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   const startedAt = new Date();
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const modelRepository = path.join(root, "models");
-  if ((await ensureExampleRepository(modelRepository)) === "built") log(`built the example model repository in ${modelRepository}`);
+  const ensured = await ensureExampleRepository(modelRepository);
+  if (ensured !== "present") log(`${ensured} the example model repository in ${modelRepository}`);
   const served = options.models.filter((model) => model === "resnet50" || model === "simple");
   const server = await startBenchServer(root, modelRepository, [
     "--allow-metrics", "false", "--model-control-mode", "explicit", ...served.flatMap((model) => ["--load-model", model]),

@@ -126,10 +126,12 @@ export class InstanceWorker<Reply extends WorkerReply> {
   #die(reason: Error): void {
     if (this.#dead !== undefined) return;
     this.#dead = reason;
+    // `lost` first: whoever watches it (the core's pool) then learns of the death before the failed call's
+    // handlers run, so the instance is never handed another request in between.
+    if (!this.#closing) this.#markLost(reason);
     const pending = this.#pending;
     this.#pending = undefined;
     pending?.reject(reason);
-    if (!this.#closing) this.#markLost(reason);
   }
 
   /**

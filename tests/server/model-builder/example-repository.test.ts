@@ -255,15 +255,6 @@ describe("image_classifier pipeline", () => {
     expect(read("image_classifier/config.pbtxt")).toContain('platform: "ensemble"');
     expect(read("image_classifier/config.pbtxt")).toContain('model_name: "squeezenet"\n      model_version: -1\n      input_map { key: "data_0" value: "image_tensor" }');
   });
-
-  it("is left out, saying so, when the shared data folder is missing", async () => {
-    const withoutDir = path.join(workDir, "without-shared-data");
-    const lines: string[] = [];
-    await buildExampleRepository(withoutDir, { seed: SEED, sharedDataDir: path.join(workDir, "nowhere"), log: (line) => lines.push(line) });
-    expect(fs.readdirSync(withoutDir).filter((name) => IMAGE_CLASSIFIER_MODELS.includes(name))).toEqual([]);
-    expect(lines).toEqual([`example repository: leaving out image_classifier and its steps: no SqueezeNet 1.1 FP16 and labels under ${path.join(workDir, "nowhere")}`]);
-    fs.rmSync(withoutDir, { recursive: true });
-  });
 });
 
 describe("building", () => {
@@ -287,16 +278,22 @@ describe("building", () => {
     fs.rmSync(otherSeedDir, { recursive: true });
   });
 
-  it("ensureExampleRepository builds a missing repository, keeps a current one, and rebuilds one an older builder made", async () => {
+  it("ensureExampleRepository builds a missing repository, keeps a current one, and rebuilds one its builder or data outdate", async () => {
     const ensuredDir = path.join(workDir, "ensured");
-    expect(await ensureExampleRepository(ensuredDir, { seed: SEED })).toBe("built");
+    const nowhere = path.join(workDir, "nowhere");
+    const lines: string[] = [];
+    expect(await ensureExampleRepository(ensuredDir, { seed: SEED, sharedDataDir: nowhere, log: (line) => lines.push(line) })).toBe("built");
     expect(fs.existsSync(path.join(ensuredDir, "resnet50", "1", "model.onnx"))).toBe(true);
+    // Without the shared data the pipeline is left out, and the builder says so.
+    expect(fs.readdirSync(ensuredDir).filter((name) => IMAGE_CLASSIFIER_MODELS.includes(name))).toEqual([]);
+    expect(lines).toEqual([`example repository: leaving out image_classifier and its steps: no SqueezeNet 1.1 FP16 and labels under ${nowhere}`]);
     fs.writeFileSync(path.join(ensuredDir, "marker"), "kept");
-    expect(await ensureExampleRepository(ensuredDir, { seed: SEED })).toBe("present");
+    expect(await ensureExampleRepository(ensuredDir, { seed: SEED, sharedDataDir: nowhere, log: () => undefined })).toBe("present");
     expect(fs.readFileSync(path.join(ensuredDir, "marker"), "utf8")).toBe("kept");
-    fs.writeFileSync(path.join(ensuredDir, STAMP_FILE_NAME), "built by an older builder\n");
+    // Once the shared data is there, the stamp no longer matches: rebuilt, now with the pipeline.
     expect(await ensureExampleRepository(ensuredDir, { seed: SEED })).toBe("rebuilt");
     expect(fs.existsSync(path.join(ensuredDir, "marker"))).toBe(false);
+    expect(fs.existsSync(path.join(ensuredDir, "image_classifier", "config.pbtxt"))).toBe(true);
     fs.rmSync(path.join(ensuredDir, STAMP_FILE_NAME)); // as builds were before they were stamped
     expect(await ensureExampleRepository(ensuredDir, { seed: SEED })).toBe("rebuilt");
     fs.rmSync(ensuredDir, { recursive: true });
