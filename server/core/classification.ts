@@ -1,4 +1,4 @@
-import { fp16ToFloat32 } from "../half-precision";
+import { float16Value } from "../float16";
 import { type DataType, ELEMENT_BYTE_SIZE } from "./datatypes";
 import { invalidArg } from "./errors";
 import type { OutputTensor } from "./inference-request";
@@ -18,7 +18,7 @@ function reader(datatype: DataType, view: DataView): ((i: number) => number) | u
     case "INT32": return (i) => view.getInt32(i * 4, true);
     case "UINT64": return (i) => Number(view.getBigUint64(i * 8, true));
     case "INT64": return (i) => Number(view.getBigInt64(i * 8, true));
-    case "FP16": return (i) => fp16ToFloat32(view.getUint16(i * 2, true));
+    case "FP16": return (i) => float16Value(view.getUint16(i * 2, true));
     case "FP32": return (i) => view.getFloat32(i * 4, true);
     case "FP64": return (i) => view.getFloat64(i * 8, true);
     default: return undefined;

@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fp16ToFloat32 } from "../../server/half-precision";
+import { float16Value } from "../../server/float16";
 import { mugInputFp16, squeezenetRepository } from "../helpers/squeezenet";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { caseOutputs, GrpcCallError, type GrpcMessage, GrpcTestClient } from "./grpc-transport";
@@ -41,7 +41,7 @@ describe("real SqueezeNet 1.1 (FP16) over gRPC", () => {
   it("returns the FP16 probabilities in raw_output_contents, top-1 504 at about 0.987", async () => {
     const [probabilities] = caseOutputs(await client.unary("ModelInfer", mugRequest([])));
     expect(probabilities).toMatchObject({ datatype: "FP16", shape: [1, 1000, 1, 1] });
-    const floats = (probabilities!.values as number[]).map(fp16ToFloat32);
+    const floats = (probabilities!.values as number[]).map(float16Value);
     expect(floats.indexOf(Math.max(...floats))).toBe(504);
     expect(floats[504]).toBeCloseTo(0.9873, 2);
   });

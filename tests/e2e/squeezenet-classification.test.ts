@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fp16ToFloat32 } from "../../server/half-precision";
+import { float16Value } from "../../server/float16";
 import { mugInputFp16, squeezenetRepository } from "../helpers/squeezenet";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { tensorValues } from "./http-transport";
@@ -45,7 +45,7 @@ describe("real SqueezeNet 1.1 (FP16) over REST with the binary extension", () =>
     const { header, binary } = await infer([{ name: "softmaxout_1", parameters: { binary_data: true } }]);
     expect(header.outputs[0]).toMatchObject({ datatype: "FP16", shape: [1, 1000, 1, 1], parameters: { binary_data_size: 2000 } });
     const halves = tensorValues("FP16", binary) as number[];
-    const floats = halves.map(fp16ToFloat32);
+    const floats = halves.map(float16Value);
     const top = floats.indexOf(Math.max(...floats));
     expect(top).toBe(504);
     expect(floats[504]).toBeCloseTo(0.9873, 2);

@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeF
 import os from "node:os";
 import path from "node:path";
 import * as jpeg from "jpeg-js";
-import { float32ToFp16 } from "../../server/half-precision";
+import { float16Bits } from "../../server/float16";
 import { SHARED_DATA } from "./server-process";
 
 /**
@@ -49,7 +49,7 @@ export function mugInputFp16(): Uint8Array {
       for (let c = 0; c < 3; c++) {
         const value = (1 - wy) * ((1 - wx) * pixel(x0, y0, c) + wx * pixel(x1, y0, c)) + wy * ((1 - wx) * pixel(x0, y1, c) + wx * pixel(x1, y1, c));
         // RGB source channel c lands in BGR plane 2 - c.
-        out[(2 - c) * size * size + y * size + x] = float32ToFp16(value);
+        out[(2 - c) * size * size + y * size + x] = float16Bits(value);
       }
     }
   }

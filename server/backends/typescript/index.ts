@@ -2,8 +2,11 @@ export type {
   DataType, ErrorCode, ExecuteRequest, ExecuteResponse, InitializeArgs, ModelConfigJson, OutputTensor, ParameterValue, Tensor,
   TensorOfType, TypeScriptModel, TypeScriptModelClass,
 } from "./typescript-model";
+// FP16 and BF16 tensors travel as their 16-bit patterns; these convert them, under the names models use.
 export {
-  bf16ToFloat32, bf16ToFloat32Array, float32ToBf16, float32ToBf16Array, float32ToFp16, float32ToFp16Array, fp16ToFloat32,
-  fp16ToFloat32Array,
-} from "../../half-precision";
+  float16Bits as float32ToFp16, float16Value as fp16ToFloat32, fromFloat16Array as fp16ToFloat32Array, toFloat16Array as float32ToFp16Array,
+} from "../../float16";
+export {
+  bfloat16Bits as float32ToBf16, bfloat16Value as bf16ToFloat32, fromBfloat16Array as bf16ToFloat32Array, toBfloat16Array as float32ToBf16Array,
+} from "../../bfloat16";
 export { inputTensor } from "./input-tensor";

@@ -5,7 +5,7 @@ import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendResponse } from "../../../../server/backends/backend";
 import { TypeScriptBackend } from "../../../../server/backends/typescript/typescript-backend";
-import { fp16ToFloat32Array } from "../../../../server/half-precision";
+import { fromFloat16Array } from "../../../../server/float16";
 import { compileTypeScriptModel } from "../../../../server/model-builder/compile-typescript-model";
 import { REPO_ROOT } from "../../../helpers/server-process";
 
@@ -96,7 +96,7 @@ describe("the published TypeScript-backend contract (gcp-inference-stack/typescr
       if ("error" in scaled) throw new Error(scaled.error.message);
       const output = scaled.outputs.get("OUTPUT0")!;
       expect(output.datatype).toBe("FP16");
-      expect([...fp16ToFloat32Array(new Uint16Array(output.data.slice().buffer))]).toEqual([3, 7.5]);
+      expect([...fromFloat16Array(new Uint16Array(output.data.slice().buffer))]).toEqual([3, 7.5]);
       expect(Buffer.from(scaled.outputs.get("NOTE")!.data.subarray(4)).toString()).toBe("scaled");
       expect(empty).toEqual({ error: { code: "INVALID_ARG", message: "INPUT0 is empty" } });
     } finally {
