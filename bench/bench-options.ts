@@ -3,10 +3,12 @@ import { Command, InvalidArgumentError } from "commander";
 
 /**
  * resnet50 and simple compare against baselines; mlp compares batching settings; metrics compares metrics on/off;
- * image-tensor compares gRPC with HTTP (and gRPC's HTTP/2 windows) for a 600 KB tensor.
+ * image-tensor compares gRPC with HTTP (and gRPC's HTTP/2 windows) for a 600 KB tensor; image compares the
+ * image_classifier ensemble with client-side preprocessing; typescript compares the TypeScript backend with the
+ * built-in identity backend.
  */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "image-tensor";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "image-tensor"];
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "image-tensor" | "image" | "typescript";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "image-tensor", "image", "typescript"];
 
 /** What `npm run bench` measures and for how long. */
 export interface BenchOptions {
@@ -25,6 +27,8 @@ export interface BenchOptions {
   readonly resnet50Concurrency: readonly number[];
   readonly resnet50BatchSizes: readonly number[];
   readonly simpleConcurrency: number;
+  /** Concurrencies to pick each side of the image comparison's best from. */
+  readonly imageConcurrency: readonly number[];
   readonly outDir: string;
 }
 
@@ -57,7 +61,8 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     .option("--warmup-ms <ms>", "discarded load before each window (default 1000, quick 200)", positiveInteger)
     .option("--resnet50-concurrency <list>", "server concurrencies to pick the best from (default 2,4,8,16; quick 8,16): with dynamic batching, concurrency 16 keeps batches of 8 going", integerList)
     .option("--resnet50-batch <list>", "in-process ORT batch sizes to pick the best from (default 1,2,4,8; quick 1,8)", integerList)
-    .option("--simple-concurrency <n>", "concurrency for the simple model and its baseline", positiveInteger, 8)
+    .option("--simple-concurrency <n>", "concurrency for the simple model and its baseline (and the TypeScript-backend identity)", positiveInteger, 8)
+    .option("--image-concurrency <list>", "concurrencies to pick each side of the image comparison's best from (default 2,4,8,16; quick 4,8)", integerList)
     .option("--out <dir>", "where JSON, CSV and the chart go", path.join(repositoryRoot, "bench", "results"))
     .exitOverride()
     .parse([...argv], { from: "user" });
@@ -77,6 +82,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     resnet50Concurrency: (o["resnet50Concurrency"] as number[] | undefined) ?? (quick ? [8, 16] : [2, 4, 8, 16]),
     resnet50BatchSizes: (o["resnet50Batch"] as number[] | undefined) ?? (quick ? [1, 8] : [1, 2, 4, 8]),
     simpleConcurrency: o["simpleConcurrency"] as number,
+    imageConcurrency: (o["imageConcurrency"] as number[] | undefined) ?? (quick ? [4, 8] : [2, 4, 8, 16]),
     outDir: o["out"] as string,
   };
 }

@@ -66,6 +66,7 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
     baseline = await OrtBaseline.start({
       instance: {
         modelName: FP32, modelVersion: 1, modelPath: path.join(repository, FP32, "1", "model.onnx"), instanceName: "baseline",
+        modelDirectory: path.join(repository, FP32), modelConfig: {},
         device: "gpu", deviceId: 0, accelerators, parameters: {}, intraOpThreads: context.setup.cores, graphOptimizationLevel: 0,
       },
       inputName: "input", inputDatatype: "FP32", elementShape: ELEMENT_SHAPE,

@@ -9,6 +9,7 @@ import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from
 export function cpuInstance(modelPath: string, intraOpThreads: number): InstanceSpec {
   return {
     modelName: path.basename(path.dirname(path.dirname(modelPath))), modelVersion: 1, modelPath, instanceName: "baseline",
+    modelDirectory: path.dirname(path.dirname(modelPath)), modelConfig: {},
     device: "cpu", deviceId: 0, accelerators: [], parameters: {}, intraOpThreads, graphOptimizationLevel: 0,
   };
 }

@@ -23,7 +23,9 @@ import { runGpuSuite } from "./gpu-suite";
 import { runImageTensorSuite } from "./image-tensor-suite";
 import { startBenchServer } from "./bench-server";
 import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
+import { runImageClassifierSuite } from "./image-classifier-suite";
 import { runSimpleSuite } from "./simple-suite";
+import { runTypeScriptBackendSuite } from "./typescript-backend-suite";
 import { describeSystem } from "./system-setup";
 
 function setupLines(context: BenchContext, startedAt: Date): string[] {
@@ -63,7 +65,8 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   if (options.gpu && countNvidiaGpus() === 0) throw new Error("--gpu needs an NVIDIA GPU, and this machine has none (no /dev/nvidia0)");
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const modelRepository = path.join(root, "models");
-  if ((await ensureExampleRepository(modelRepository)) === "built") log(`built the example model repository in ${modelRepository}`);
+  const ensured = await ensureExampleRepository(modelRepository);
+  if (ensured !== "present") log(`${ensured} the example model repository in ${modelRepository}`);
   const served = options.models.filter((model) => model === "resnet50" || model === "simple");
   const server = await startBenchServer(root, modelRepository, [
     "--allow-metrics", "false", "--model-control-mode", "explicit", ...served.flatMap((model) => ["--load-model", model]),
@@ -85,6 +88,8 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   if (options.models.includes("metrics")) results.push(...(await runMetricsOverheadSuite(context)));
   if (options.models.includes("image-tensor")) results.push(...(await runImageTensorSuite(context)));
   if (options.gpu) results.push(...(await runGpuSuite(context)));
+  if (options.models.includes("image")) results.push(...(await runImageClassifierSuite(context)));
+  if (options.models.includes("typescript")) results.push(...(await runTypeScriptBackendSuite(context)));
   const lines = setupLines(context, startedAt);
   process.stdout.write(`\n${lines.join("\n")}\n\n${formatBenchTable(results)}`);
   await writeResults(context, results, lines);

@@ -12,6 +12,7 @@ import pino from "pino";
 import type { Backend } from "./backends/backend";
 import { IdentityBackend } from "./backends/identity-backend";
 import { OnnxruntimeBackend } from "./backends/onnxruntime/onnxruntime-backend";
+import { TypeScriptBackend } from "./backends/typescript/typescript-backend";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
 import { InferenceCore } from "./core/index";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
@@ -36,11 +37,14 @@ async function run(options: ServerOptions): Promise<void> {
     startupModels: options.loadModels,
     loader: {
       autoCompleteConfig: options.autoCompleteConfig,
-      backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
+      backends: new Map<string, Backend>([
+        ["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()], ["typescript", new TypeScriptBackend()],
+      ]),
       gpuCount: countNvidiaGpus(),
       cpuCount: options.cpuCount,
       defaultMaxBatchSize: options.defaultMaxBatchSize,
       intraOpThreads: options.intraOpThreads,
+      instanceRestart: { initialBackoffMs: options.instanceRestartBackoffMs, maxBackoffMs: options.instanceRestartMaxBackoffMs },
     },
   });
 

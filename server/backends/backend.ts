@@ -29,6 +29,13 @@ export interface InstanceSpec {
   readonly modelVersion: number;
   /** The model file or directory (`<repo>/<model>/<version>/<default_model_filename>`). */
   readonly modelPath: string;
+  /** `<repo>/<model>`: where the config and label files are. */
+  readonly modelDirectory: string;
+  /**
+   * The model configuration as Triton's JSON (the `GET /v2/models/{m}/config` form) as loaded, with the instance
+   * groups filled in; auto-complete has not run yet (it needs an instance to read the model file).
+   */
+  readonly modelConfig: Readonly<Record<string, unknown>>;
   readonly instanceName: string;
   readonly device: "cpu" | "gpu";
   readonly deviceId: number;
@@ -57,6 +64,8 @@ export interface Backend {
   readonly name: string;
   /** Whether KIND_AUTO should try the GPU for this backend's instances (explicit KIND_GPU is always passed on). */
   readonly usesGpu: boolean;
+  /** The file a version folder holds when the config names none (`default_model_filename`); `model.onnx` if absent. */
+  readonly defaultModelFilename?: string;
   /**
    * Loads one instance. Rejecting fails the model load (the model becomes UNAVAILABLE with the error's message
    * as the reason); it never throws synchronously.
@@ -85,7 +94,49 @@ export interface BackendInstance {
    * requested outputs; rejects with an Error whose message is safe to show to the client.
    */
   execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult>;
+  /**
+   * Present on instances that take a batch request by request, as Triton's Python backend does: the core then
+   * calls this instead of {@link execute}, without concatenating the requests, and each request may fail on its
+   * own. Rejecting fails every request of the batch (INTERNAL, with the message). Never called concurrently
+   * with itself or {@link execute}.
+   */
+  executeRequests?(requests: readonly BackendRequest[]): Promise<RequestsExecutionResult>;
+  /**
+   * Present on instances that can die on their own (their worker thread crashed, exited or ran out of memory):
+   * resolves with the reason once that happened. The execution it held has been rejected with that reason by
+   * then; the instance never serves again and the core replaces it. Never rejects.
+   */
+  readonly lost?: Promise<Error>;
   close(): Promise<void>;
+}
+
+/** Triton's error codes, as a backend names them for one request it refuses (strings: backends never import the core). */
+export type BackendErrorCode =
+  | "INVALID_ARG" | "NOT_FOUND" | "UNAVAILABLE" | "UNSUPPORTED" | "ALREADY_EXISTS" | "CANCELLED" | "INTERNAL" | "UNKNOWN";
+
+export type BackendParameterValue = string | number | boolean | bigint;
+
+/** One request of a batch, for {@link BackendInstance.executeRequests}. */
+export interface BackendRequest {
+  /** This request's inputs, batch dimension included when the model batches; each in a buffer of its own. */
+  readonly inputs: TensorMap;
+  /** The request's parameters as the client sent them (and, in an ensemble step, the ensemble request's). */
+  readonly parameters: Readonly<Record<string, BackendParameterValue>>;
+  /** The outputs the client asked for; a backend may produce more, the core keeps these. */
+  readonly requestedOutputs: readonly string[];
+}
+
+/** One request's answer: its outputs, or the error that fails only this request. */
+export type BackendResponse =
+  | { readonly outputs: TensorMap }
+  | { readonly error: { readonly code: BackendErrorCode; readonly message: string } };
+
+/** One response per request, in request order, plus the backend's split of the execution time. */
+export interface RequestsExecutionResult {
+  readonly responses: readonly BackendResponse[];
+  readonly computeInputNs: number;
+  readonly computeInferNs: number;
+  readonly computeOutputNs: number;
 }
 
 /** Outputs plus the backend's own split of the execution time (Triton's compute_input/infer/output). */

@@ -35,6 +35,9 @@ export interface ServerOptions {
   readonly heapGrowingPercent: number;
   /** Bytes of the response cache (`--cache-config local,size=N`); undefined = no cache. */
   readonly responseCacheBytes: number | undefined;
+  /** Backoff before an instance whose worker died is restarted: the first delay, doubling up to the max. */
+  readonly instanceRestartBackoffMs: number;
+  readonly instanceRestartMaxBackoffMs: number;
 }
 
 function parseBoolean(value: string | undefined): boolean {
@@ -134,7 +137,9 @@ export function buildCommand(): Command {
       "--heap-growing-percent <percent>",
       "how far the JS heap may grow past its live size before the next full GC (V8's --heap-growing-percent; 0 = V8's adaptive default, which collects about once a second under large-tensor load)",
       parseInteger(0, 1000), DEFAULT_HEAP_GROWING_PERCENT,
-    );
+    )
+    .option("--instance-restart-backoff-ms <ms>", "delay before a model instance whose worker thread died is restarted; doubles with each consecutive failure", parseInteger(0), 100)
+    .option("--instance-restart-max-backoff-ms <ms>", "longest delay between restarts of one instance", parseInteger(0), 10_000);
 }
 
 /** Parses argv (without node and the script); throws commander's errors for bad flags. */
@@ -145,6 +150,11 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
   if (modelRepositories.length === 0) throw new InvalidArgumentError("--model-repository is required");
   const backendConfig = parseBackendConfig(o["backendConfig"] as string[]);
   const strictModelConfig = o["strictModelConfig"] as boolean | undefined;
+  const instanceRestartBackoffMs = o["instanceRestartBackoffMs"] as number;
+  const instanceRestartMaxBackoffMs = o["instanceRestartMaxBackoffMs"] as number;
+  if (instanceRestartMaxBackoffMs < instanceRestartBackoffMs) {
+    throw new InvalidArgumentError(`--instance-restart-max-backoff-ms ${instanceRestartMaxBackoffMs} is below --instance-restart-backoff-ms ${instanceRestartBackoffMs}`);
+  }
   return {
     modelRepositories,
     id: o["id"] as string,
@@ -170,5 +180,7 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     cpuCount: os.availableParallelism(),
     heapGrowingPercent: o["heapGrowingPercent"] as number,
     responseCacheBytes: parseCacheConfig(o["cacheConfig"] as string[]),
+    instanceRestartBackoffMs,
+    instanceRestartMaxBackoffMs,
   };
 }

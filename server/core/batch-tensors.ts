@@ -74,3 +74,29 @@ export function splitBatch(
   }
   return perRequest;
 }
+
+/**
+ * One request's outputs from a backend that answers request by request: every output the client asked for, each
+ * checked against the config (datatype, batch dimension, bytes for the shape), so a model's mistake fails its
+ * request with a reason instead of reaching the client as a malformed tensor.
+ */
+export function requestOutputs(outputs: TensorMap, request: ValidatedRequest, signature: ModelSignature): OutputTensor[] {
+  return request.outputs.map(({ name }) => {
+    const tensor = outputs.get(name);
+    if (tensor === undefined) throw new InferenceError("INTERNAL", `model produced no output '${name}'`);
+    const spec = signature.outputs.find((o) => o.name === name)!;
+    const fail = (detail: string): never => {
+      throw new InferenceError("INTERNAL", `model returned output '${name}' ${detail}`);
+    };
+    if (tensor.datatype !== spec.datatype) fail(`as ${tensor.datatype}, but the model config declares ${spec.datatype}`);
+    if (!tensor.shape.every((dim) => Number.isSafeInteger(dim) && dim >= 0)) fail(`with an invalid shape [${tensor.shape.join(",")}]`);
+    if (signature.maxBatchSize > 0 && tensor.shape[0] !== request.batchSize) {
+      fail(`with shape [${tensor.shape.join(",")}], but the request's batch size is ${request.batchSize}`);
+    }
+    const count = elementCount(tensor.shape);
+    const elementSize = ELEMENT_BYTE_SIZE[spec.datatype];
+    const elements = elementSize === 0 ? bytesElementOffsets(tensor.data).length - 1 : tensor.data.byteLength / elementSize;
+    if (elements !== count) fail(`with ${elements} elements, but its shape [${tensor.shape.join(",")}] needs ${count}`);
+    return { name, datatype: spec.datatype, shape: [...tensor.shape], data: tensor.data };
+  });
+}

@@ -40,8 +40,11 @@ export interface ModelGauges {
   readonly pendingRequests: number;
   /** Requests waiting in the scheduler queue, excluding delayed (timed-out, DELAY policy) ones. */
   readonly queueDepth: number;
+  /** Instances alive now; one whose worker died counts again once its replacement is up. */
   readonly instanceCount: number;
   readonly instanceBusySeconds: number;
   /** Where each instance runs: kind, execution provider, device. */
   readonly placements: readonly InstancePlacement[];
+  /** Instances that died on their own (worker crash, exit, out of memory) and were restarted, since load. */
+  readonly instanceRestarts: number;
 }

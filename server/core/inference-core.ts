@@ -32,7 +32,7 @@ export interface CoreSettings {
   readonly repositoryPollMs: number;
   /** Triton's `--cache-config local,size=N`: bytes of the response cache; undefined = no cache. */
   readonly responseCacheBytes: number | undefined;
-  /** Where poll mode reports what it loaded, unloaded or failed to reload. */
+  /** Where poll mode reports what it loaded, unloaded or failed to reload, and instance restarts are logged. */
   readonly log: { info(message: string): void; warn(message: string): void };
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
@@ -412,7 +412,10 @@ export class InferenceCore {
     if (version === undefined || version === "") {
       const ready = [...model.versions.values()].filter((v): v is ModelVersion => !(v instanceof Error));
       const latest = ready.sort((a, b) => b.version - a.version)[0];
-      if (latest === undefined) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' has no available versions`);
+      if (latest === undefined) {
+        const reasons = [...model.versions].flatMap(([number, v]) => (v instanceof Error ? [`version ${number}: ${v.message}`] : []));
+        throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' has no available versions${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
+      }
       return latest;
     }
     if (!/^[0-9]+$/.test(version)) throw invalidArg(`failed to parse model version '${version}' for model '${name}': versions are non-negative integers`);
@@ -473,6 +476,7 @@ export class InferenceCore {
           modelName: loaded.name, modelVersion: String(loaded.version), pendingRequests: loaded.scheduler.pendingCount,
           queueDepth: loaded.scheduler.queueDepth, instanceCount: loaded.pool.size, instanceBusySeconds: loaded.pool.busySeconds(),
           placements: loaded.placements,
+          instanceRestarts: loaded.pool.restartCount,
         });
       }
     }

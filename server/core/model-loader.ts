@@ -5,12 +5,12 @@ import { completeConfig } from "./config-auto-complete";
 import { type ComposingModels, EnsembleScheduler, planEnsemble } from "./ensemble";
 import { dataTypeFromConfig } from "./datatypes";
 import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "./model-config";
-import { modelConfigFromJson } from "./model-config";
+import { modelConfigFromJson, modelConfigToJson } from "./model-config";
 import { listVersions, type ModelDirectory, readLabels } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "./model-signature";
 import { ModelStatistics } from "./model-statistics";
 import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
-import { InstancePool } from "./instance-pool";
+import { InstancePool, type InstanceRestarts } from "./instance-pool";
 import { type QueuePolicy, Scheduler, type SchedulerSettings } from "./scheduler";
 import { controlInputsOf, SequenceTracker } from "./sequence-control";
 import type { InstancePlacement, ModelVersion } from "./model-version";
@@ -27,8 +27,10 @@ export interface LoaderSettings {
   readonly observer: { executed(modelName: string, version: number, timings: Parameters<ModelStatistics["recordExecution"]>[0]): void };
   /** The loaded models an ensemble's steps run on. */
   readonly composing: ComposingModels;
-  /** Where loads report which device and provider each version's instances run on, and KIND_AUTO's CPU fallback. */
-  readonly log: { info(message: string): void; warn(message: string): void };
+  /** Backoff for replacing an instance whose worker died: starts at `initialBackoffMs`, doubles up to `maxBackoffMs`. */
+  readonly instanceRestart: { readonly initialBackoffMs: number; readonly maxBackoffMs: number };
+  /** Where loads report which device and provider each version's instances run on, KIND_AUTO's CPU fallback and restarts. */
+  readonly log: InstanceRestarts["log"];
 }
 
 /** A model whose config could be read: what each of its selected versions became. */
@@ -175,22 +177,34 @@ function schedulerSettings(config: ModelConfig): SchedulerSettings {
   };
 }
 
+/** A version's instances as created, where each runs, and the spec each slot's instance is (re)created from. */
+interface CreatedInstances {
+  readonly instances: BackendInstance[];
+  readonly placements: InstancePlacement[];
+  readonly specOf: (index: number) => InstanceSpec;
+}
+
 /** Creates every planned instance of a version; closes the ones already created when one fails. */
 async function createInstances(
-  config: ModelConfig, backend: Backend, version: number, modelPath: string, settings: LoaderSettings, autoOnGpu: boolean,
-): Promise<{ instances: BackendInstance[]; placements: InstancePlacement[] }> {
+  config: ModelConfig, directory: ModelDirectory, backend: Backend, version: number, modelPath: string, settings: LoaderSettings, autoOnGpu: boolean,
+): Promise<CreatedInstances> {
   const plans = planInstances(config, backend.name, settings.gpuCount, autoOnGpu);
   const intraOpThreads = settings.intraOpThreads ?? Math.max(1, Math.floor(settings.cpuCount / plans.length));
+  const modelConfig = modelConfigToJson(config);
+  const specOf = (index: number): InstanceSpec => {
+    const plan = plans[index]!;
+    return {
+      modelName: config.name, modelVersion: version, modelPath, modelDirectory: directory.path, modelConfig,
+      instanceName: `${plan.groupName}_${index}`, device: plan.kind, deviceId: plan.deviceId,
+      accelerators: acceleratorsFor(config, plan.kind), parameters: parameterStrings(config), intraOpThreads,
+      graphOptimizationLevel: config.optimization?.graph?.level ?? 0,
+    };
+  };
   const instances: BackendInstance[] = [];
   try {
     for (const [index, plan] of plans.entries()) {
       try {
-        instances.push(await backend.createInstance({
-          modelName: config.name, modelVersion: version, modelPath, instanceName: `${plan.groupName}_${index}`,
-          device: plan.kind, deviceId: plan.deviceId, accelerators: acceleratorsFor(config, plan.kind),
-          parameters: parameterStrings(config), intraOpThreads,
-          graphOptimizationLevel: config.optimization?.graph?.level ?? 0,
-        }));
+        instances.push(await backend.createInstance(specOf(index)));
       } catch (error) {
         throw plan.auto ? new AutoGpuUnusable(error instanceof Error ? error.message : String(error)) : error;
       }
@@ -202,7 +216,7 @@ async function createInstances(
   const placements = instances.map((instance, i): InstancePlacement => ({
     kind: plans[i]!.kind === "gpu" ? "KIND_GPU" : "KIND_CPU", deviceId: plans[i]!.deviceId, provider: instance.executionProvider,
   }));
-  return { instances, placements };
+  return { instances, placements, specOf };
 }
 
 /**
@@ -231,20 +245,20 @@ async function loadVersion(
   directory: ModelDirectory, baseConfig: ModelConfig, backend: Backend, version: number, settings: LoaderSettings,
 ): Promise<ModelVersion> {
   let config: ModelConfig = structuredClone(baseConfig);
-  const modelPath = path.join(directory.path, String(version), config.default_model_filename || "model.onnx");
+  const modelPath = path.join(directory.path, String(version), config.default_model_filename || backend.defaultModelFilename || "model.onnx");
   if (backend.name === "onnxruntime" && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
   const autoOnGpu = settings.gpuCount > 0 && backend.usesGpu;
-  let created: Awaited<ReturnType<typeof createInstances>>;
+  let created: CreatedInstances;
   try {
-    created = await createInstances(config, backend, version, modelPath, settings, autoOnGpu);
+    created = await createInstances(config, directory, backend, version, modelPath, settings, autoOnGpu);
   } catch (error) {
     if (!(error instanceof AutoGpuUnusable)) throw error;
     // Triton's KIND_AUTO: the GPU when the model can use it, else the CPU; a machine's GPU never fails a load.
     settings.log.warn(`model '${config.name}' version ${version}: KIND_AUTO instances cannot use the GPU, loading them on CPU: ${error.message}`);
     config = structuredClone(baseConfig);
-    created = await createInstances(config, backend, version, modelPath, settings, false);
+    created = await createInstances(config, directory, backend, version, modelPath, settings, false);
   }
-  const { instances, placements } = created;
+  const { instances, placements, specOf } = created;
   try {
     recordGpuProvider(config, placements);
     settings.log.info(`model '${config.name}' version ${version}: ${describePlacements(placements)}`);
@@ -261,12 +275,27 @@ async function loadVersion(
       controls: controls.map((c) => ({ name: c.name, datatype: c.datatype })),
     };
     // Not ready, and not counted in statistics, until every instance has run every warmup sample.
-    await warmUpInstances(buildWarmupSamples(config.name, directory.path, completed.model_warmup, signature), instances, signature);
+    const warmupSamples = buildWarmupSamples(config.name, directory.path, completed.model_warmup, signature);
+    await warmUpInstances(warmupSamples, instances, signature);
     const sequences = completed.sequence_batching !== undefined
       ? new SequenceTracker(config.name, controls, completed.sequence_batching.max_sequence_idle_microseconds)
       : undefined;
     const statistics = new ModelStatistics(config.name, String(version));
-    const pool = new InstancePool(instances);
+    // A replacement for a dead instance starts and warms up exactly as the first one did.
+    const pool = new InstancePool(instances, {
+      ...settings.instanceRestart, log: settings.log,
+      describe: (index) => `instance ${specOf(index).instanceName} of model '${config.name}' version ${version}`,
+      start: async (index) => {
+        const instance = await backend.createInstance(specOf(index));
+        try {
+          await warmUpInstances(warmupSamples, [instance], signature);
+        } catch (error) {
+          await instance.close();
+          throw error;
+        }
+        return instance;
+      },
+    });
     const scheduler = new Scheduler(signature, schedulerSettings(completed), pool, {
       executed: (timings) => {
         statistics.recordExecution(timings);

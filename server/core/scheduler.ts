@@ -1,5 +1,5 @@
 import type { BackendInstance } from "../backends/backend";
-import { assembleBatch, splitBatch } from "./batch-tensors";
+import { assembleBatch, requestOutputs, splitBatch } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "./errors";
 import type { CancellationSignal, OutputTensor, ParameterValue } from "./inference-request";
@@ -56,6 +56,7 @@ interface QueueEntry extends PendingView {
   readonly timeoutAction: QueuePolicy["timeoutAction"];
   readonly level: number;
   readonly signal: CancellationSignal | undefined;
+  readonly parameters: Readonly<Record<string, ParameterValue>>;
   readonly onAbort: () => void;
   readonly resolve: (result: ScheduledResult) => void;
   readonly reject: (error: InferenceError) => void;
@@ -103,6 +104,10 @@ export class Scheduler implements RequestScheduler {
     this.#serviceOrder = [...this.#queues, this.#delayed];
     this.#outputNames = signature.outputs.map((o) => o.name);
     this.#liveByLevel = settings.levels.map(() => 0);
+    pool.listen({
+      available: () => this.#schedule(),
+      allDown: (reason) => this.#failQueued(new InferenceError("UNAVAILABLE", `every instance of the model is down and restarting failed: ${reason.message}`)),
+    });
   }
 
   /** Requests accepted and not yet executing. */
@@ -138,7 +143,8 @@ export class Scheduler implements RequestScheduler {
       const entry: QueueEntry = {
         request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs, enqueueNs,
         deadlineUs: timeoutUs > 0 ? enqueueUs + timeoutUs : Infinity, timeoutAction: policy.timeoutAction, level,
-        signal: options.signal, onAbort: () => this.#cancel(entry), resolve, reject, done: false, delayed: false,
+        signal: options.signal, parameters: options.parameters ?? {}, onAbort: () => this.#cancel(entry), resolve, reject,
+        done: false, delayed: false,
       };
       entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
       if (entry.deadlineUs !== Infinity) this.#withDeadline++;
@@ -177,6 +183,12 @@ export class Scheduler implements RequestScheduler {
     this.#forget(entry);
     entry.reject(error);
     this.#resolveIfDrained();
+  }
+
+  #failQueued(error: InferenceError): void {
+    for (const queue of this.#serviceOrder) {
+      while (queue.length > 0) this.#settle(queue.shift()!, error);
+    }
   }
 
   #forget(entry: QueueEntry): void {
@@ -303,6 +315,7 @@ export class Scheduler implements RequestScheduler {
 
   /** Runs one batch; resolves (never rejects) with the function that hands each request its result. */
   async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
+    if (instance.executeRequests !== undefined) return this.#executeRequests(instance, entries);
     const startNs = process.hrtime.bigint();
     const requests = entries.map((e) => e.request);
     try {
@@ -319,6 +332,47 @@ export class Scheduler implements RequestScheduler {
         computeOutputNs: Math.max(0, totalNs - computeInputNs - result.computeInferNs),
       });
       return () => entries.forEach((entry, i) => entry.resolve({ outputs: perRequest[i]!, queueNs: Number(startNs - entry.enqueueNs) }));
+    } catch (error) {
+      const failure = asInferenceError(error);
+      return () => entries.forEach((entry) => entry.reject(failure));
+    }
+  }
+
+  /** A batch for a backend that takes it request by request: each request gets its own outputs or error. */
+  async #executeRequests(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
+    const startNs = process.hrtime.bigint();
+    try {
+      const requests = entries.map((entry) => ({
+        inputs: assembleBatch([entry.request], this.#signature), parameters: entry.parameters,
+        requestedOutputs: entry.request.outputs.map((output) => output.name),
+      }));
+      const assembledNs = process.hrtime.bigint();
+      const result = await instance.executeRequests!(requests);
+      if (result.responses.length !== entries.length) {
+        throw new InferenceError("INTERNAL", `the model answered ${result.responses.length} responses to a batch of ${entries.length} requests`);
+      }
+      const answers = entries.map((entry, i): (() => void) => {
+        const response = result.responses[i]!;
+        if ("error" in response) {
+          const error = new InferenceError(response.error.code, response.error.message);
+          return () => entry.reject(error);
+        }
+        try {
+          const outputs = requestOutputs(response.outputs, entry.request, this.#signature);
+          return () => entry.resolve({ outputs, queueNs: Number(startNs - entry.enqueueNs) });
+        } catch (error) {
+          const failure = asInferenceError(error);
+          return () => entry.reject(failure);
+        }
+      });
+      const totalNs = Number(process.hrtime.bigint() - startNs);
+      const computeInputNs = Number(assembledNs - startNs) + result.computeInputNs;
+      this.#listener.executed({
+        batchSize: entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), requestCount: entries.length,
+        computeInputNs, computeInferNs: result.computeInferNs,
+        computeOutputNs: Math.max(0, totalNs - computeInputNs - result.computeInferNs),
+      });
+      return () => answers.forEach((answer) => answer());
     } catch (error) {
       const failure = asInferenceError(error);
       return () => entries.forEach((entry) => entry.reject(failure));

@@ -63,6 +63,7 @@ const SCRAPED_VALUES: readonly { name: string; help: string; type: "gauge" | "co
   { name: "inference_queue_depth", help: "Requests waiting in the model's scheduler queue now", type: "gauge", read: (g) => g.queueDepth },
   { name: "inference_instance_count", help: "Model instances (workers) loaded for the model", type: "gauge", read: (g) => g.instanceCount },
   { name: "inference_instance_busy_seconds_total", help: "Busy time summed over the model's instances; rate / inference_instance_count is instance utilization", type: "counter", read: (g) => g.instanceBusySeconds },
+  { name: "inference_instance_restarts_total", help: "Model instances whose worker thread died (crash, exit, out of memory) and were restarted", type: "counter", read: (g) => g.instanceRestarts },
 ];
 
 /**

@@ -1,8 +1,12 @@
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { type ExampleModel } from "./example-model";
+import { findPackageRoot } from "./find-package-root";
 import { buildIdentityModels } from "./models/identity-models";
+import { buildImageClassifierModels, imageClassifierSources } from "./models/image-classifier-models";
 import { buildMlpModel } from "./models/mlp-model";
 import { buildGpuResnet50Models, buildResnet50Model } from "./models/resnet50-model";
 import { buildSimpleModel } from "./models/simple-model";
@@ -15,14 +19,56 @@ export interface BuildExampleRepositoryOptions {
   readonly seed?: number;
   /** Only the GPU variants of resnet50 (FP32 batched and unbatched, FP16), for `npm run test:gpu` and `bench --gpu`. */
   readonly gpu?: boolean;
+  /**
+   * The shared data folder with the real SqueezeNet and labels the image_classifier pipeline needs (default
+   * `../shared/data` beside the package); without it the pipeline is left out.
+   */
+  readonly sharedDataDir?: string;
+  /** Where the builder says what it left out (default: stdout). */
+  readonly log?: (line: string) => void;
+}
+
+/** The file in the repository root that records what built it (see {@link exampleRepositoryStamp}). */
+export const STAMP_FILE_NAME = ".example-repository-stamp";
+
+const PACKAGE_ROOT = findPackageRoot(__dirname);
+
+function defaultSharedDataDir(): string {
+  return path.resolve(PACKAGE_ROOT, "..", "shared", "data");
+}
+
+function hasImageClassifierSources(sharedDataDir: string): boolean {
+  const sources = imageClassifierSources(sharedDataDir);
+  return existsSync(sources.model) && existsSync(sources.labels);
 }
 
 // A generator so that only one model's bytes (resnet50: ~100 MB) are in memory at a time.
-function* exampleModels(seed: number): Generator<ExampleModel> {
+function* exampleModels(seed: number, sharedDataDir: string, log: (line: string) => void): Generator<ExampleModel> {
   yield buildSimpleModel();
   yield* buildIdentityModels();
   yield buildMlpModel(seed);
   yield buildResnet50Model(seed);
+  if (hasImageClassifierSources(sharedDataDir)) {
+    yield* buildImageClassifierModels(PACKAGE_ROOT, sharedDataDir);
+  } else {
+    log(`example repository: leaving out image_classifier and its steps: no SqueezeNet 1.1 FP16 and labels under ${sharedDataDir}`);
+  }
+}
+
+/**
+ * What a build with these options from this source tree produces, as a digest: the builder's own sources (every
+ * file under server/model-builder, model sources included), the seed, and whether the shared data is there.
+ * A repository whose stamp differs is out of date.
+ */
+export function exampleRepositoryStamp(options: BuildExampleRepositoryOptions = {}): string {
+  const hash = createHash("sha256");
+  const builderDir = path.join(PACKAGE_ROOT, "server", "model-builder");
+  for (const entry of readdirSync(builderDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())) {
+    const file = path.join(entry.parentPath, entry.name);
+    hash.update(path.relative(builderDir, file)).update(readFileSync(file));
+  }
+  hash.update(`seed=${options.seed ?? DEFAULT_EXAMPLE_SEED};gpu=${options.gpu === true};image_classifier=${hasImageClassifierSources(options.sharedDataDir ?? defaultSharedDataDir())}`);
+  return hash.digest("hex");
 }
 
 async function writeModel(repositoryDir: string, model: ExampleModel): Promise<void> {
@@ -61,9 +107,10 @@ async function replaceDirectory(stagingDir: string, targetDir: string): Promise<
 }
 
 /**
- * Writes the example model repository (simple, identity_* for every datatype, mlp, resnet50) to `outDir`,
- * replacing whatever is there. The models are built in a hidden sibling directory and renamed into place
- * at the end, so an interrupted or failed build never leaves a partial repository at `outDir`.
+ * Writes the example model repository (simple, identity_* for every datatype, mlp, resnet50, and the
+ * image_classifier pipeline when the shared data is there) to `outDir`, replacing whatever is there. The models
+ * are built in a hidden sibling directory and renamed into place at the end, so an interrupted or failed build
+ * never leaves a partial repository at `outDir`.
  */
 export async function buildExampleRepository(
   outDir: string,
@@ -78,9 +125,12 @@ export async function buildExampleRepository(
     // another user (e.g. a container's non-root user).
     await fs.chmod(stagingDir, 0o755);
     const seed = options.seed ?? DEFAULT_EXAMPLE_SEED;
-    for (const model of options.gpu === true ? buildGpuResnet50Models(seed) : exampleModels(seed)) {
+    const sharedDataDir = options.sharedDataDir ?? defaultSharedDataDir();
+    const models = options.gpu === true ? buildGpuResnet50Models(seed) : exampleModels(seed, sharedDataDir, options.log ?? console.log);
+    for (const model of models) {
       await writeModel(stagingDir, model);
     }
+    await fs.writeFile(path.join(stagingDir, STAMP_FILE_NAME), `${exampleRepositoryStamp(options)}\n`);
     await replaceDirectory(stagingDir, targetDir);
   } catch (error) {
     await fs.rm(stagingDir, { recursive: true, force: true });
@@ -97,14 +147,15 @@ function parseSeed(value: string): number {
 async function main(argv: readonly string[]): Promise<void> {
   const options = new Command()
     .name("build-example-repository")
-    .description("Write the example Triton model repository (ONNX models with seeded weights).")
+    .description("Write the example Triton model repository (ONNX models with seeded weights, the image_classifier pipeline).")
     .requiredOption("--out <dir>", "repository directory to create or replace")
     .option("--seed <integer>", "weight seed", parseSeed, DEFAULT_EXAMPLE_SEED)
+    .option("--shared-data <dir>", "folder with the real SqueezeNet and labels for image_classifier", defaultSharedDataDir())
     .option("--gpu", "write the GPU repository instead: resnet50_gpu, resnet50_gpu_unbatched, resnet50_fp16_gpu (KIND_GPU)")
     .parse(argv)
-    .opts<{ out: string; seed: number; gpu?: boolean }>();
+    .opts<{ out: string; seed: number; sharedData: string; gpu?: boolean }>();
   const startedMs = performance.now();
-  await buildExampleRepository(options.out, { seed: options.seed, gpu: options.gpu === true });
+  await buildExampleRepository(options.out, { seed: options.seed, sharedDataDir: options.sharedData, gpu: options.gpu === true });
   console.log(`example model repository written to ${path.resolve(options.out)} in ${Math.round(performance.now() - startedMs)} ms`);
 }
 

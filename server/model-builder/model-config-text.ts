@@ -26,6 +26,18 @@ export interface ModelConfigSpec {
   readonly gpuAccelerator?: string;
   /** One `model_warmup` sample of zeros for every input, run before the model is ready. */
   readonly warmup?: { readonly name: string; readonly batchSize: number };
+  /** Model `parameters` (string values), e.g. a backend's settings. */
+  readonly parameters?: Readonly<Record<string, string>>;
+  /** An ensemble's `ensemble_scheduling.step`s (with `runtime: { platform: "ensemble" }`); maps are model tensor -> ensemble tensor. */
+  readonly ensembleSteps?: readonly EnsembleStepSpec[];
+}
+
+export interface EnsembleStepSpec {
+  readonly modelName: string;
+  /** -1 (the default) is the latest ready version. */
+  readonly modelVersion?: number;
+  readonly inputMap: Readonly<Record<string, string>>;
+  readonly outputMap: Readonly<Record<string, string>>;
 }
 
 const INDENT = "  ";
@@ -44,6 +56,14 @@ function messageList(field: string, bodies: readonly (readonly string[])[]): str
   });
   lines.push("]");
   return lines;
+}
+
+function mapEntries(field: string, map: Readonly<Record<string, string>>): string[] {
+  return Object.entries(map).map(([key, value]) => `${field} { key: ${quoted(key)} value: ${quoted(value)} }`);
+}
+
+function indented(lines: readonly string[]): string[] {
+  return lines.map((line) => `${INDENT}${line}`);
 }
 
 function tensorBody(tensor: ModelTensorConfig): string[] {
@@ -84,6 +104,16 @@ export function renderModelConfigText(config: ModelConfigSpec): string {
   }
   if (config.gpuAccelerator !== undefined) {
     lines.push(`optimization { execution_accelerators { gpu_execution_accelerator: [ { name: ${quoted(config.gpuAccelerator)} } ] } }`);
+  }
+  for (const [key, value] of Object.entries(config.parameters ?? {})) {
+    lines.push("parameters {", `${INDENT}key: ${quoted(key)}`, `${INDENT}value: { string_value: ${quoted(value)} }`, "}");
+  }
+  if (config.ensembleSteps !== undefined) {
+    const steps = messageList("step", config.ensembleSteps.map((step) => [
+      `model_name: ${quoted(step.modelName)}`, `model_version: ${step.modelVersion ?? -1}`,
+      ...mapEntries("input_map", step.inputMap), ...mapEntries("output_map", step.outputMap),
+    ]));
+    lines.push("ensemble_scheduling {", ...indented(steps), "}");
   }
   if (config.warmup !== undefined) {
     const inputs = config.inputs.flatMap((tensor) => [

@@ -1,16 +1,20 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
 import { type DataType, elementCountOf, type InferInput, type TensorData, type TensorMetadata, bytesToTensorData, toTensorData } from "../client/index";
 import { SeededRandom } from "../model-builder/seeded-random";
 import { PerfError } from "./perf-error";
 import { randomTensorData } from "./random-tensor-data";
 
 /**
- * `--input-data`: generated data, or a perf_analyzer data file already parsed:
- * `{"data": [{"INPUT0": [1, 2, ...] | {"content": [...], "shape": [...]} | {"b64": "..."}, ...}, ...]}`.
+ * `--input-data`: generated data, a perf_analyzer data file already parsed
+ * (`{"data": [{"INPUT0": [1, 2, ...] | {"content": [...], "shape": [...]} | {"b64": "..."}, ...}, ...]}`), or a
+ * directory's files already read (name -> bytes; see {@link buildInputSets}).
  */
 export type InputDataSource =
   | { readonly kind: "random"; readonly seed: number }
   | { readonly kind: "zero" }
-  | { readonly kind: "file"; readonly path: string; readonly document: unknown };
+  | { readonly kind: "file"; readonly path: string; readonly document: unknown }
+  | { readonly kind: "directory"; readonly path: string; readonly files: ReadonlyMap<string, Uint8Array> };
 
 export interface InputSetOptions {
   /** `-b`: requests carry this many batch elements (models with max_batch_size > 0). */
@@ -86,29 +90,67 @@ function repeat(datatype: DataType, data: TensorData, copies: number): TensorDat
   return out;
 }
 
+/** What a set holds for one input: one batch element's data, and its shape when the source gives one. */
+type ElementData = { readonly data: TensorData; readonly shape: readonly number[] | undefined };
+
 /**
- * The request inputs to send, one set per data-file entry (one set for generated data). Each batch element
- * holds the same data; shapes get the batch dimension when the model batches. Throws a {@link PerfError} for
- * a variable dimension nobody gave, a shape that does not fit, or data that does not match its shape.
+ * A directory's data sets. perf_analyzer's layout - a file named after every input, holding one batch element:
+ * raw little-endian bytes, or for BYTES one element per line - gives one set. Otherwise, for a model whose only
+ * input is BYTES, every file is a set of its own holding the file as the one element: a folder of images.
+ */
+function directoryEntries(inputs: readonly TensorMetadata[], source: Extract<InputDataSource, { kind: "directory" }>): Map<string, ElementData>[] {
+  if (inputs.every((input) => source.files.has(input.name))) {
+    return [new Map(inputs.map((input): [string, ElementData] => {
+      const bytes = source.files.get(input.name)!;
+      try {
+        const data = input.datatype === "BYTES"
+          ? new TextDecoder().decode(bytes).split("\n").filter((line, i, lines) => line !== "" || i < lines.length - 1).map((line) => new TextEncoder().encode(line))
+          : bytesToTensorData(input.datatype, bytes, input.name);
+        return [input.name, { data, shape: undefined }];
+      } catch (error) {
+        throw new PerfError(`${source.path}/${input.name}: ${(error as Error).message}`);
+      }
+    }))];
+  }
+  const only = inputs.length === 1 ? inputs[0]! : undefined;
+  if (only === undefined || only.datatype !== "BYTES") {
+    throw new PerfError(`${source.path}: expected a file named after each input (${inputs.map((input) => input.name).join(", ")}), or, for a model with one BYTES input, one file per element`);
+  }
+  return [...source.files.values()].map((bytes) => new Map([[only.name, { data: [bytes], shape: undefined }]]));
+}
+
+function fileEntryData(inputs: readonly TensorMetadata[], source: Extract<InputDataSource, { kind: "file" }>): Map<string, ElementData>[] {
+  return fileEntries(source).map((entry, entryIndex) => new Map(inputs.map((input): [string, ElementData] => {
+    if (!(input.name in entry)) throw new PerfError(`${source.path}: entry ${entryIndex} has no data for input '${input.name}'`);
+    return [input.name, fileValue(input, entry[input.name], source.path)];
+  })));
+}
+
+/**
+ * The request inputs to send, one set per data-file entry or directory set (one set for generated data). Each
+ * batch element holds the same data; shapes get the batch dimension when the model batches. Throws a
+ * {@link PerfError} for a variable dimension nobody gave, a shape that does not fit, or data that does not match
+ * its shape.
  */
 export function buildInputSets(inputs: readonly TensorMetadata[], options: InputSetOptions): InferInput[][] {
   const source = options.source;
-  const entries: (FileEntry | undefined)[] = source.kind === "file" ? fileEntries(source) : [undefined];
   const random = source.kind === "random" ? new SeededRandom(source.seed) : undefined;
-  const path = source.kind === "file" ? source.path : "";
+  const where = source.kind === "file" || source.kind === "directory" ? source.path : "";
+  const entries: (Map<string, ElementData> | undefined)[] = source.kind === "file"
+    ? fileEntryData(inputs, source)
+    : source.kind === "directory" ? directoryEntries(inputs, source) : [undefined];
   return entries.map((entry, entryIndex) => inputs.map((input): InferInput => {
     let data: TensorData;
     let shape: number[];
-    if (entry === undefined) {
+    const given = entry?.get(input.name);
+    if (given === undefined) {
       shape = elementShape(input, options, undefined);
       data = randomTensorData(input.datatype, elementCountOf(shape), random);
     } else {
-      if (!(input.name in entry)) throw new PerfError(`${path}: entry ${entryIndex} has no data for input '${input.name}'`);
-      const value = fileValue(input, entry[input.name], path);
-      shape = elementShape(input, options, value.shape);
-      data = value.data;
+      shape = elementShape(input, options, given.shape);
+      data = given.data;
       if (data.length !== elementCountOf(shape)) {
-        throw new PerfError(`${path}: input '${input.name}' of entry ${entryIndex} has ${data.length} elements, its shape [${shape.join(",")}] needs ${elementCountOf(shape)}`);
+        throw new PerfError(`${where}: input '${input.name}' of entry ${entryIndex} has ${data.length} elements, its shape [${shape.join(",")}] needs ${elementCountOf(shape)}`);
       }
     }
     const batched = options.maxBatchSize > 0;
@@ -119,4 +161,39 @@ export function buildInputSets(inputs: readonly TensorMetadata[], options: Input
       data: repeat(input.datatype, data, batched ? options.batchSize : 1),
     };
   }));
+}
+
+function readError(what: string, error: unknown): PerfError {
+  return new PerfError(`cannot read --input-data ${what}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+}
+
+/** `--input-data`'s value as a source: `random`, `zero`, a directory (its visible files, by name) or a JSON data file. */
+export async function readInputDataSource(inputData: string): Promise<InputDataSource> {
+  if (inputData === "random") return { kind: "random", seed: 1 };
+  if (inputData === "zero") return { kind: "zero" };
+  const isDirectory = await stat(inputData).then((stats) => stats.isDirectory(), (error: unknown) => {
+    throw readError(inputData, error);
+  });
+  if (isDirectory) {
+    const names = (await readdir(inputData, { withFileTypes: true }))
+      .filter((entry) => entry.isFile() && !entry.name.startsWith("."))
+      .map((entry) => entry.name)
+      .sort();
+    if (names.length === 0) throw new PerfError(`--input-data ${inputData} is a directory without files`);
+    const files = new Map<string, Uint8Array>();
+    for (const name of names) {
+      files.set(name, new Uint8Array(await readFile(path.join(inputData, name)).catch((error: unknown) => {
+        throw readError(path.join(inputData, name), error);
+      })));
+    }
+    return { kind: "directory", path: inputData, files };
+  }
+  const text = await readFile(inputData, "utf8").catch((error: unknown) => {
+    throw readError(inputData, error);
+  });
+  try {
+    return { kind: "file", path: inputData, document: JSON.parse(text) };
+  } catch (error) {
+    throw new PerfError(`--input-data ${inputData} is not JSON: ${(error as Error).message}`);
+  }
 }

@@ -21,7 +21,7 @@ export interface PerfOptions {
   readonly maxTrials: number;
   readonly percentile: number | undefined;
   readonly latencyThresholdMs: number | undefined;
-  /** "random", "zero", or a path to a JSON data file. */
+  /** "random", "zero", a path to a JSON data file, or a directory (perf_analyzer's layout, or one file per BYTES element). */
   readonly inputData: string;
   readonly shapes: ReadonlyMap<string, readonly number[]>;
   readonly inputTensorFormat: TensorFormat;
@@ -99,7 +99,7 @@ export function buildPerfCommand(): Command {
     .option("-r, --max-trials <n>", "most measurement windows per load level", integer(1), 10)
     .option("--percentile <p>", "stabilize on this latency percentile instead of the average", integer(1))
     .option("-l, --latency-threshold <ms>", "stop the sweep once latency exceeds this", positiveNumber)
-    .option("--input-data <source>", "random, zero, or a perf_analyzer JSON data file", "random")
+    .option("--input-data <source>", "random, zero, a perf_analyzer JSON data file ({\"b64\": ...} for binary), or a directory: a file per input (perf_analyzer's layout) or, for one BYTES input, one file per element (e.g. images)", "random")
     .option("--shape <name:dims>", "shape of an input with variable dimensions, batch dimension excluded; repeatable", shape)
     .addOption(new Option("--input-tensor-format <format>", "HTTP tensor encoding of inputs (gRPC always sends raw bytes)").choices(["binary", "json"]).default("binary"))
     .addOption(new Option("--output-tensor-format <format>", "HTTP tensor encoding of outputs (gRPC always sends raw bytes)").choices(["binary", "json"]).default("binary"))

@@ -1,10 +1,10 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import {
   InferenceClient, InferenceServerError, type ModelConfig, type ModelMetadata, type ModelStatistics, NotFoundError,
   type InferInput, ServerUnreachableError,
 } from "../client/index";
 import { writeChartReport } from "./chart-report";
-import { buildInputSets, type InputDataSource } from "./input-sets";
+import { buildInputSets, readInputDataSource } from "./input-sets";
 import { renderLatencyChart } from "./latency-chart";
 import { type LoadSchedule, LoadGenerator, type RequestSender } from "./load-generator";
 import { loadLevels } from "./load-range";
@@ -70,22 +70,6 @@ function checkBatchSize(model: ModelUnderTest, options: PerfOptions): void {
   }
   if (max > 0 && options.batchSize > max) {
     throw new PerfError(`-b ${options.batchSize} is larger than model '${options.modelName}''s max_batch_size ${max}`);
-  }
-}
-
-async function inputSource(options: PerfOptions): Promise<InputDataSource> {
-  if (options.inputData === "random") return { kind: "random", seed: 1 };
-  if (options.inputData === "zero") return { kind: "zero" };
-  let text: string;
-  try {
-    text = await readFile(options.inputData, "utf8");
-  } catch (error) {
-    throw new PerfError(`cannot read --input-data ${options.inputData}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  try {
-    return { kind: "file", path: options.inputData, document: JSON.parse(text) };
-  } catch (error) {
-    throw new PerfError(`--input-data ${options.inputData} is not JSON: ${(error as Error).message}`);
   }
 }
 
@@ -198,7 +182,7 @@ export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promis
     const model = await describeModel(control, options);
     checkBatchSize(model, options);
     const inputSets = buildInputSets(model.metadata.inputs, {
-      batchSize: options.batchSize, maxBatchSize: model.config.max_batch_size, shapes: options.shapes, source: await inputSource(options),
+      batchSize: options.batchSize, maxBatchSize: model.config.max_batch_size, shapes: options.shapes, source: await readInputDataSource(options.inputData),
     });
     const send = senderFor(client, inputSets, options);
     if (options.warmupRequestCount > 0) {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -7,7 +7,7 @@ import path from "node:path";
 import { PNG } from "pngjs";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
+import { REPO_ROOT, type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 
 const PERF_MAIN = path.join(REPO_ROOT, "dist", "server", "perf", "main.js");
 
@@ -41,7 +41,7 @@ let workDir: string;
 beforeAll(async () => {
   server = await startServer({
     services: ["http", "grpc"],
-    args: ["--model-control-mode", "explicit", "--load-model", "simple", "--load-model", "identity_fp32"],
+    args: ["--model-control-mode", "explicit", "--load-model", "simple", "--load-model", "identity_fp32", "--load-model", "image_classifier"],
   });
   workDir = await mkdtemp(path.join(os.tmpdir(), "inference-perf-"));
 });
@@ -118,6 +118,41 @@ describe("inference-perf against the server", () => {
     expect(json.inputTensorFormat).toBe("json");
     expect(json.results[0]!.requestCount).toBeGreaterThan(0);
     expect(run.stderr).toContain("identity_fp32 at");
+  });
+});
+
+describe("inference-perf with encoded images for a BYTES input", () => {
+  const photos = ["fish.png", "kitten_224.png"];
+
+  async function imageStatistics(): Promise<number> {
+    const stats = await fetch(`${server.httpUrl}/v2/models/image_classifier/stats`).then((r) => r.json()) as { model_stats: { inference_stats: { success: { count: number }; fail: { count: number } } }[] };
+    const entry = stats.model_stats[0]!.inference_stats;
+    expect(entry.fail.count).toBe(0);
+    return entry.success.count;
+  }
+
+  it("sends one image per file of a directory, batched with -b", async () => {
+    const imageDir = path.join(workDir, "images");
+    await mkdir(imageDir);
+    for (const photo of photos) await copyFile(path.join(SHARED_DATA, "images", photo), path.join(imageDir, photo));
+    const before = await imageStatistics();
+    const run = await runPerf(["-m", "image_classifier", "-u", server.httpUrl, "-b", "2", "-p", "300", "-r", "3", "--input-data", imageDir, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const json = JSON.parse(run.stdout) as { batchSize: number; results: { requestCount: number }[] };
+    expect(json.batchSize).toBe(2);
+    expect(json.results[0]!.requestCount).toBeGreaterThan(0);
+    expect(await imageStatistics()).toBeGreaterThan(before);
+  });
+
+  it("sends the images of a perf_analyzer data file given as {\"b64\": ...}, over gRPC", async () => {
+    const dataFile = path.join(workDir, "images.json");
+    const data = await Promise.all(photos.map(async (photo) => ({ IMAGE: { b64: (await readFile(path.join(SHARED_DATA, "images", photo))).toString("base64") } })));
+    await writeFile(dataFile, JSON.stringify({ data }));
+    const before = await imageStatistics();
+    const run = await runPerf(["-m", "image_classifier", "-i", "grpc", "-u", server.grpcAddress!, "-p", "300", "-r", "3", "--input-data", dataFile, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { results: { requestCount: number }[] }).results[0]!.requestCount).toBeGreaterThan(0);
+    expect(await imageStatistics()).toBeGreaterThan(before);
   });
 });
 

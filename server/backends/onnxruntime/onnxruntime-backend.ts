@@ -1,22 +1,14 @@
-import { existsSync, statSync } from "node:fs";
-import path from "node:path";
-import { Worker } from "node:worker_threads";
+import { statSync } from "node:fs";
 import * as ort from "onnxruntime-node";
 import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
+import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
 import { chooseExecutionProviders, type ExecutionProviderName, webgpuUnavailable } from "./execution-providers";
 import { describeSession, fromOrtTensor, ortInputProblem, toOrtTensor } from "./ort-tensors";
-import { type NamedTensor, ortSessionOptions, type OrtSessionSettings, type WorkerMessage } from "./ort-worker-protocol";
+import { ortSessionOptions, type OrtSessionSettings, type OrtWorkerReply } from "./ort-worker-protocol";
 
 const GRAPH_LEVELS: Readonly<Record<number, OrtSessionSettings["graphOptimizationLevel"]>> = {
   [-1]: "basic", 0: "all", 1: "extended", 2: "disabled",
 };
-
-function workerEntry(): { file: string; execArgv: string[] } {
-  const compiled = path.join(__dirname, "ort-worker.js");
-  if (existsSync(compiled)) return { file: compiled, execArgv: [] };
-  // Running from TypeScript sources (tests, tsx): the worker needs the same loader.
-  return { file: path.join(__dirname, "ort-worker.ts"), execArgv: ["--require", "tsx/cjs"] };
-}
 
 function booleanParameter(value: string | undefined, fallback: boolean): boolean {
   return value === undefined ? fallback : value === "1" || value.toLowerCase() === "true";
@@ -58,24 +50,31 @@ export class OnnxruntimeBackend implements Backend {
   readonly name = "onnxruntime";
   readonly inputProblem = ortInputProblem;
   readonly usesGpu = true;
+  readonly defaultModelFilename = "model.onnx";
   readonly #providerLibraryDirectory: string | undefined;
+  readonly #startWorker: WorkerFactory;
 
-  /** `providerLibraryDirectory`: where to look for the CUDA/TensorRT provider libraries (default: onnxruntime-node's). */
-  constructor(options: { providerLibraryDirectory?: string } = {}) {
+  /**
+   * `providerLibraryDirectory`: where to look for the CUDA/TensorRT provider libraries (default: onnxruntime-node's);
+   * `startWorker` starts the instances' worker threads (tests pass one that keeps the Worker to kill it).
+   */
+  constructor(options: { readonly providerLibraryDirectory?: string; readonly startWorker?: WorkerFactory } = {}) {
     this.#providerLibraryDirectory = options.providerLibraryDirectory;
+    this.#startWorker = options.startWorker ?? startWorkerThread;
   }
 
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
     const choice = chooseExecutionProviders(spec, this.#providerLibraryDirectory);
     const settings = sessionSettings(spec, choice.executionProviders);
+    const startWorker = (provider: ExecutionProviderName): Promise<BackendInstance> => OrtInstance.start(settings, spec.instanceName, provider, this.#startWorker);
     if (spec.device === "cpu" && statSync(spec.modelPath).size <= INLINE_MODEL_MAX_BYTES) {
-      return InlineOrtInstance.create(settings, () => startWorkerInstance(settings, spec.instanceName, "cpu"));
+      return InlineOrtInstance.create(settings, () => startWorker("cpu"));
     }
     // The TensorRT EP reads its precision from the process environment when the session is created; models load
     // one at a time, so setting it around the load is race-free.
     const previous = setEnvironment(choice.environment);
     try {
-      return await startWorkerInstance(settings, spec.instanceName, choice.provider);
+      return await startWorker(choice.provider);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       // The WebGPU provider fails at session creation when there is no Vulkan loader or adapter.
@@ -102,10 +101,14 @@ class InlineOrtInstance implements BackendInstance {
   #pendingWorker: Promise<BackendInstance> | undefined;
   #overBudgetStreak = 0;
   readonly #startWorker: () => Promise<BackendInstance>;
+  /** Only the worker it may move to can die; until then this never settles. */
+  readonly lost: Promise<Error>;
+  #forwardLoss: (reason: Error) => void = () => undefined;
 
   private constructor(session: ort.InferenceSession, readonly io: ModelIo, startWorker: () => Promise<BackendInstance>) {
     this.#session = session;
     this.#startWorker = startWorker;
+    this.lost = new Promise((resolve) => (this.#forwardLoss = resolve));
   }
 
   static async create(settings: OrtSessionSettings, startWorker: () => Promise<BackendInstance>): Promise<InlineOrtInstance> {
@@ -150,6 +153,7 @@ class InlineOrtInstance implements BackendInstance {
 
   #workerInstance(): Promise<BackendInstance> {
     this.#pendingWorker ??= this.#startWorker().then(async (worker) => {
+      void worker.lost?.then(this.#forwardLoss);
       const session = this.#session;
       this.#session = undefined;
       await session?.release();
@@ -166,13 +170,6 @@ class InlineOrtInstance implements BackendInstance {
   }
 }
 
-async function startWorkerInstance(settings: OrtSessionSettings, instanceName: string, provider: ExecutionProviderName): Promise<BackendInstance> {
-  const { file, execArgv } = workerEntry();
-  const worker = new Worker(file, { workerData: settings, execArgv });
-  const io = await waitUntilReady(worker, instanceName);
-  return new OrtInstance(worker, io, provider);
-}
-
 function setEnvironment(values: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
   const previous: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(values)) {
@@ -183,87 +180,35 @@ function setEnvironment(values: Readonly<Record<string, string | undefined>>): R
   return previous;
 }
 
-function waitUntilReady(worker: Worker, instanceName: string): Promise<ModelIo> {
-  return new Promise((resolve, reject) => {
-    const fail = (message: string): void => {
-      cleanup();
-      void worker.terminate();
-      reject(new Error(message));
-    };
-    const onMessage = (message: WorkerMessage): void => {
-      if (message.type === "ready") {
-        cleanup();
-        resolve(message.io);
-      } else if (message.type === "load-error") {
-        fail(message.message);
-      }
-    };
-    const onError = (error: Error): void => fail(`instance ${instanceName} failed to start: ${error.message}`);
-    const onExit = (code: number): void => fail(`instance ${instanceName} exited with code ${code} while loading`);
-    const cleanup = (): void => {
-      worker.off("message", onMessage).off("error", onError).off("exit", onExit);
-    };
-    worker.on("message", onMessage).on("error", onError).on("exit", onExit);
-  });
-}
-
+/** A session in a worker thread of its own (ort-worker.ts); the core replaces it if the thread dies. */
 class OrtInstance implements BackendInstance {
   readonly executionThread = "worker";
-  #worker: Worker;
-  #nextId = 0;
-  #pending: { id: number; resolve: (r: ExecutionResult) => void; reject: (e: Error) => void } | undefined;
-  #dead: Error | undefined;
+  readonly #worker: InstanceWorker<OrtWorkerReply>;
 
-  constructor(worker: Worker, readonly io: ModelIo, readonly executionProvider: ExecutionProviderName) {
+  private constructor(worker: InstanceWorker<OrtWorkerReply>, readonly io: ModelIo, readonly executionProvider: ExecutionProviderName) {
     this.#worker = worker;
-    worker.on("message", (message: WorkerMessage) => this.#onMessage(message));
-    worker.on("error", (error: Error) => this.#die(new Error(`instance worker crashed: ${error.message}`)));
-    worker.on("exit", (code: number) => this.#die(new Error(`instance worker exited with code ${code}`)));
   }
 
-  execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
-    if (this.#dead !== undefined) return Promise.reject(this.#dead);
-    if (this.#pending !== undefined) return Promise.reject(new Error("instance is busy: concurrent execute() is a scheduler bug"));
-    const id = this.#nextId++;
-    const named: NamedTensor[] = [];
-    const transfer: ArrayBuffer[] = [];
-    for (const [name, tensor] of inputs) {
-      named.push({ name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data });
-      const buffer = tensor.data.buffer;
-      // Only whole, exclusively owned buffers are moved; anything else is copied by structured clone.
-      if (buffer instanceof ArrayBuffer && tensor.data.byteLength === buffer.byteLength && !transfer.includes(buffer)) transfer.push(buffer);
-    }
-    return new Promise((resolve, reject) => {
-      this.#pending = { id, resolve, reject };
-      this.#worker.postMessage({ id, inputs: named, outputNames }, transfer);
-    });
+  static async start(settings: OrtSessionSettings, instanceName: string, provider: ExecutionProviderName, startWorker: WorkerFactory): Promise<OrtInstance> {
+    const { file, execArgv } = workerScript(__dirname, "ort-worker");
+    const { worker, ready } = await InstanceWorker.start<ModelIo, OrtWorkerReply>(file, { workerData: settings, execArgv }, instanceName, startWorker);
+    return new OrtInstance(worker, ready, provider);
   }
 
-  #onMessage(message: WorkerMessage): void {
-    const pending = this.#pending;
-    if (pending === undefined || !("id" in message) || message.id !== pending.id) return;
-    this.#pending = undefined;
-    if (message.type === "run-error") {
-      pending.reject(executionFailed(message.message));
-    } else if (message.type === "result") {
-      const outputs: TensorMap = new Map();
-      for (const output of message.outputs) outputs.set(output.name, output);
-      pending.resolve({
-        outputs, computeInputNs: message.computeInputNs, computeInferNs: message.computeInferNs,
-        computeOutputNs: message.computeOutputNs,
-      });
-    }
+  get lost(): Promise<Error> {
+    return this.#worker.lost;
   }
 
-  #die(error: Error): void {
-    this.#dead ??= error;
-    const pending = this.#pending;
-    this.#pending = undefined;
-    pending?.reject(error);
+  async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
+    const { tensors, transfer } = postableTensors(inputs);
+    const reply = await this.#worker.call({ inputs: tensors, outputNames }, transfer);
+    if (reply.type === "run-error") throw executionFailed(reply.message);
+    const outputs: TensorMap = new Map();
+    for (const output of reply.outputs) outputs.set(output.name, output);
+    return { outputs, computeInputNs: reply.computeInputNs, computeInferNs: reply.computeInferNs, computeOutputNs: reply.computeOutputNs };
   }
 
-  async close(): Promise<void> {
-    this.#dead ??= new Error("instance is closed");
-    await this.#worker.terminate();
+  close(): Promise<void> {
+    return this.#worker.close();
   }
 }

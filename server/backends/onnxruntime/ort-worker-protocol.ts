@@ -1,4 +1,5 @@
-import type { BackendTensor, ModelIo } from "../backend";
+import type { ModelIo } from "../backend";
+import type { NamedTensor, StartupMessage } from "../instance-worker";
 
 /** Session settings the main thread decides and the worker applies (all plain data: it crosses threads). */
 export interface OrtSessionSettings {
@@ -32,15 +33,12 @@ export function ortSessionOptions(settings: OrtSessionSettings): Record<string, 
   };
 }
 
-export interface NamedTensor extends BackendTensor {
-  readonly name: string;
-}
-
 export type WorkerRequest = { readonly id: number; readonly inputs: NamedTensor[]; readonly outputNames: readonly string[] };
 
-export type WorkerMessage =
-  | { readonly type: "ready"; readonly io: ModelIo }
-  | { readonly type: "load-error"; readonly message: string }
+/** The worker's start-up message carries the session's I/O description. */
+export type OrtStartupMessage = StartupMessage<ModelIo>;
+
+export type OrtWorkerReply =
   | {
       readonly type: "result"; readonly id: number; readonly outputs: NamedTensor[];
       readonly computeInputNs: number; readonly computeInferNs: number; readonly computeOutputNs: number;

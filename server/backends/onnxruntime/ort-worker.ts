@@ -5,14 +5,15 @@
 import { parentPort, workerData } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { describeSession, fromOrtTensor, toOrtTensor } from "./ort-tensors";
-import { type NamedTensor, ortSessionOptions, type OrtSessionSettings, type WorkerMessage, type WorkerRequest } from "./ort-worker-protocol";
+import type { NamedTensor } from "../instance-worker";
+import { ortSessionOptions, type OrtSessionSettings, type OrtStartupMessage, type OrtWorkerReply, type WorkerRequest } from "./ort-worker-protocol";
 
 const port = parentPort;
 if (port === null) throw new Error("ort-worker must run in a worker thread");
 
 const settings = workerData as OrtSessionSettings;
 
-function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
+function post(message: OrtStartupMessage | OrtWorkerReply, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
 }
 
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
   let session: ort.InferenceSession;
   try {
     session = await ort.InferenceSession.create(settings.modelPath, ortSessionOptions(settings) as ort.InferenceSession.SessionOptions);
-    post({ type: "ready", io: describeSession(session) });
+    post({ type: "ready", ready: describeSession(session) });
   } catch (error) {
     post({ type: "load-error", message: error instanceof Error ? error.message : String(error) });
     return;

@@ -8,7 +8,7 @@ import { sessionSettings } from "../../../server/backends/onnxruntime/onnxruntim
 import { ortSessionOptions } from "../../../server/backends/onnxruntime/ort-worker-protocol";
 
 const spec = (overrides: Partial<InstanceSpec> = {}): InstanceSpec => ({
-  modelName: "m", modelVersion: 1, modelPath: "/m/1/model.onnx", instanceName: "m_0", device: "cpu", deviceId: 0,
+  modelName: "m", modelVersion: 1, modelPath: "/m/1/model.onnx", modelDirectory: "/m", modelConfig: {}, instanceName: "m_0", device: "cpu", deviceId: 0,
   accelerators: [], parameters: {}, intraOpThreads: 2, graphOptimizationLevel: 0, ...overrides,
 });
 

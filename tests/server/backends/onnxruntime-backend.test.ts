@@ -8,7 +8,7 @@ import { OnnxGraphBuilder } from "../../../server/model-builder/index";
 import { EXAMPLE_REPOSITORY } from "../../helpers/server-process";
 
 const spec = (modelPath: string): InstanceSpec => ({
-  modelName: "m", modelVersion: 1, modelPath, instanceName: "m_0", device: "cpu", deviceId: 0, accelerators: [],
+  modelName: "m", modelVersion: 1, modelPath, modelDirectory: path.dirname(path.dirname(modelPath)), modelConfig: {}, instanceName: "m_0", device: "cpu", deviceId: 0, accelerators: [],
   parameters: {}, intraOpThreads: 1, graphOptimizationLevel: 0,
 });
 

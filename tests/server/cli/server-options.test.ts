@@ -48,6 +48,16 @@ describe("parseServerOptions", () => {
     expect(() => parseServerOptions([...REPO, "--cache-config", value], quiet)).toThrow(message);
   });
 
+  it("restarts dead instances after 100 ms, doubling up to 10 s, unless told otherwise", () => {
+    expect(parseServerOptions(REPO)).toMatchObject({ instanceRestartBackoffMs: 100, instanceRestartMaxBackoffMs: 10_000 });
+    expect(parseServerOptions([...REPO, "--instance-restart-backoff-ms", "0", "--instance-restart-max-backoff-ms", "500"]))
+      .toMatchObject({ instanceRestartBackoffMs: 0, instanceRestartMaxBackoffMs: 500 });
+    const quiet = buildCommand().configureOutput({ writeErr: () => undefined });
+    expect(() => parseServerOptions([...REPO, "--instance-restart-backoff-ms", "-1"], quiet)).toThrow(/instance-restart-backoff-ms/);
+    expect(() => parseServerOptions([...REPO, "--instance-restart-backoff-ms", "2000", "--instance-restart-max-backoff-ms", "1000"]))
+      .toThrow("--instance-restart-max-backoff-ms 1000 is below --instance-restart-backoff-ms 2000");
+  });
+
   it("requires a model repository", () => {
     expect(() => parseServerOptions([])).toThrow("--model-repository is required");
   });

@@ -36,7 +36,7 @@ describe("instance placement on a machine whose GPU is unusable", () => {
       modelControlMode: "none", repositoryPollMs: 0, responseCacheBytes: undefined, startupModels: [],
       log: { info: (m) => infos.push(m), warn: (m) => warnings.push(m) },
       loader: {
-        autoCompleteConfig: true, gpuCount: 2, cpuCount: 2, defaultMaxBatchSize: 4, intraOpThreads: 1,
+        autoCompleteConfig: true, gpuCount: 2, cpuCount: 2, defaultMaxBatchSize: 4, intraOpThreads: 1, instanceRestart: { initialBackoffMs: 100, maxBackoffMs: 1000 },
         backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend({ providerLibraryDirectory: noProviderLibraries })]]),
       },
     });
@@ -121,7 +121,7 @@ describe("instance placement where the GPU is usable", () => {
       modelRepositories: [repository], serverName: "triton", serverVersion: "test", strictReadiness: true, exitOnError: true,
       modelControlMode: "none", repositoryPollMs: 0, responseCacheBytes: undefined, startupModels: [],
       log: { info: () => undefined, warn: (m) => warnings.push(m) },
-      loader: { autoCompleteConfig: true, gpuCount: 2, cpuCount: 2, defaultMaxBatchSize: 4, intraOpThreads: 1, backends: new Map<string, Backend>([["identity", backend]]) },
+      loader: { autoCompleteConfig: true, gpuCount: 2, cpuCount: 2, defaultMaxBatchSize: 4, intraOpThreads: 1, instanceRestart: { initialBackoffMs: 100, maxBackoffMs: 1000 }, backends: new Map<string, Backend>([["identity", backend]]) },
     });
     await core.start();
   });

@@ -6,7 +6,7 @@ import { type Exposition, parseExposition } from "./prometheus-text";
 const SIMPLE = { model: "simple", version: "1" };
 
 function gauges(modelName: string, modelVersion: string, values: Partial<ModelGauges> = {}): ModelGauges {
-  return { modelName, modelVersion, pendingRequests: 0, queueDepth: 0, instanceCount: 1, instanceBusySeconds: 0, placements: [], ...values };
+  return { modelName, modelVersion, pendingRequests: 0, queueDepth: 0, instanceCount: 1, instanceBusySeconds: 0, instanceRestarts: 0, placements: [], ...values };
 }
 
 const created: ServerMetrics[] = [];
@@ -104,8 +104,8 @@ describe("per-model metrics fed by core observer calls", () => {
     expect(exposition.value("inference_queue_duration_seconds_count", SIMPLE)).toBe(0);
   });
 
-  it("read pending requests, queue depth, instances and busy time from the core at scrape time", async () => {
-    let loaded = [gauges("simple", "1", { pendingRequests: 7, queueDepth: 5, instanceCount: 2, instanceBusySeconds: 12.5 })];
+  it("read pending requests, queue depth, instances, busy time and restarts from the core at scrape time", async () => {
+    let loaded = [gauges("simple", "1", { pendingRequests: 7, queueDepth: 5, instanceCount: 2, instanceBusySeconds: 12.5, instanceRestarts: 3 })];
     const metrics = serverMetrics({ modelGauges: () => loaded });
     let exposition = await scrape(metrics);
     expect(exposition.types.get("nv_inference_pending_request_count")).toBe("gauge");
@@ -116,6 +116,8 @@ describe("per-model metrics fed by core observer calls", () => {
     expect(exposition.value("inference_queue_depth", SIMPLE)).toBe(5);
     expect(exposition.value("inference_instance_count", SIMPLE)).toBe(2);
     expect(exposition.value("inference_instance_busy_seconds_total", SIMPLE)).toBe(12.5);
+    expect(exposition.types.get("inference_instance_restarts_total")).toBe("counter");
+    expect(exposition.value("inference_instance_restarts_total", SIMPLE)).toBe(3);
 
     loaded = [gauges("simple", "1", { instanceBusySeconds: 13.25 })];
     exposition = await scrape(metrics);

@@ -4,10 +4,11 @@ import os from "node:os";
 import path from "node:path";
 import * as ort from "onnxruntime-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildExampleRepository } from "../../../server/model-builder/build-example-repository";
+import { buildExampleRepository, STAMP_FILE_NAME } from "../../../server/model-builder/build-example-repository";
 import { ensureExampleRepository } from "../../../server/model-builder/ensure-example-repository";
 import { loadOnnxSchema } from "../../../server/model-builder/onnx-schema";
 import { MLP_FEATURES } from "../../../server/model-builder/models/mlp-model";
+import { SHARED_DATA } from "../../helpers/server-process";
 
 const SEED = 1234;
 const ONNX_IDENTITY_MODELS = [
@@ -15,7 +16,8 @@ const ONNX_IDENTITY_MODELS = [
   "identity_int16", "identity_int32", "identity_int64", "identity_fp16", "identity_fp32", "identity_fp64",
   "identity_bytes",
 ];
-const ALL_MODELS = ["simple", ...ONNX_IDENTITY_MODELS, "identity_bf16", "resnet50", "mlp"];
+const IMAGE_CLASSIFIER_MODELS = ["image_classifier", "image_preprocess", "squeezenet", "image_postprocess"];
+const ALL_MODELS = ["simple", ...ONNX_IDENTITY_MODELS, "identity_bf16", "resnet50", "mlp", ...IMAGE_CLASSIFIER_MODELS];
 
 let workDir: string;
 let repositoryDir: string;
@@ -61,8 +63,8 @@ function fileHashes(dir: string): Map<string, string> {
 }
 
 describe("example repository layout", () => {
-  it("holds exactly the example models, each a Triton model directory with version 1", () => {
-    expect(fs.readdirSync(repositoryDir).sort()).toEqual([...ALL_MODELS].sort());
+  it("holds exactly the example models, each a Triton model directory with version 1, and the stamp of its build", () => {
+    expect(fs.readdirSync(repositoryDir).sort()).toEqual([...ALL_MODELS, STAMP_FILE_NAME].sort());
     for (const model of ALL_MODELS) {
       expect(fs.statSync(path.join(repositoryDir, model, "config.pbtxt")).isFile()).toBe(true);
       expect(fs.statSync(path.join(repositoryDir, model, "1")).isDirectory()).toBe(true);
@@ -217,6 +219,44 @@ describe("mlp", () => {
   });
 });
 
+describe("image_classifier pipeline", () => {
+  const original = path.join(SHARED_DATA, "models", "squeezenet1.1_fp16", "SqueezeNet_fp16.onnx");
+  const image = (seed: number): Uint16Array => Uint16Array.from({ length: 3 * 224 * 224 }, (_, i) => 0x5000 + ((i * seed) % 0x0fff));
+
+  async function probabilities(file: string, images: Uint16Array[]): Promise<Uint16Array> {
+    const session = await ort.InferenceSession.create(file, { executionProviders: ["cpu"] });
+    try {
+      const data = new Uint16Array(images.length * images[0]!.length);
+      images.forEach((pixels, i) => data.set(pixels, i * pixels.length));
+      const results = await session.run({ data_0: new ort.Tensor("float16", data, [images.length, 3, 224, 224]) });
+      return outputOf(results, "softmaxout_1").data as Uint16Array;
+    } finally {
+      await session.release();
+    }
+  }
+
+  it("copies the real SqueezeNet with a variable batch dimension: the same bits at batch 1, each row its image's at batch 2", async () => {
+    const copy = path.join(repositoryDir, "squeezenet", "1", "model.onnx");
+    const [a, b] = [image(7), image(13)];
+    const expectedA = await probabilities(original, [a]);
+    expect(await probabilities(copy, [a])).toEqual(expectedA);
+    const batch = await probabilities(copy, [a, b]);
+    expect(batch.subarray(0, 1000)).toEqual(expectedA);
+    expect(batch.subarray(1000)).toEqual(await probabilities(original, [b]));
+  });
+
+  it("compiles the TypeScript steps to model.js and wires them into the ensemble", () => {
+    const read = (file: string) => fs.readFileSync(path.join(repositoryDir, file), "utf8");
+    expect(read("image_preprocess/1/model.js")).toMatch(/^\/\/ Compiled from image-preprocess\.ts .*\n"use strict";[\s\S]*exports\.default = ImagePreprocess;/);
+    expect(read("image_postprocess/1/model.js")).toContain("exports.default = ImagePostprocess;");
+    expect(read("image_preprocess/config.pbtxt")).toContain('backend: "typescript"');
+    expect(read("image_postprocess/config.pbtxt")).toContain('key: "label_filename"\n  value: { string_value: "labels.txt" }');
+    expect(read("image_postprocess/labels.txt")).toBe(fs.readFileSync(path.join(SHARED_DATA, "labels", "densenet_labels.txt"), "utf8"));
+    expect(read("image_classifier/config.pbtxt")).toContain('platform: "ensemble"');
+    expect(read("image_classifier/config.pbtxt")).toContain('model_name: "squeezenet"\n      model_version: -1\n      input_map { key: "data_0" value: "image_tensor" }');
+  });
+});
+
 describe("building", () => {
   it("gives byte-identical files for the same seed, replacing an existing directory without leftovers", async () => {
     const secondDir = path.join(workDir, "second");
@@ -225,6 +265,7 @@ describe("building", () => {
     await buildExampleRepository(secondDir, { seed: SEED });
     expect(fileHashes(secondDir)).toEqual(fileHashes(repositoryDir));
     expect(fs.readdirSync(workDir).sort()).toEqual(["models", "second"]);
+    fs.rmSync(secondDir, { recursive: true });
   });
 
   it("draws different weights for a different seed", async () => {
@@ -237,13 +278,32 @@ describe("building", () => {
     fs.rmSync(otherSeedDir, { recursive: true });
   });
 
-  it("ensureExampleRepository builds a missing repository and leaves an existing one alone", async () => {
+  it("ensureExampleRepository builds a missing repository, keeps a current one, and rebuilds one its builder or data outdate", async () => {
     const ensuredDir = path.join(workDir, "ensured");
-    expect(await ensureExampleRepository(ensuredDir, { seed: SEED })).toBe("built");
+    const nowhere = path.join(workDir, "nowhere");
+    const lines: string[] = [];
+    expect(await ensureExampleRepository(ensuredDir, { seed: SEED, sharedDataDir: nowhere, log: (line) => lines.push(line) })).toBe("built");
     expect(fs.existsSync(path.join(ensuredDir, "resnet50", "1", "model.onnx"))).toBe(true);
+    // Without the shared data the pipeline is left out, and the builder says so.
+    expect(fs.readdirSync(ensuredDir).filter((name) => IMAGE_CLASSIFIER_MODELS.includes(name))).toEqual([]);
+    expect(lines).toEqual([`example repository: leaving out image_classifier and its steps: no SqueezeNet 1.1 FP16 and labels under ${nowhere}`]);
     fs.writeFileSync(path.join(ensuredDir, "marker"), "kept");
-    expect(await ensureExampleRepository(ensuredDir, { seed: SEED })).toBe("present");
+    expect(await ensureExampleRepository(ensuredDir, { seed: SEED, sharedDataDir: nowhere, log: () => undefined })).toBe("present");
     expect(fs.readFileSync(path.join(ensuredDir, "marker"), "utf8")).toBe("kept");
+    // Once the shared data is there, the stamp no longer matches: rebuilt, now with the pipeline.
+    expect(await ensureExampleRepository(ensuredDir, { seed: SEED })).toBe("rebuilt");
+    expect(fs.existsSync(path.join(ensuredDir, "marker"))).toBe(false);
+    expect(fs.existsSync(path.join(ensuredDir, "image_classifier", "config.pbtxt"))).toBe(true);
+    fs.rmSync(path.join(ensuredDir, STAMP_FILE_NAME)); // as builds were before they were stamped
+    expect(await ensureExampleRepository(ensuredDir, { seed: SEED })).toBe("rebuilt");
     fs.rmSync(ensuredDir, { recursive: true });
+  });
+
+  it("ensureExampleRepository leaves a directory that is not an example build alone", async () => {
+    const ownDir = path.join(workDir, "own");
+    fs.mkdirSync(path.join(ownDir, "my_model"), { recursive: true });
+    expect(await ensureExampleRepository(ownDir, { seed: SEED })).toBe("present");
+    expect(fs.readdirSync(ownDir)).toEqual(["my_model"]);
+    fs.rmSync(ownDir, { recursive: true });
   });
 });

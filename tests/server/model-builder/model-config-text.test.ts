@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parseModelConfigText } from "../../../server/core/model-config";
 import { renderModelConfigText } from "../../../server/model-builder/model-config-text";
 
 const TRITON_CONFIGS_DIR = path.resolve(__dirname, "../../../../shared/data/triton-configs");
@@ -46,5 +47,23 @@ describe("renderModelConfigText", () => {
     });
     expect(rendered).toContain("\ndynamic_batching { }\n");
     expect(rendered).not.toContain("instance_group");
+  });
+
+  it("writes parameters and ensemble steps that Triton's config parser reads back", () => {
+    const rendered = renderModelConfigText({
+      name: "pipeline", runtime: { platform: "ensemble" }, maxBatchSize: 8,
+      inputs: [{ name: "IMAGE", dataType: "TYPE_STRING", dims: [1] }], outputs: [{ name: "CLASSES", dataType: "TYPE_STRING", dims: [-1] }],
+      parameters: { label_filename: "labels.txt", "odd \"key\"": "x" },
+      ensembleSteps: [
+        { modelName: "pre", inputMap: { IMAGE: "IMAGE" }, outputMap: { TENSOR: "tensor" } },
+        { modelName: "net", modelVersion: 2, inputMap: { x: "tensor" }, outputMap: { y: "CLASSES" } },
+      ],
+    });
+    const config = parseModelConfigText(rendered, "pipeline");
+    expect(config.parameters).toEqual({ label_filename: { string_value: "labels.txt" }, 'odd "key"': { string_value: "x" } });
+    expect(config.ensemble_scheduling?.step.map((step) => ({ ...step }))).toEqual([
+      expect.objectContaining({ model_name: "pre", model_version: -1, input_map: { IMAGE: "IMAGE" }, output_map: { TENSOR: "tensor" } }),
+      expect.objectContaining({ model_name: "net", model_version: 2, input_map: { x: "tensor" }, output_map: { y: "CLASSES" } }),
+    ]);
   });
 });

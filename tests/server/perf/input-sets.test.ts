@@ -58,4 +58,35 @@ describe("buildInputSets", () => {
     expect(() => buildInputSets(simple, file({ data: [{ INPUT0: [1, 2], INPUT1: [1, 2] }] }))).toThrow("d.json: input 'INPUT0' of entry 0 has 2 elements, its shape [16] needs 16");
     expect(() => buildInputSets(simple, file({ data: [{ INPUT0: ["a"], INPUT1: [1] }] }))).toThrow(/d.json: input 'INPUT0'.*is not a INT32 value/);
   });
+
+  it("reads a directory in perf_analyzer's layout: a file per input, raw bytes, BYTES one element per line", () => {
+    const files = new Map<string, Uint8Array>([
+      ["X", new Uint8Array(Float32Array.from([1, 2, 3]).buffer)],
+      ["TEXT", new TextEncoder().encode("first\nsecond\n")],
+    ]);
+    const inputs: TensorMetadata[] = [{ name: "X", datatype: "FP32", shape: [-1, -1, 3] }, { name: "TEXT", datatype: "BYTES", shape: [-1, 2] }];
+    const sets = buildInputSets(inputs, options({ source: { kind: "directory", path: "dir", files }, shapes: new Map([["X", [1, 3]]]) }));
+    expect(sets).toHaveLength(1);
+    expect(sets[0]![0]).toMatchObject({ shape: [1, 1, 3], data: new Float32Array([1, 2, 3]) });
+    expect(sets[0]![1]!.data).toEqual([new TextEncoder().encode("first"), new TextEncoder().encode("second")]);
+  });
+
+  it("makes every file of a directory one element of a model's only BYTES input (a folder of images)", () => {
+    const images = new Map([["a.jpg", Uint8Array.of(0xff, 0xd8, 0xff)], ["b.png", Uint8Array.of(0x89, 0x50)]]);
+    const image: TensorMetadata[] = [{ name: "IMAGE", datatype: "BYTES", shape: [-1, 1] }];
+    const sets = buildInputSets(image, options({ batchSize: 2, source: { kind: "directory", path: "images", files: images } }));
+    expect(sets.map((set) => set[0])).toEqual([
+      { name: "IMAGE", datatype: "BYTES", shape: [2, 1], data: [images.get("a.jpg"), images.get("a.jpg")] },
+      { name: "IMAGE", datatype: "BYTES", shape: [2, 1], data: [images.get("b.png"), images.get("b.png")] },
+    ]);
+    expect(() => buildInputSets(simple, options({ source: { kind: "directory", path: "images", files: images } })))
+      .toThrow("images: expected a file named after each input (INPUT0, INPUT1), or, for a model with one BYTES input, one file per element");
+  });
+
+  it("takes a data file's base64 content as one BYTES element (an image in perf_analyzer's JSON)", () => {
+    const jpeg = Uint8Array.of(0xff, 0xd8, 0xff, 0xe0, 0, 16);
+    const document = { data: [{ IMAGE: { b64: Buffer.from(jpeg).toString("base64") } }] };
+    const [set] = buildInputSets([{ name: "IMAGE", datatype: "BYTES", shape: [-1, 1] }], options({ source: { kind: "file", path: "d.json", document } }));
+    expect(set![0]).toEqual({ name: "IMAGE", datatype: "BYTES", shape: [1, 1], data: [jpeg] });
+  });
 });

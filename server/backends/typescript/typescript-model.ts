@@ -1,0 +1,114 @@
+/**
+ * The contract of `backend: "typescript"` models, published as `gcp-inference-stack/typescript-backend`: Triton's
+ * Python-backend contract (`TritonPythonModel` with initialize / execute / finalize), in TypeScript. A model
+ * version folder holds `model.js` (CommonJS, compiled from `model.ts`) whose default export is a class
+ * implementing {@link TypeScriptModel}. Each instance of the model's instance_group is one object of that class
+ * in a worker thread of its own; the server never calls `execute` on one object twice at a time.
+ *
+ * Type-only: importing these types adds nothing to `model.js`. The runtime helpers (FP16/BF16 conversion,
+ * {@link inputTensor}) come from the same module.
+ */
+
+/** Triton's protocol datatypes. */
+export type DataType =
+  | "BOOL" | "UINT8" | "UINT16" | "UINT32" | "UINT64" | "INT8" | "INT16" | "INT32" | "INT64"
+  | "FP16" | "FP32" | "FP64" | "BYTES" | "BF16";
+
+interface TensorOf<D extends DataType, Data> {
+  readonly datatype: D;
+  /** Row-major; the batch dimension first when the model batches (max_batch_size > 0). */
+  readonly shape: readonly number[];
+  readonly data: Data;
+}
+
+/**
+ * A tensor as a model receives it. Numbers come as the matching typed array; BOOL as 0/1 bytes; FP16 and BF16 as
+ * their raw 16-bit patterns (convert with {@link fp16ToFloat32Array} / {@link bf16ToFloat32Array} and back);
+ * BYTES as one Uint8Array per element (views into one buffer: copy what you keep past `execute`).
+ */
+export type Tensor =
+  | TensorOf<"BOOL", Uint8Array>
+  | TensorOf<"UINT8", Uint8Array>
+  | TensorOf<"UINT16", Uint16Array>
+  | TensorOf<"UINT32", Uint32Array>
+  | TensorOf<"UINT64", BigUint64Array>
+  | TensorOf<"INT8", Int8Array>
+  | TensorOf<"INT16", Int16Array>
+  | TensorOf<"INT32", Int32Array>
+  | TensorOf<"INT64", BigInt64Array>
+  | TensorOf<"FP16", Uint16Array>
+  | TensorOf<"FP32", Float32Array>
+  | TensorOf<"FP64", Float64Array>
+  | TensorOf<"BYTES", readonly Uint8Array[]>
+  | TensorOf<"BF16", Uint16Array>;
+
+/** A tensor as a model returns it: as {@link Tensor}, and BYTES elements may also be strings (sent as UTF-8). */
+export type OutputTensor = Tensor | TensorOf<"BYTES", readonly (Uint8Array | string)[]>;
+
+/** The tensor of datatype `D`. */
+export type TensorOfType<D extends DataType> = Extract<Tensor, { readonly datatype: D }>;
+
+/** A request parameter as the client sent it (gRPC int64 parameters beyond 2^53 arrive as bigint). */
+export type ParameterValue = string | number | boolean | bigint;
+
+/** Triton's error codes; a model picks one for a request it refuses. */
+export type ErrorCode =
+  | "INVALID_ARG" | "NOT_FOUND" | "UNAVAILABLE" | "UNSUPPORTED" | "ALREADY_EXISTS" | "CANCELLED" | "INTERNAL" | "UNKNOWN";
+
+/** The model configuration in Triton's JSON form (what `GET /v2/models/{m}/config` returns); the usual fields typed. */
+export interface ModelConfigJson {
+  readonly name: string;
+  readonly backend: string;
+  readonly max_batch_size: number;
+  readonly input: readonly { readonly name: string; readonly data_type: string; readonly dims: readonly number[] }[];
+  readonly output: readonly { readonly name: string; readonly data_type: string; readonly dims: readonly number[]; readonly label_filename: string }[];
+  /** The config's `parameters { key: ... value: { string_value: ... } }`. */
+  readonly parameters: Readonly<Record<string, { readonly string_value: string }>>;
+  readonly [field: string]: unknown;
+}
+
+/** What `initialize` learns about the instance it is (Triton's Python backend `args`). */
+export interface InitializeArgs {
+  readonly modelConfig: ModelConfigJson;
+  readonly modelName: string;
+  readonly modelVersion: number;
+  /** `<repository>/<model>`: where config.pbtxt and label files are (Python's `model_repository`). */
+  readonly modelDirectory: string;
+  /** `<repository>/<model>/<version>`: where model.js is. */
+  readonly versionDirectory: string;
+  readonly instanceName: string;
+  readonly instanceKind: "KIND_CPU" | "KIND_GPU";
+  readonly deviceId: number;
+}
+
+/** One request of the batch `execute` receives. */
+export interface ExecuteRequest {
+  /** Every input the client sent, by name, already checked against the config (datatype, shape, size). */
+  readonly inputs: Readonly<Record<string, Tensor>>;
+  /** The request's parameters (in an ensemble step: the ensemble request's). */
+  readonly parameters: Readonly<Record<string, ParameterValue>>;
+  /** The outputs the client asked for; returning more is fine, the server keeps these. */
+  readonly requestedOutputs: readonly string[];
+}
+
+/** One request's answer: outputs by name, or an error that fails this request only (default code INTERNAL). */
+export type ExecuteResponse =
+  | { readonly outputs: Readonly<Record<string, OutputTensor>> }
+  | { readonly error: { readonly message: string; readonly code?: ErrorCode } };
+
+/**
+ * A TypeScript model. `initialize` runs once per instance before the model is ready; a throw there makes the
+ * version UNAVAILABLE with the message. `execute` gets a batch of requests (as many as the dynamic batcher
+ * formed) and returns one response per request, in order; a throw fails every request of the batch with
+ * INTERNAL and the message, and the instance keeps serving. `finalize` runs when the instance is unloaded.
+ * If the worker thread dies (an uncaught exception, `process.exit`, out of memory), the requests of the batch
+ * fail with INTERNAL and the server starts a new instance.
+ */
+export interface TypeScriptModel {
+  initialize?(args: InitializeArgs): void | Promise<void>;
+  execute(requests: readonly ExecuteRequest[]): readonly ExecuteResponse[] | Promise<readonly ExecuteResponse[]>;
+  finalize?(): void | Promise<void>;
+}
+
+/** What `model.js` default-exports. */
+export type TypeScriptModelClass = new () => TypeScriptModel;

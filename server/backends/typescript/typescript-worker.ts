@@ -1,0 +1,114 @@
+/**
+ * Runs inside a worker thread and owns exactly one instance of a TypeScript model: loads model.js, calls
+ * initialize(), then execute() once per batch the scheduler sends, and finalize() before it exits. Whatever the
+ * model throws becomes an error message for the main thread; what it throws outside those calls (a timer, an
+ * unhandled rejection) ends this thread, and the main thread replaces the instance.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import type { BackendErrorCode } from "../backend";
+import type { NamedTensor } from "../instance-worker";
+import { loadModelClass } from "./load-model-class";
+import { backendTensor, modelTensor } from "./model-tensors";
+import type { ExecuteRequest, ExecuteResponse, TypeScriptModel } from "./typescript-model";
+import type {
+  TypeScriptStartupMessage, TypeScriptWorkerData, TypeScriptWorkerReply, TypeScriptWorkerRequest, WireRequest, WireResponse,
+} from "./typescript-worker-protocol";
+
+const port = parentPort;
+if (port === null) throw new Error("typescript-worker must run in a worker thread");
+const settings = workerData as TypeScriptWorkerData;
+
+const ERROR_CODES: ReadonlySet<string> = new Set<BackendErrorCode>([
+  "INVALID_ARG", "NOT_FOUND", "UNAVAILABLE", "UNSUPPORTED", "ALREADY_EXISTS", "CANCELLED", "INTERNAL", "UNKNOWN",
+]);
+
+function post(message: TypeScriptStartupMessage | TypeScriptWorkerReply, transfer: ArrayBuffer[] = []): void {
+  port!.postMessage(message, transfer);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function toExecuteRequest(request: WireRequest): ExecuteRequest {
+  const inputs: ExecuteRequest["inputs"] = Object.fromEntries(request.inputs.map((tensor) => [tensor.name, modelTensor(tensor)]));
+  return { inputs, parameters: request.parameters, requestedOutputs: request.requestedOutputs };
+}
+
+/** One response as it crosses back; a malformed one fails its own request, naming what is wrong. */
+function toWireResponse(response: ExecuteResponse | undefined, transfer: ArrayBuffer[]): WireResponse {
+  if (typeof response !== "object" || response === null) return modelBug("a response is not an object");
+  if ("error" in response) {
+    const { message, code } = response.error as { message?: unknown; code?: unknown };
+    const text = typeof message === "string" ? message : String(message);
+    if (code === undefined) return { error: { code: "INTERNAL", message: text } };
+    if (typeof code === "string" && ERROR_CODES.has(code)) return { error: { code: code as BackendErrorCode, message: text } };
+    return modelBug(`a response's error code ${JSON.stringify(code)} is not one of ${[...ERROR_CODES].join(", ")} (message: ${text})`);
+  }
+  if (typeof response.outputs !== "object" || response.outputs === null) return modelBug("a response has neither outputs nor error");
+  const outputs: NamedTensor[] = [];
+  for (const [name, tensor] of Object.entries(response.outputs)) {
+    try {
+      outputs.push({ name, ...backendTensor(tensor, transfer) });
+    } catch (error) {
+      return modelBug(`output '${name}' ${messageOf(error)}`);
+    }
+  }
+  return { outputs };
+}
+
+function modelBug(detail: string): WireResponse {
+  return { error: { code: "INTERNAL", message: `TypeScript model execute() returned an invalid response: ${detail}` } };
+}
+
+async function execute(model: TypeScriptModel, id: number, wire: readonly WireRequest[]): Promise<void> {
+  try {
+    const t0 = process.hrtime.bigint();
+    const requests = wire.map(toExecuteRequest);
+    const t1 = process.hrtime.bigint();
+    const responses = await model.execute(requests);
+    const t2 = process.hrtime.bigint();
+    if (!Array.isArray(responses) || responses.length !== requests.length) {
+      const count = Array.isArray(responses) ? `${responses.length} responses` : typeof responses;
+      throw new Error(`execute() must return one response per request: got ${count} for ${requests.length} requests`);
+    }
+    const transfer: ArrayBuffer[] = [];
+    const answers = responses.map((response: ExecuteResponse | undefined) => toWireResponse(response, transfer));
+    const t3 = process.hrtime.bigint();
+    post({
+      type: "responses", id, responses: answers,
+      computeInputNs: Number(t1 - t0), computeInferNs: Number(t2 - t1), computeOutputNs: Number(t3 - t2),
+    }, transfer);
+  } catch (error) {
+    post({ type: "execute-error", id, message: `TypeScript model execute() failed: ${messageOf(error)}` });
+  }
+}
+
+async function main(): Promise<void> {
+  let model: TypeScriptModel;
+  try {
+    const ModelClass = loadModelClass(settings.modelPath);
+    model = new ModelClass();
+    if (typeof model.execute !== "function") throw new Error(`${settings.modelPath}: the model class has no execute() method`);
+  } catch (error) {
+    post({ type: "load-error", message: `cannot load TypeScript model: ${messageOf(error)}` });
+    return;
+  }
+  try {
+    await model.initialize?.(settings.initializeArgs);
+  } catch (error) {
+    post({ type: "load-error", message: `TypeScript model initialize() failed: ${messageOf(error)}` });
+    return;
+  }
+  port!.on("message", (request: TypeScriptWorkerRequest) => {
+    if (request.type === "execute") {
+      void execute(model, request.id, request.requests);
+    } else {
+      Promise.resolve(model.finalize?.()).catch((error: unknown) => console.error(`TypeScript model finalize() failed: ${messageOf(error)}`))
+        .finally(() => process.exit(0));
+    }
+  });
+  post({ type: "ready", ready: null });
+}
+
+void main();

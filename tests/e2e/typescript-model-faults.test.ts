@@ -1,0 +1,82 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../helpers/server-process";
+import { writeProbeModel } from "../helpers/typescript-test-models";
+import { parseExposition } from "../server/metrics/prometheus-text";
+import { type BinaryTransports, binaryTransports } from "./binary-transports";
+import type { CaseResult, ProtocolTransport } from "./protocol-transport";
+
+/**
+ * What a client sees when a TypeScript model fails, through the real server: a model whose initialize() throws,
+ * one that refuses a request, one whose execute() throws, and one whose worker thread dies.
+ */
+describe("TypeScript model failures, over REST and gRPC", () => {
+  let repository: string;
+  let server: RunningServer;
+  let clients: BinaryTransports;
+  const transports: Record<string, ProtocolTransport> = {};
+
+  beforeAll(async () => {
+    repository = mkdtempSync(path.join(os.tmpdir(), "typescript-faults-"));
+    writeProbeModel(repository, { name: "probe" });
+    writeProbeModel(repository, { name: "needs_camera", parameters: { init_fail: "no camera attached" } });
+    server = await startServer({
+      repository, services: ["http", "grpc", "metrics"], args: ["--exit-on-error", "false", "--instance-restart-backoff-ms", "10"],
+    });
+    clients = binaryTransports(server);
+    Object.assign(transports, clients.byProtocol);
+  });
+  afterAll(async () => {
+    clients?.close();
+    await server?.stop();
+    rmSync(repository, { recursive: true, force: true });
+  });
+
+  function probe(protocol: string, value: number, behave?: string, model = "probe"): Promise<CaseResult> {
+    return transports[protocol]!.infer({
+      model, inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], values: [value] }], outputs: [{ name: "OUTPUT0" }],
+      ...(behave !== undefined ? { parameters: { behave } } : {}),
+    });
+  }
+
+  async function restarts(): Promise<number | undefined> {
+    const metrics = parseExposition(await fetch(`${server.metricsUrl}/metrics`).then((r) => r.text()));
+    return metrics.value("inference_instance_restarts_total", { model: "probe", version: "1" });
+  }
+
+  it("leaves a model whose initialize() throws UNAVAILABLE, with the message as the reason", async () => {
+    const index = await fetch(`${server.httpUrl}/v2/repository/index`, { method: "POST", body: "{}" }).then((r) => r.json());
+    expect(index).toContainEqual({ name: "needs_camera", version: "1", state: "UNAVAILABLE", reason: "TypeScript model initialize() failed: no camera attached" });
+    for (const protocol of ["REST", "gRPC"]) {
+      expect(await probe(protocol, 1, undefined, "needs_camera")).toEqual({
+        kind: "error", code: "UNAVAILABLE",
+        message: "Request for unknown model: 'needs_camera' has no available versions (version 1: TypeScript model initialize() failed: no camera attached)",
+      });
+    }
+  });
+
+  describe.each(["REST", "gRPC"])("over %s", (protocol) => {
+    it("fails a request the model refuses with the model's code and message", async () => {
+      expect(await probe(protocol, 1, "invalid")).toEqual({ kind: "error", code: "INVALID_ARG", message: "the model refuses this request" });
+      expect(await probe(protocol, 1, "internal")).toEqual({ kind: "error", code: "INTERNAL", message: "the model failed on this request" });
+    });
+
+    it("fails with INTERNAL when execute() throws, and the same instance keeps serving", async () => {
+      const before = await restarts();
+      expect(await probe(protocol, 1, "throw")).toEqual({ kind: "error", code: "INTERNAL", message: "TypeScript model execute() failed: execute exploded" });
+      expect(await probe(protocol, 2)).toMatchObject({ kind: "ok", outputs: [{ name: "OUTPUT0", values: [2] }] });
+      expect(await restarts()).toBe(before);
+    });
+
+    it("fails the request whose execution killed the worker, restarts the instance (counted and logged) and serves the next", async () => {
+      const before = (await restarts())!;
+      expect(await probe(protocol, 1, "exit")).toEqual({ kind: "error", code: "INTERNAL", message: "the instance's worker thread exited with code 3" });
+      expect(await probe(protocol, 4)).toMatchObject({ kind: "ok", outputs: [{ name: "OUTPUT0", values: [4] }] });
+      expect(await restarts()).toBe(before + 1);
+      expect(server.logs()).toContain("instance probe_0_0 of model 'probe' version 1 died (the instance's worker thread exited with code 3); restarting it in 10 ms");
+      expect(server.logs()).toContain("restarted instance probe_0_0 of model 'probe' version 1");
+    });
+  });
+});
