@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
-import type { SideMeasurement } from "./ab-comparison";
+import type { SideMeasurement } from "../server/perf/ab-comparison";
 import { summarizeLatencies } from "../server/perf/latency-summary";
 import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
 

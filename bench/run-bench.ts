@@ -12,13 +12,13 @@ import { ensureExampleRepository } from "../server/model-builder/ensure-example-
 import { findPackageRoot } from "../server/model-builder/find-package-root";
 import { writeChartReport } from "../server/perf/chart-report";
 import { renderLatencyChart } from "../server/perf/latency-chart";
-import { type ComparisonResult, medianThroughput } from "./ab-comparison";
+import { type ComparisonResult, medianThroughput } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
 import { type BenchOptions, parseBenchOptions } from "./bench-options";
 import { benchTableContent, formatBenchTable } from "./bench-table";
 import { runResnet50Suite } from "./resnet50-suite";
 import { runBatchingSuite } from "./batching-suite";
-import { startBenchServer } from "./bench-server";
+import { startInferenceServerProcess } from "../server/tune/inference-server-process";
 import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
 import { runSimpleSuite } from "./simple-suite";
 import { describeSystem } from "./system-setup";
@@ -61,7 +61,7 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   const modelRepository = path.join(root, "models");
   if ((await ensureExampleRepository(modelRepository)) === "built") log(`built the example model repository in ${modelRepository}`);
   const served = options.models.filter((model) => model === "resnet50" || model === "simple");
-  const server = await startBenchServer(root, modelRepository, [
+  const server = await startInferenceServerProcess(modelRepository, [
     "--allow-metrics", "false", "--model-control-mode", "explicit", ...served.flatMap((model) => ["--load-model", model]),
   ]);
   const context: BenchContext = {
