@@ -135,7 +135,7 @@ function refinementMove(space: WalkSpace, state: WalkState, scoreOf: ScoreOf): W
   const unmeasured = adjacent.find((c) => scoreOf(c) === undefined);
   if (unmeasured !== undefined) return { kind: "measure", coordinate: unmeasured };
   const better = adjacent.reduce<Coordinate | undefined>((a, c) => ((scoreOf(c) ?? 0) > (scoreOf(a ?? home) ?? 0) ? c : a), undefined);
-  if (better === undefined) return { kind: "done", reason: `no direct neighbour of ${coordinateKey(home)} does better` };
+  if (better === undefined) return { kind: "done", reason: "no direct neighbour does better" };
   return { kind: "step", state: { ...state, home: better } };
 }
 

@@ -85,8 +85,9 @@ export function buildSearchSpaces(start: TunedSettings, machine: MachineResource
     const cpu = device.kind === "KIND_CPU";
     const instanceDefault = rangeFromOne(cpu ? Math.min(machine.cores, DEFAULT_MAX_INSTANCES) : DEFAULT_MAX_INSTANCES);
     const threadDefault = [...powersOfTwoUpTo(machine.cores), machine.cores];
-    const startDelay = start.dynamicBatching?.maxQueueDelayUs ?? 0;
-    const startPreferred = start.dynamicBatching?.preferredBatchSizes.length === 1 ? start.dynamicBatching.preferredBatchSizes[0]! : 0;
+    // A start without a dynamic batcher has no delay or preferred size of its own to add.
+    const startDelay = start.dynamicBatching === undefined ? [] : [start.dynamicBatching.maxQueueDelayUs];
+    const startPreferred = start.dynamicBatching?.preferredBatchSizes.length === 1 ? [start.dynamicBatching.preferredBatchSizes[0]!] : [];
     return {
       device,
       cores: machine.cores,
@@ -95,8 +96,8 @@ export function buildSearchSpaces(start: TunedSettings, machine: MachineResource
         ? sortedUnique([...(lists.intraOpThreads ?? threadDefault), ...(start.intraOpThreads !== undefined ? [start.intraOpThreads] : [])])
         : [undefined],
       maxBatchSize: batching ? sortedUnique([...(lists.maxBatchSizes ?? powersOfTwoUpTo(DEFAULT_MAX_BATCH_SIZE)), start.maxBatchSize]) : [0],
-      maxQueueDelayUs: batching ? sortedUnique([...(lists.queueDelaysUs ?? DEFAULT_QUEUE_DELAYS_US), startDelay]) : [undefined],
-      preferredBatchSize: batching ? sortedUnique([...(lists.preferredBatchSizes ?? [0]), startPreferred]) : [0],
+      maxQueueDelayUs: batching ? sortedUnique([...(lists.queueDelaysUs ?? DEFAULT_QUEUE_DELAYS_US), ...startDelay]) : [undefined],
+      preferredBatchSize: batching ? sortedUnique([...(lists.preferredBatchSizes ?? [0]), ...startPreferred]) : [0],
     };
   });
 }

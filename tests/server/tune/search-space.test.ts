@@ -67,6 +67,12 @@ describe("buildSearchSpaces", () => {
     expect(buildSearchSpaces(RESNET50_START, { cores: 8, gpuCount: 2 }, { gpuAccelerators: ["tensorrt"] }).map((s) => s.device.kind)).toEqual(["KIND_CPU", "KIND_GPU"]);
   });
 
+  it("adds no delay of its own for a start without a dynamic batcher", () => {
+    const [space] = buildSearchSpaces({ ...RESNET50_START, dynamicBatching: undefined }, { cores: 2, gpuCount: 0 }, { queueDelaysUs: [500] });
+    expect(space!.maxQueueDelayUs).toEqual([500]);
+    expect(settingsAt(space!, nearestCoordinate(space!, { ...RESNET50_START, dynamicBatching: undefined })).dynamicBatching).toEqual({ maxQueueDelayUs: 500, preferredBatchSizes: [] });
+  });
+
   it("keeps a model that does not batch unbatched", () => {
     const [space] = buildSearchSpaces({ ...RESNET50_START, maxBatchSize: 0, dynamicBatching: undefined }, { cores: 4, gpuCount: 0 }, { instanceCounts: [1, 2] });
     expect(space).toMatchObject({ maxBatchSize: [0], maxQueueDelayUs: [undefined], preferredBatchSize: [0] });
