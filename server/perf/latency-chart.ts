@@ -26,12 +26,7 @@ export async function renderLatencyChart(
     { ...point, order, percentile: "p99", latencyMs: point.p99Ms },
   ]);
   const spec = {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title,
-    width: 640,
-    height: 360,
-    background: "white",
-    config: { legend: { labelLimit: 400 } },
     data: { values },
     mark: { type: "line", point: true },
     encoding: {

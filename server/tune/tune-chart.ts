@@ -61,12 +61,7 @@ export async function renderTuneChart(points: readonly RatedPoint[], title: stri
     });
   }
   return renderVegaLiteChart({
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title,
-    width: 640,
-    height: 360,
-    background: "white",
-    config: { legend: { labelLimit: 400 } },
     data: { values },
     layer: layers,
   });

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { type LoadRange, parseLoadRange } from "../perf/load-range";
+import { integer, positiveNumber, shape } from "../perf/perf-options";
 import type { SearchMode } from "./run-search";
 import type { SearchLists } from "./search-space";
 import type { TuneConstraints } from "./tune-constraints";
@@ -26,20 +27,6 @@ export interface TuneOptions {
   readonly inputData: "random" | "zero";
   readonly outDir: string;
   readonly verbose: boolean;
-}
-
-function integer(min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`must be an integer >= ${min}`);
-    return n;
-  };
-}
-
-function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("must be a positive number");
-  return n;
 }
 
 function integerList(min: number, none?: string) {
@@ -70,12 +57,6 @@ function concurrencyRange(value: string): LoadRange {
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message);
   }
-}
-
-function shape(value: string, previous: Map<string, number[]> = new Map()): Map<string, number[]> {
-  const match = /^(.+):(\d+(?:,\d+)*)$/.exec(value);
-  if (match === null) throw new InvalidArgumentError("expected NAME:d1,d2,... (dimensions without the batch dimension)");
-  return new Map(previous).set(match[1]!, match[2]!.split(",").map(Number));
 }
 
 /** The commander program: flags, defaults and help text. */
