@@ -1,9 +1,13 @@
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 
-/** resnet50 and simple compare against baselines; mlp compares batching settings; metrics compares metrics on/off. */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics"];
+/**
+ * resnet50 and simple compare against baselines; mlp compares batching settings; metrics compares metrics on/off;
+ * tuned compares inference-tune's configs with the shipped ones (minutes of tuning, so only when asked for).
+ */
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "tuned";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "tuned"];
+const DEFAULT_BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics"];
 
 /** What `npm run bench` measures and for how long. */
 export interface BenchOptions {
@@ -21,6 +25,8 @@ export interface BenchOptions {
   readonly resnet50BatchSizes: readonly number[];
   readonly simpleConcurrency: number;
   readonly outDir: string;
+  /** `tuned`: read inference-tune's results from `<dir>/<model>/` instead of tuning first. */
+  readonly tunedDir: string | undefined;
 }
 
 function positiveInteger(value: string): number {
@@ -45,7 +51,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
   const command = new Command("run-bench")
     .description("Measure the server against its baselines (in-process ONNX Runtime, bare fastify, bare grpc-js, binary vs JSON), alternating A/B")
     .option("--quick", "short windows and sweeps: finishes in under 2 minutes on 2 cores", false)
-    .option("--models <list>", `comparisons to run: ${BENCH_MODELS.join(",")}`, modelList, [...BENCH_MODELS])
+    .option("--models <list>", `comparisons to run: ${BENCH_MODELS.join(",")} (default all but tuned)`, modelList, [...DEFAULT_BENCH_MODELS])
     .option("--rounds <n>", "A/B rounds per comparison (at least 3; default 5, quick 3); more rounds ride out a noisy neighbour better than longer windows", positiveInteger)
     .option("--window-ms <ms>", "measured window per side per round (default 5000, quick 1000)", positiveInteger)
     .option("--warmup-ms <ms>", "discarded load before each window (default 1000, quick 200)", positiveInteger)
@@ -53,6 +59,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     .option("--resnet50-batch <list>", "in-process ORT batch sizes to pick the best from (default 1,2,4,8; quick 1,8)", integerList)
     .option("--simple-concurrency <n>", "concurrency for the simple model and its baseline", positiveInteger, 8)
     .option("--out <dir>", "where JSON, CSV and the chart go", path.join(repositoryRoot, "bench", "results"))
+    .option("--tuned-dir <dir>", "tuned: use the inference-tune results in <dir>/mlp and <dir>/resnet50 (written with --out) instead of tuning first")
     .exitOverride()
     .parse([...argv], { from: "user" });
   const o = command.opts();
@@ -71,5 +78,6 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     resnet50BatchSizes: (o["resnet50Batch"] as number[] | undefined) ?? (quick ? [1, 8] : [1, 2, 4, 8]),
     simpleConcurrency: o["simpleConcurrency"] as number,
     outDir: o["out"] as string,
+    tunedDir: o["tunedDir"] === undefined ? undefined : path.resolve(o["tunedDir"] as string),
   };
 }

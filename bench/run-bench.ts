@@ -21,6 +21,7 @@ import { runBatchingSuite } from "./batching-suite";
 import { startInferenceServerProcess } from "../server/tune/inference-server-process";
 import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
 import { runSimpleSuite } from "./simple-suite";
+import { runTunedSuite } from "./tuned-suite";
 import { describeSystem } from "./system-setup";
 
 function setupLines(context: BenchContext, startedAt: Date): string[] {
@@ -79,6 +80,7 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   // These suites start servers of their own (other model configs, other flags).
   if (options.models.includes("mlp")) results.push(...(await runBatchingSuite(context)));
   if (options.models.includes("metrics")) results.push(...(await runMetricsOverheadSuite(context)));
+  if (options.models.includes("tuned")) results.push(...(await runTunedSuite(context)));
   const lines = setupLines(context, startedAt);
   process.stdout.write(`\n${lines.join("\n")}\n\n${formatBenchTable(results)}`);
   await writeResults(context, results, lines);

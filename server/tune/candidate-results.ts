@@ -1,5 +1,5 @@
 import type { MeasuredPoint } from "./measure-candidate";
-import { paretoFront, pickBest, satisfiesConstraints, type TuneConstraints } from "./tune-constraints";
+import { constraintMiss, paretoFront, pickBest, satisfiesConstraints, type TuneConstraints } from "./tune-constraints";
 import { describeSettings, type TunedSettings } from "./tuned-settings";
 
 /** One configuration tried: what it set, and what it measured (one point per load level), or why it failed. */
@@ -34,9 +34,17 @@ export function ratePoints(candidates: readonly CandidateRecord[], constraints: 
   return { points, pick: points.find((point) => point.picked) };
 }
 
-/** A candidate's objective for the search: its best throughput that meets the constraints, 0 if none does. */
+/**
+ * A candidate's objective for the search, higher is better: its best throughput that meets the constraints; else
+ * how near its best point came to meeting them, as a number in (-1, 0) (so a walk with no passing point yet still
+ * knows which way is nearer); -1 for a candidate that failed or served nothing.
+ */
 export function candidateScore(candidate: CandidateRecord, constraints: TuneConstraints): number {
-  return Math.max(0, ...candidate.points.filter((point) => satisfiesConstraints(point, constraints)).map((point) => point.throughput));
+  return Math.max(-1, ...candidate.points.map((point) => {
+    if (satisfiesConstraints(point, constraints)) return point.throughput;
+    const miss = constraintMiss(point, constraints);
+    return Number.isFinite(miss) ? -miss / (1 + miss) : -1;
+  }));
 }
 
 /** `start: 1 x CPU (2 threads), max batch 8, delay 0 us` */

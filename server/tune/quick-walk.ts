@@ -36,7 +36,7 @@ export interface WalkState {
   readonly refining: boolean;
 }
 
-/** Measured objective of a coordinate (higher is better; 0 for a failure), or undefined when not measured. */
+/** Measured objective of a coordinate (higher is better, negative allowed), or undefined when not measured. */
 export type ScoreOf = (coordinate: Coordinate) => number | undefined;
 
 export type WalkMove =
@@ -109,13 +109,13 @@ function coordinateToInitialize(neighbours: readonly Coordinate[], measured: rea
 
 /**
  * The direction to step: the measured neighbours' offsets from home, each weighted by how much better (or worse,
- * pulling away) it scored than home relative to the best score around. Zero when nothing differs.
+ * pulling away) it scored than home relative to the largest score around. Zero when nothing differs.
  */
 function stepDirection(measured: readonly Coordinate[], home: Coordinate, scoreOf: ScoreOf): number[] {
   const homeScore = scoreOf(home) ?? 0;
-  const scale = Math.max(homeScore, ...measured.map((c) => scoreOf(c) ?? 0));
+  const scale = Math.max(Math.abs(homeScore), ...measured.map((c) => Math.abs(scoreOf(c) ?? 0)));
   const direction = home.map(() => 0);
-  if (scale <= 0) return direction;
+  if (scale === 0) return direction;
   for (const c of measured) {
     const gain = ((scoreOf(c) ?? 0) - homeScore) / scale;
     c.forEach((value, dimension) => (direction[dimension]! += gain * (value - home[dimension]!)));

@@ -14,9 +14,18 @@ export interface ThroughputLatency {
 }
 
 export function satisfiesConstraints(point: ThroughputLatency, constraints: TuneConstraints): boolean {
-  if (point.throughput <= 0) return false;
-  if (constraints.latencyBudgetMs !== undefined && point.p99Ms > constraints.latencyBudgetMs) return false;
-  return constraints.minThroughput === undefined || point.throughput >= constraints.minThroughput;
+  return constraintMiss(point, constraints) === 0;
+}
+
+/**
+ * How far a point misses the constraints, relative to each (0.5: p99 50% over the budget, or throughput half short of
+ * the minimum), the worst of them; 0 when it meets them, Infinity when it served nothing.
+ */
+export function constraintMiss(point: ThroughputLatency, constraints: TuneConstraints): number {
+  if (point.throughput <= 0) return Infinity;
+  const latency = constraints.latencyBudgetMs === undefined ? 0 : point.p99Ms / constraints.latencyBudgetMs - 1;
+  const throughput = constraints.minThroughput === undefined ? 0 : 1 - point.throughput / constraints.minThroughput;
+  return Math.max(0, latency, throughput);
 }
 
 /** The constraints in words, e.g. `p99 <= 50 ms, >= 100 infer/s`, or `none`. */

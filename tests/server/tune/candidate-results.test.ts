@@ -30,7 +30,10 @@ describe("candidate results", () => {
       ["start", 16, true, false], ["c1", 4, true, true], ["c1", 8, false, true],
     ]);
     expect(candidateScore(candidates[1]!, { latencyBudgetMs: 50, minThroughput: undefined })).toBe(150);
-    expect(candidateScore(candidates[2]!, { latencyBudgetMs: undefined, minThroughput: undefined })).toBe(0);
+    expect(candidateScore(candidates[2]!, { latencyBudgetMs: undefined, minThroughput: undefined })).toBe(-1);
+    // Missing the budget, the nearer miss scores higher: c1's 20 ms is 100% over 10 ms (-0.5), start's 40 ms 300% (-0.75).
+    expect(candidateScore(candidates[1]!, { latencyBudgetMs: 10, minThroughput: undefined })).toBe(-0.5);
+    expect(candidateScore(candidates[0]!, { latencyBudgetMs: 10, minThroughput: undefined })).toBe(-0.75);
   });
 
   it("writes one CSV row per measured level and one per failure, server times in µs", () => {

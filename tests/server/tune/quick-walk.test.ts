@@ -59,6 +59,13 @@ describe("quick walk", () => {
     expect(reason).toMatch(/no direct neighbour does better/);
   });
 
+  it("heads for the nearest miss while every point misses the constraints (negative scores)", () => {
+    // Scores below 0 everywhere but at index 0 of the second dimension, less negative the nearer to it.
+    const score = (c: Coordinate): number => (c[1] === 0 ? 10 : -c[1]! / (1 + c[1]!));
+    const { measured } = walk(grid([3, 8]), [1, 7], score);
+    expect(measured.some((key) => key.endsWith(",0"))).toBe(true);
+  });
+
   it("ends on a plateau and on a dimension of one value", () => {
     const space = grid([1, 10]);
     const score = (c: Coordinate): number => Math.min(c[1]!, 4);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ComparisonResult } from "../../../server/perf/ab-comparison";
 import { summarizeRatios } from "../../../server/perf/ratio-summary";
 import { confirmPick } from "../../../server/tune/confirm-pick";
-import { describeConstraints, paretoFront, pickBest, satisfiesConstraints } from "../../../server/tune/tune-constraints";
+import { constraintMiss, describeConstraints, paretoFront, pickBest, satisfiesConstraints } from "../../../server/tune/tune-constraints";
 
 const point = (id: string, throughput: number, p99Ms: number) => ({ id, throughput, p99Ms });
 const NONE = { latencyBudgetMs: undefined, minThroughput: undefined };
@@ -14,6 +14,9 @@ describe("constraints", () => {
     expect(satisfiesConstraints(point("b", 120, 50.1), constraints)).toBe(false);
     expect(satisfiesConstraints(point("c", 99, 10), constraints)).toBe(false);
     expect(satisfiesConstraints(point("d", 0, 0), NONE)).toBe(false);
+    expect(constraintMiss(point("e", 120, 75), constraints)).toBeCloseTo(0.5);
+    expect(constraintMiss(point("f", 25, 10), constraints)).toBeCloseTo(0.75);
+    expect(constraintMiss(point("g", 0, 0), constraints)).toBe(Infinity);
     expect(describeConstraints(constraints)).toBe("p99 <= 50 ms, >= 100 infer/s");
     expect(describeConstraints(NONE)).toBe("none");
   });
