@@ -4,7 +4,8 @@ import { type ComparisonResult, runAbComparison } from "../server/perf/ab-compar
 import { buildInputSets } from "../server/perf/input-sets";
 import { measureThroughput } from "../server/perf/throughput-measurement";
 import { CandidateServer } from "../server/tune/candidate-server";
-import { runInferenceTune, type TuneSummary } from "../server/tune/run-inference-tune";
+import { runInferenceTune } from "../server/tune/run-inference-tune";
+import type { TuneSummary } from "../server/tune/tune-summary";
 import { parseTuneOptions } from "../server/tune/tune-options";
 import { defaultConcurrency, describeSettings } from "../server/tune/tuned-settings";
 import type { BenchContext } from "./bench-context";
@@ -47,11 +48,16 @@ export async function runTunedSuite(context: BenchContext): Promise<ComparisonRe
       servers.push(shipped);
       const [config, metadata] = await Promise.all([shipped.control.modelConfig(model), shipped.control.modelMetadata(model)]);
       const inputs = buildInputSets(metadata.inputs, { batchSize: 1, maxBatchSize: config.max_batch_size, shapes: new Map(), source: { kind: "random", seed: 1 } })[0]!;
+      // A batching config finishes whole batches seconds apart on 2 cores: a span needs the windows the tuner found
+      // long enough for about 12 executions, and a warm-up long enough to fill the batcher.
+      const tunerWindowMs = Math.max(...summary.candidates.flatMap((candidate) => candidate.points.filter((p) => p.concurrency === concurrency).map((p) => p.windowMs)), 0);
+      const durationMs = Math.max(options.windowMs, tunerWindowMs);
+      const warmupMs = Math.max(options.warmupMs, Math.round(tunerWindowMs / 2));
       const side = (label: string, server: CandidateServer) => ({
-        label, measure: () => measureThroughput(server.sender(inputs), { concurrency, warmupMs: options.warmupMs, durationMs: options.windowMs }),
+        label, measure: () => measureThroughput(server.sender(inputs), { concurrency, warmupMs, durationMs }),
       });
       const tunedSettings = summary.outcome === "tuned" ? summary.pick!.settings : summary.start;
-      context.notes.push(`tuned ${model}: ${describeSettings(tunedSettings)} (inference-tune ${summary.mode}, ${summary.candidates.length} candidates, ${summary.outcome}) vs shipped ${describeSettings(summary.start)}, both at concurrency ${concurrency}, HTTP binary, one server each`);
+      context.notes.push(`tuned ${model}: ${describeSettings(tunedSettings)} (inference-tune ${summary.mode}, ${summary.candidates.length} candidates, ${summary.outcome}) vs shipped ${describeSettings(summary.start)}, both at concurrency ${concurrency}, HTTP binary, one server each, ${warmupMs} ms warm-up and ${durationMs} ms spans`);
       results.push(await runAbComparison(
         model, `concurrency ${concurrency}`, side("tuned config", tuned), side("shipped config", shipped), options.rounds,
         (round, r) => log(`tuned ${model} round ${round}: tuned ${r.a.throughput.toFixed(1)} (p99 ${r.a.p99Ms.toFixed(1)} ms), shipped ${r.b.throughput.toFixed(1)} infer/s (p99 ${r.b.p99Ms.toFixed(1)} ms) (${r.ratio.toFixed(2)})`),

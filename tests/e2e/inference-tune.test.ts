@@ -5,7 +5,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InferenceClient } from "../../server/client/index";
 import { parseModelConfigText } from "../../server/core/model-config";
-import type { TuneSummary } from "../../server/tune/run-inference-tune";
+import type { TuneSummary } from "../../server/tune/tune-summary";
 import { TUNE_COMMENT } from "../../server/tune/tuned-config-text";
 import { type CliRun, runCli } from "../helpers/run-cli";
 import { EXAMPLE_REPOSITORY, REPO_ROOT, startServer } from "../helpers/server-process";
