@@ -78,7 +78,7 @@ export function buildTuneCommand(): Command {
     .option("--preferred-batch-sizes <list>", "dynamic_batching preferred_batch_size values to try, 'none' for unset (default none)", integerList(1, "none"))
     .option("--gpu-accelerators <list>", `GPU execution accelerators to try where the server reports a GPU (default ${GPU_ACCELERATORS.join(",")})`, acceleratorList)
     .option("--max-candidates <n>", "most configurations to measure, the starting one included (default: quick 20, brute no limit)", integer(1))
-    .option("-p, --measurement-interval <ms>", "shortest measurement window (slow candidates get longer ones: about 12 executions each) and the warm-up length", integer(100))
+    .option("-p, --measurement-interval <ms>", "shortest measurement window (slow candidates get longer ones: about 12 executions each) and the warm-up length (default 2000, quick 1000)", integer(100))
     .option("-s, --stability-percentage <pct>", "largest spread (max/min - 1, %) of throughput and latency over the last 3 windows", positiveNumber, 10)
     .option("-r, --max-trials <n>", "most measurement windows per candidate (default: 10, quick 6)", integer(3))
     .option("--ab-rounds <n>", "A/B rounds re-measuring the pick against the starting config (at least 3)", integer(3), 3)
