@@ -3,12 +3,12 @@ import os from "node:os";
 import path from "node:path";
 import { InferenceClient, type InferInput } from "../server/client/index";
 import { MLP_FEATURES } from "../server/model-builder/models/mlp-model";
-import { type ComparisonResult, runAbComparison } from "./ab-comparison";
+import { type ComparisonResult, runAbComparison } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { startBenchServer } from "./bench-server";
-import { preparedSender } from "./prepared-sender";
-import { summarizeRatios } from "./ratio-summary";
-import { measureThroughput } from "./throughput-measurement";
+import { startInferenceServerProcess } from "../server/tune/inference-server-process";
+import { preparedSender } from "../server/perf/prepared-sender";
+import { summarizeRatios } from "../server/perf/ratio-summary";
+import { measureThroughput } from "../server/perf/throughput-measurement";
 
 /** The example `mlp` under three scheduler settings; weights and instances are the same in all three. */
 const VARIANTS = {
@@ -42,7 +42,7 @@ function variantRepository(exampleRepository: string): string {
 export async function runBatchingSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options, log } = context;
   const repository = variantRepository(context.modelRepository);
-  const server = await startBenchServer(context.repositoryRoot, repository, ["--allow-metrics", "false", "--allow-grpc", "false"]);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--allow-grpc", "false"]);
   const client = new InferenceClient({ url: server.httpUrl });
   const features = MLP_FEATURES.input;
   const input: InferInput[] = [{ name: "INPUT0", datatype: "FP32", shape: [1, features], data: Float32Array.from({ length: features }, (_, i) => Math.sin(i)) }];

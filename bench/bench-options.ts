@@ -5,10 +5,12 @@ import { Command, InvalidArgumentError } from "commander";
  * resnet50 and simple compare against baselines; mlp compares batching settings; metrics compares metrics on/off;
  * image-tensor compares gRPC with HTTP (and gRPC's HTTP/2 windows) for a 600 KB tensor; image compares the
  * image_classifier ensemble with client-side preprocessing; typescript compares the TypeScript backend with the
- * built-in identity backend.
+ * built-in identity backend; tuned compares inference-tune's configs with the shipped ones (minutes of tuning, so
+ * only when asked for).
  */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "image-tensor" | "image" | "typescript";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "image-tensor", "image", "typescript"];
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "image-tensor" | "image" | "typescript" | "tuned";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "image-tensor", "image", "typescript", "tuned"];
+const DEFAULT_BENCH_MODELS: readonly BenchModel[] = BENCH_MODELS.filter((model) => model !== "tuned");
 
 /** What `npm run bench` measures and for how long. */
 export interface BenchOptions {
@@ -30,6 +32,8 @@ export interface BenchOptions {
   /** Concurrencies to pick each side of the image comparison's best from. */
   readonly imageConcurrency: readonly number[];
   readonly outDir: string;
+  /** `tuned`: read inference-tune's results from `<dir>/<model>/` instead of tuning first. */
+  readonly tunedDir: string | undefined;
 }
 
 function positiveInteger(value: string): number {
@@ -54,7 +58,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
   const command = new Command("run-bench")
     .description("Measure the server against its baselines (in-process ONNX Runtime, bare fastify, bare grpc-js, binary vs JSON), alternating A/B")
     .option("--quick", "short windows and sweeps: finishes in under 2 minutes on 2 cores", false)
-    .option("--models <list>", `comparisons to run: ${BENCH_MODELS.join(",")} (empty: none, e.g. with --gpu)`, modelList, [...BENCH_MODELS])
+    .option("--models <list>", `comparisons to run: ${BENCH_MODELS.join(",")} (default all but tuned; empty: none, e.g. with --gpu)`, modelList, [...DEFAULT_BENCH_MODELS])
     .option("--gpu", "add the GPU suite: resnet50 on the GPU vs in-process ONNX Runtime (HTTP, gRPC), batching, FP16 (needs an NVIDIA GPU)", false)
     .option("--rounds <n>", "A/B rounds per comparison (at least 3; default 5, quick 3); more rounds ride out a noisy neighbour better than longer windows", positiveInteger)
     .option("--window-ms <ms>", "measured window per side per round (default 5000, quick 1000)", positiveInteger)
@@ -64,6 +68,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     .option("--simple-concurrency <n>", "concurrency for the simple model and its baseline (and the TypeScript-backend identity)", positiveInteger, 8)
     .option("--image-concurrency <list>", "concurrencies to pick each side of the image comparison's best from (default 2,4,8,16; quick 4,8)", integerList)
     .option("--out <dir>", "where JSON, CSV and the chart go", path.join(repositoryRoot, "bench", "results"))
+    .option("--tuned-dir <dir>", "tuned: use the inference-tune results in <dir>/mlp and <dir>/resnet50 (written with --out) instead of tuning first")
     .exitOverride()
     .parse([...argv], { from: "user" });
   const o = command.opts();
@@ -84,5 +89,6 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     simpleConcurrency: o["simpleConcurrency"] as number,
     imageConcurrency: (o["imageConcurrency"] as number[] | undefined) ?? (quick ? [4, 8] : [2, 4, 8, 16]),
     outDir: o["out"] as string,
+    tunedDir: o["tunedDir"] === undefined ? undefined : path.resolve(o["tunedDir"] as string),
   };
 }

@@ -18,7 +18,7 @@ import { fromFloat16Array, toFloat16Array } from "../server/float16";
 import { buildExampleRepository } from "../server/model-builder/build-example-repository";
 import { findPackageRoot } from "../server/model-builder/find-package-root";
 import { SeededRandom } from "../server/model-builder/seeded-random";
-import { startBenchServer } from "./bench-server";
+import { startInferenceServerProcess } from "../server/tune/inference-server-process";
 
 const ROOT = findPackageRoot(__dirname);
 const SHARED_DATA = path.resolve(ROOT, "..", "shared", "data");
@@ -116,7 +116,7 @@ async function main(): Promise<number> {
   await buildExampleRepository(repository, { gpu: true });
   squeezenetModel(repository, "squeezenet_gpu", "instance_group [ { count: 1 kind: KIND_GPU } ]");
   squeezenetModel(repository, "squeezenet_auto", "");
-  const server = await startBenchServer(ROOT, repository, ["--metrics-interval-ms", "200", "--exit-on-error", "false"]);
+  const server = await startInferenceServerProcess(repository, ["--metrics-interval-ms", "200", "--exit-on-error", "false"]);
   const client = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
   const random = new SeededRandom(11);
   const images = Float32Array.from({ length: IMAGES * 3 * 224 * 224 }, () => random.nextFloat());

@@ -6,12 +6,12 @@ import { InferenceClient, type InferInput } from "../server/client/index";
 import { toFloat16Array } from "../server/float16";
 import { buildExampleRepository } from "../server/model-builder/build-example-repository";
 import type { RequestSender } from "../server/perf/load-generator";
-import { type ComparisonResult, runAbComparison, type SideMeasurement } from "./ab-comparison";
+import { type ComparisonResult, runAbComparison, type SideMeasurement } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { startBenchServer } from "./bench-server";
+import { startInferenceServerProcess } from "../server/tune/inference-server-process";
 import { OrtBaseline } from "./ort-baseline";
-import { preparedSender } from "./prepared-sender";
-import { measureThroughput } from "./throughput-measurement";
+import { preparedSender } from "../server/perf/prepared-sender";
+import { measureThroughput } from "../server/perf/throughput-measurement";
 
 const FP32 = "resnet50_gpu";
 const UNBATCHED = "resnet50_gpu_unbatched";
@@ -44,7 +44,7 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
   const { options, log } = context;
   const repository = mkdtempSync(path.join(os.tmpdir(), "bench-gpu-"));
   await buildExampleRepository(repository, { gpu: true });
-  const server = await startBenchServer(context.repositoryRoot, repository, ["--allow-metrics", "false"]);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false"]);
   const http = new InferenceClient({ url: server.httpUrl });
   const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
   const image = Float32Array.from({ length: ELEMENT_SHAPE.reduce((a, b) => a * b, 1) }, () => Math.random());

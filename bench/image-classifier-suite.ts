@@ -3,10 +3,10 @@ import path from "node:path";
 import type { ExecuteResponse, InitializeArgs, ModelConfigJson, Tensor, TypeScriptModel, TypeScriptModelClass } from "../server/backends/typescript/index";
 import { InferenceClient, type PreparedInferRequest } from "../server/client/index";
 import type { RequestSender } from "../server/perf/load-generator";
-import { type ComparisonResult, runAbComparison, type SideMeasurement } from "./ab-comparison";
+import { type ComparisonResult, runAbComparison, type SideMeasurement } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { startBenchServer } from "./bench-server";
-import { measureThroughput } from "./throughput-measurement";
+import { startInferenceServerProcess } from "../server/tune/inference-server-process";
+import { measureThroughput } from "../server/perf/throughput-measurement";
 
 /** The photos of ../shared/data, sent in turn: a 3361x2521 JPEG, two 224x224 PNGs, two small JPEGs. */
 const PHOTOS = ["mug.jpg", "kitten_224.png", "fish.png", "image.jpg", "vulture.jpeg"];
@@ -44,7 +44,7 @@ function outputOf(responses: readonly ExecuteResponse[], name: string): Tensor {
  */
 export async function runImageClassifierSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options, log } = context;
-  const server = await startBenchServer(context.repositoryRoot, context.modelRepository, [
+  const server = await startInferenceServerProcess(context.modelRepository, [
     "--allow-metrics", "false", "--allow-grpc", "false", "--model-control-mode", "explicit", "--load-model", "image_classifier",
   ]);
   const client = new InferenceClient({ url: server.httpUrl });

@@ -1,9 +1,9 @@
 import { InferenceClient, type InferInput } from "../server/client/index";
-import { type ComparisonResult, runAbComparison } from "./ab-comparison";
+import { type ComparisonResult, runAbComparison } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { startBenchServer } from "./bench-server";
-import { preparedSender } from "./prepared-sender";
-import { measureThroughput } from "./throughput-measurement";
+import { startInferenceServerProcess } from "../server/tune/inference-server-process";
+import { preparedSender } from "../server/perf/prepared-sender";
+import { measureThroughput } from "../server/perf/throughput-measurement";
 
 const MODEL = "identity_fp32";
 /** One 3x224x224 FP32 image: the tensor every image classifier request carries (602,112 bytes). */
@@ -20,8 +20,8 @@ const HTTP2_DEFAULT_WINDOW = 65_535;
 export async function runImageTensorSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options, log } = context;
   const flags = ["--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", MODEL];
-  const wide = await startBenchServer(context.repositoryRoot, context.modelRepository, flags);
-  const narrow = await startBenchServer(context.repositoryRoot, context.modelRepository, [...flags, "--grpc-flow-control-window", String(HTTP2_DEFAULT_WINDOW)]);
+  const wide = await startInferenceServerProcess(context.modelRepository, flags);
+  const narrow = await startInferenceServerProcess(context.modelRepository, [...flags, "--grpc-flow-control-window", String(HTTP2_DEFAULT_WINDOW)]);
   const clients = {
     http: new InferenceClient({ url: wide.httpUrl }),
     grpc: new InferenceClient({ url: `grpc://${wide.grpcAddress}` }),

@@ -1,9 +1,9 @@
 import { InferenceClient, type InferInput } from "../server/client/index";
-import { type ComparisonResult, runAbComparison } from "./ab-comparison";
+import { type ComparisonResult, runAbComparison } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { type BenchServer, startBenchServer } from "./bench-server";
-import { preparedSender } from "./prepared-sender";
-import { measureThroughput } from "./throughput-measurement";
+import { type InferenceServerProcess, startInferenceServerProcess } from "../server/tune/inference-server-process";
+import { preparedSender } from "../server/perf/prepared-sender";
+import { measureThroughput } from "../server/perf/throughput-measurement";
 
 /**
  * What metrics cost on the hot path: `simple` over HTTP binary against two servers that differ only in
@@ -13,16 +13,16 @@ import { measureThroughput } from "./throughput-measurement";
 export async function runMetricsOverheadSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options, log } = context;
   const flags = ["--allow-grpc", "false", "--model-control-mode", "explicit", "--load-model", "simple"];
-  const servers: BenchServer[] = [];
+  const servers: InferenceServerProcess[] = [];
   const clients: InferenceClient[] = [];
   try {
-    const withMetrics = await startBenchServer(context.repositoryRoot, context.modelRepository, flags);
+    const withMetrics = await startInferenceServerProcess(context.modelRepository, flags);
     servers.push(withMetrics);
-    const withoutMetrics = await startBenchServer(context.repositoryRoot, context.modelRepository, [...flags, "--allow-metrics", "false"]);
+    const withoutMetrics = await startInferenceServerProcess(context.modelRepository, [...flags, "--allow-metrics", "false"]);
     servers.push(withoutMetrics);
-    const metricsUrl = `http://127.0.0.1:${/"service":"metrics","port":(\d+)/.exec(withMetrics.process.logs())![1]}/metrics`;
+    const metricsUrl = `${withMetrics.metricsUrl!}/metrics`;
     const inputs: InferInput[] = ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }));
-    const measure = (server: BenchServer, scrape: boolean) => async () => {
+    const measure = (server: InferenceServerProcess, scrape: boolean) => async () => {
       const client = new InferenceClient({ url: server.httpUrl });
       clients.push(client);
       const send = preparedSender(client, "simple", inputs);

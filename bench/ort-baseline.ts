@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
 import type { InstanceSpec } from "../server/backends/backend";
-import type { SideMeasurement } from "./ab-comparison";
+import type { SideMeasurement } from "../server/perf/ab-comparison";
 import { summarizeLatencies } from "../server/perf/latency-summary";
 import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
 

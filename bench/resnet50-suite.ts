@@ -1,11 +1,11 @@
 import path from "node:path";
 import { InferenceClient, type TensorFormat } from "../server/client/index";
 import type { RequestSender } from "../server/perf/load-generator";
-import { type ComparisonResult, runAbComparison, type SideMeasurement } from "./ab-comparison";
+import { type ComparisonResult, runAbComparison, type SideMeasurement } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
-import { preparedSender } from "./prepared-sender";
-import { measureThroughput } from "./throughput-measurement";
+import { preparedSender } from "../server/perf/prepared-sender";
+import { measureThroughput } from "../server/perf/throughput-measurement";
 
 const MODEL = "resnet50";
 

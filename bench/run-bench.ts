@@ -12,7 +12,7 @@ import { ensureExampleRepository } from "../server/model-builder/ensure-example-
 import { findPackageRoot } from "../server/model-builder/find-package-root";
 import { writeChartReport } from "../server/perf/chart-report";
 import { renderLatencyChart } from "../server/perf/latency-chart";
-import { type ComparisonResult, medianThroughput } from "./ab-comparison";
+import { type ComparisonResult, medianThroughput } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
 import { type BenchOptions, parseBenchOptions } from "./bench-options";
 import { benchTableContent, formatBenchTable } from "./bench-table";
@@ -21,11 +21,12 @@ import { countNvidiaGpus } from "../server/gpu-detection";
 import { runBatchingSuite } from "./batching-suite";
 import { runGpuSuite } from "./gpu-suite";
 import { runImageTensorSuite } from "./image-tensor-suite";
-import { startBenchServer } from "./bench-server";
+import { startInferenceServerProcess } from "../server/tune/inference-server-process";
 import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
 import { runImageClassifierSuite } from "./image-classifier-suite";
 import { runSimpleSuite } from "./simple-suite";
 import { runTypeScriptBackendSuite } from "./typescript-backend-suite";
+import { runTunedSuite } from "./tuned-suite";
 import { describeSystem } from "./system-setup";
 
 function setupLines(context: BenchContext, startedAt: Date): string[] {
@@ -68,7 +69,7 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   const ensured = await ensureExampleRepository(modelRepository);
   if (ensured !== "present") log(`${ensured} the example model repository in ${modelRepository}`);
   const served = options.models.filter((model) => model === "resnet50" || model === "simple");
-  const server = await startBenchServer(root, modelRepository, [
+  const server = await startInferenceServerProcess(modelRepository, [
     "--allow-metrics", "false", "--model-control-mode", "explicit", ...served.flatMap((model) => ["--load-model", model]),
   ]);
   const context: BenchContext = {
@@ -87,9 +88,10 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   if (options.models.includes("mlp")) results.push(...(await runBatchingSuite(context)));
   if (options.models.includes("metrics")) results.push(...(await runMetricsOverheadSuite(context)));
   if (options.models.includes("image-tensor")) results.push(...(await runImageTensorSuite(context)));
-  if (options.gpu) results.push(...(await runGpuSuite(context)));
   if (options.models.includes("image")) results.push(...(await runImageClassifierSuite(context)));
   if (options.models.includes("typescript")) results.push(...(await runTypeScriptBackendSuite(context)));
+  if (options.models.includes("tuned")) results.push(...(await runTunedSuite(context)));
+  if (options.gpu) results.push(...(await runGpuSuite(context)));
   const lines = setupLines(context, startedAt);
   process.stdout.write(`\n${lines.join("\n")}\n\n${formatBenchTable(results)}`);
   await writeResults(context, results, lines);

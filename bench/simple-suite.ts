@@ -2,12 +2,12 @@ import path from "node:path";
 import { request } from "undici";
 import { InferenceClient, type InferInput, tensorDataToBytes, type TensorFormat } from "../server/client/index";
 import { encodeHttpInfer } from "../server/client/http-infer-codec";
-import { type ComparisonResult, runAbComparison } from "./ab-comparison";
+import { type ComparisonResult, runAbComparison } from "../server/perf/ab-comparison";
 import type { BareGrpcResponse } from "./bare-grpc-process";
 import type { BenchContext } from "./bench-context";
-import { preparedSender } from "./prepared-sender";
-import { type ServiceProcess, startServiceProcess } from "./service-process";
-import { measureThroughput } from "./throughput-measurement";
+import { preparedSender } from "../server/perf/prepared-sender";
+import { type ServiceProcess, startServiceProcess } from "../server/tune/service-process";
+import { measureThroughput } from "../server/perf/throughput-measurement";
 
 const MODEL = "simple";
 

@@ -2,11 +2,11 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { InferenceClient, type InferInput } from "../server/client/index";
-import { type ComparisonResult, runAbComparison } from "./ab-comparison";
+import { type ComparisonResult, runAbComparison } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { startBenchServer } from "./bench-server";
-import { preparedSender } from "./prepared-sender";
-import { measureThroughput } from "./throughput-measurement";
+import { startInferenceServerProcess } from "../server/tune/inference-server-process";
+import { preparedSender } from "../server/perf/prepared-sender";
+import { measureThroughput } from "../server/perf/throughput-measurement";
 
 function identityConfig(backend: string): string {
   return [
@@ -29,7 +29,7 @@ export async function runTypeScriptBackendSuite(context: BenchContext): Promise<
     writeFileSync(path.join(repository, name, "config.pbtxt"), identityConfig(backend));
   }
   copyFileSync(path.join(__dirname, "typescript-identity-model.js"), path.join(repository, "identity_typescript", "1", "model.js"));
-  const server = await startBenchServer(context.repositoryRoot, repository, ["--allow-metrics", "false", "--allow-grpc", "false"]);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--allow-grpc", "false"]);
   const client = new InferenceClient({ url: server.httpUrl });
   try {
     const concurrency = options.simpleConcurrency;

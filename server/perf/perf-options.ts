@@ -40,7 +40,8 @@ export interface PerfOptions {
   readonly prometheusLingerMs: number;
 }
 
-function integer(min: number) {
+/** commander argument parser: an integer of at least `min`. */
+export function integer(min: number) {
   return (value: string): number => {
     const n = Number(value);
     if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`must be an integer >= ${min}`);
@@ -48,7 +49,8 @@ function integer(min: number) {
   };
 }
 
-function positiveNumber(value: string): number {
+/** commander argument parser: a finite number above 0. */
+export function positiveNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("must be a positive number");
   return n;
@@ -70,7 +72,8 @@ function header(value: string, previous: Record<string, string> = {}): Record<st
   return { ...previous, [match[1]!.toLowerCase()]: match[2]!.trim() };
 }
 
-function shape(value: string, previous: Map<string, number[]> = new Map()): Map<string, number[]> {
+/** commander argument parser for a repeatable `--shape NAME:d1,d2` (dimensions without the batch dimension). */
+export function shape(value: string, previous: Map<string, number[]> = new Map()): Map<string, number[]> {
   const match = /^(.+):(\d+(?:,\d+)*)$/.exec(value);
   if (match === null) throw new InvalidArgumentError("expected NAME:d1,d2,... (dimensions without the batch dimension)");
   return new Map(previous).set(match[1]!, match[2]!.split(",").map(Number));

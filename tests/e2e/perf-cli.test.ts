@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
@@ -7,32 +6,13 @@ import path from "node:path";
 import { PNG } from "pngjs";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliRun, runCli } from "../helpers/run-cli";
 import { REPO_ROOT, type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 
 const PERF_MAIN = path.join(REPO_ROOT, "dist", "server", "perf", "main.js");
 
-interface PerfRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runPerf(args: readonly string[], timeoutMs = 60_000): Promise<PerfRun> {
-  const child = spawn(process.execPath, [PERF_MAIN, ...args], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`inference-perf did not finish within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function runPerf(args: readonly string[], timeoutMs = 60_000): Promise<CliRun> {
+  return runCli(PERF_MAIN, args, timeoutMs);
 }
 
 let server: RunningServer;
@@ -157,7 +137,7 @@ describe("inference-perf with encoded images for a BYTES input", () => {
 });
 
 describe("inference-perf bad input: non-zero exit, one clear line, no stack trace", () => {
-  const expectOneLine = (run: PerfRun, pattern: RegExp): void => {
+  const expectOneLine = (run: CliRun, pattern: RegExp): void => {
     expect(run.code).not.toBe(0);
     const lines = run.stderr.trimEnd().split("\n");
     expect(lines, run.stderr).toHaveLength(1);

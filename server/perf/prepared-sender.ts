@@ -1,5 +1,5 @@
-import type { InferenceClient, InferInput, InferOptions } from "../server/client/index";
-import type { RequestSender } from "../server/perf/load-generator";
+import type { InferenceClient, InferInput, InferOptions } from "../client/index";
+import type { RequestSender } from "./load-generator";
 
 /**
  * Sends the same request over and over, encoded once up front as perf_analyzer does with its input data: the

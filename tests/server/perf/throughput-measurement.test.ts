@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { spanThroughput } from "../../bench/throughput-measurement";
+import { spanThroughput } from "../../../server/perf/throughput-measurement";
 
 const MS = 1e6;
 

@@ -1,5 +1,5 @@
-import { LoadGenerator, type RequestSender } from "../server/perf/load-generator";
-import { summarizeLatencies } from "../server/perf/latency-summary";
+import { LoadGenerator, type RequestSender } from "./load-generator";
+import { summarizeLatencies } from "./latency-summary";
 import type { SideMeasurement } from "./ab-comparison";
 
 export interface FixedLoad {

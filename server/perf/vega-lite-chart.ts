@@ -1,0 +1,30 @@
+import sharp from "sharp";
+
+export interface RenderedChart {
+  readonly svg: string;
+  readonly png: Buffer;
+}
+
+/** What every chart of the project shares: size, white background (for the PNG), legends that do not truncate. */
+const CHART_DEFAULTS = {
+  $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+  width: 640,
+  height: 360,
+  background: "white",
+  config: { legend: { labelLimit: 400 } },
+};
+
+/**
+ * Draws a vega-lite spec (over {@link CHART_DEFAULTS}) headless: compiled to vega, rendered by a vega View with
+ * renderer 'none' into SVG, and the SVG rasterized to PNG by sharp. No browser, canvas or network needed.
+ */
+export async function renderVegaLiteChart(spec: Readonly<Record<string, unknown>>): Promise<RenderedChart> {
+  // vega and vega-lite are ES modules with top-level await: they can only be loaded with import().
+  const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")]);
+  const compiled = vegaLite.compile({ ...CHART_DEFAULTS, ...spec } as unknown as Parameters<typeof vegaLite.compile>[0]).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: "none" });
+  const svg = await view.toSVG();
+  view.finalize();
+  const png = await sharp(Buffer.from(svg)).png().toBuffer();
+  return { svg, png };
+}

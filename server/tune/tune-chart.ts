@@ -1,0 +1,68 @@
+import { type RenderedChart, renderVegaLiteChart } from "../perf/vega-lite-chart";
+import type { RatedPoint } from "./candidate-results";
+import { describeSettings } from "./tuned-settings";
+
+type Role = "pick" | "starting config" | "Pareto front" | "other candidates";
+const ROLES: readonly Role[] = ["pick", "starting config", "Pareto front", "other candidates"];
+
+function roleOf(point: RatedPoint): Role {
+  if (point.picked) return "pick";
+  if (point.candidate.id === "start") return "starting config";
+  return point.onParetoFront ? "Pareto front" : "other candidates";
+}
+
+/**
+ * p99 latency against throughput, one dot per measured candidate: the Pareto front joined by a line, the starting
+ * configuration and the pick marked and labelled, and the latency budget as a dashed line when there is one.
+ */
+export async function renderTuneChart(points: readonly RatedPoint[], title: string, latencyBudgetMs: number | undefined): Promise<RenderedChart> {
+  const values = points.map((point) => ({
+    role: roleOf(point),
+    candidate: point.candidate.id,
+    configuration: describeSettings(point.candidate.settings),
+    concurrency: point.point.concurrency,
+    throughput: point.throughput,
+    p99Ms: point.p99Ms,
+    onFront: point.onParetoFront,
+    label: point.picked ? `pick (${point.candidate.id})` : point.candidate.id === "start" ? "start" : "",
+  }));
+  const x = { field: "throughput", type: "quantitative", title: "throughput (infer/s)", scale: { zero: false } };
+  const y = { field: "p99Ms", type: "quantitative", title: "p99 latency (ms)", scale: { zero: false } };
+  const layers: Record<string, unknown>[] = [
+    {
+      // The Pareto front, joined (the pick and the start are on it when nothing beats them).
+      transform: [{ filter: "datum.onFront" }],
+      mark: { type: "line", color: "#e45756", strokeWidth: 1.5 },
+      encoding: { x, y, order: { field: "throughput", type: "quantitative" } },
+    },
+    {
+      mark: { type: "point", filled: true, size: 90, opacity: 0.9 },
+      encoding: {
+        x, y,
+        color: { field: "role", type: "nominal", title: null, scale: { domain: ROLES, range: ["#d62728", "#1f77b4", "#ff7f0e", "#9a9a9a"] } },
+        shape: { field: "role", type: "nominal", title: null, scale: { domain: ROLES, range: ["diamond", "square", "circle", "circle"] } },
+        size: { condition: { test: "datum.role === 'pick'", value: 260 }, value: 90 },
+        tooltip: [{ field: "candidate" }, { field: "configuration" }, { field: "concurrency" }, { field: "throughput", format: ".1f" }, { field: "p99Ms", format: ".2f" }],
+      },
+    },
+    {
+      transform: [{ filter: "datum.label !== ''" }],
+      mark: { type: "text", align: "left", dx: 9, dy: -9, fontSize: 12 },
+      encoding: { x, y, text: { field: "label" } },
+    },
+  ];
+  if (latencyBudgetMs !== undefined) {
+    layers.push({
+      data: { values: [{ budget: latencyBudgetMs, label: `latency budget ${latencyBudgetMs} ms` }] },
+      layer: [
+        { mark: { type: "rule", strokeDash: [6, 4], color: "#555" }, encoding: { y: { field: "budget", type: "quantitative" } } },
+        { mark: { type: "text", align: "left", baseline: "bottom", x: 4, dy: -3, color: "#555" }, encoding: { y: { field: "budget", type: "quantitative" }, text: { field: "label" } } },
+      ],
+    });
+  }
+  return renderVegaLiteChart({
+    title,
+    data: { values },
+    layer: layers,
+  });
+}

@@ -1,0 +1,142 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InferenceClient } from "../../server/client/index";
+import { parseModelConfigText } from "../../server/core/model-config";
+import type { TuneSummary } from "../../server/tune/tune-summary";
+import { TUNE_COMMENT } from "../../server/tune/tuned-config-text";
+import { type CliRun, runCli } from "../helpers/run-cli";
+import { EXAMPLE_REPOSITORY, REPO_ROOT, startServer } from "../helpers/server-process";
+
+const TUNE_MAIN = path.join(REPO_ROOT, "dist", "server", "tune", "main.js");
+const MODEL = "mlp_unbatched";
+
+/** The example mlp as someone might ship it: max_batch_size 64 but no dynamic batcher, so every request runs alone. */
+const USER_CONFIG = `# Shipped without a dynamic batcher: each request executes on its own.
+platform: "onnxruntime_onnx"
+max_batch_size: 64
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1024 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1024 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+parameters { key: "intra_op_thread_count" value: { string_value: "1" } }
+`;
+
+let workDir: string;
+let repository: string;
+
+function listTree(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" }).sort();
+}
+
+function writeModel(name: string, config: string): void {
+  mkdirSync(path.join(repository, name, "1"), { recursive: true });
+  symlinkSync(path.join(EXAMPLE_REPOSITORY, "mlp", "1", "model.onnx"), path.join(repository, name, "1", "model.onnx"));
+  writeFileSync(path.join(repository, name, "config.pbtxt"), config);
+}
+
+beforeAll(() => {
+  workDir = mkdtempSync(path.join(os.tmpdir(), "inference-tune-e2e-"));
+  repository = path.join(workDir, "models");
+  writeModel(MODEL, USER_CONFIG);
+});
+
+afterAll(() => {
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe("inference-tune on mlp", () => {
+  it("finds that the batcher pays, confirms it side by side, and writes a config.pbtxt that loads, a CSV and a report", async () => {
+    const out = path.join(workDir, "out");
+    const before = listTree(repository);
+    const run = await runCli(TUNE_MAIN, [
+      "-m", MODEL, "--model-repository", repository, "--quick", "-i", "grpc", "-p", "200", "-r", "3",
+      "--instance-counts", "1", "--intra-op-threads", "1", "--max-batch-sizes", "8", "--queue-delays-us", "500", "--out", out,
+    ], 120_000);
+    expect(run.code, run.stderr).toBe(0);
+    // Progress on the terminal: one line per candidate, the A/B rounds and the verdict.
+    expect(run.stderr).toMatch(/^\[start\] 1 x CPU \(1 thread\), max batch 64, no dynamic batching @ concurrency 128: [\d.]+ infer\/s/m);
+    expect(run.stderr).toMatch(/^\[c1\] 1 x CPU \(1 thread\), max batch 64, delay 500 us @ concurrency 128: /m);
+    expect(run.stderr).toMatch(/^\[c2\] 1 x CPU \(1 thread\), max batch 8, delay 500 us @ concurrency 16: /m);
+    expect(run.stderr).toMatch(/^A\/B round 3: pick [\d.]+ infer\/s/m);
+    expect(run.stderr).toMatch(/^confirmed c\d: /m);
+
+    const summary = JSON.parse(readFileSync(path.join(out, "summary.json"), "utf8")) as TuneSummary;
+    expect(summary.outcome).toBe("tuned");
+    expect(summary.machine.gpuCount).toBe(0);
+    expect(summary.candidates.map((c) => c.id)).toEqual(["start", "c1", "c2"]);
+    expect(summary.abComparison?.rounds).toHaveLength(3);
+    const pick = summary.pick!;
+    expect(pick.settings.dynamicBatching).toEqual({ maxQueueDelayUs: 500, preferredBatchSizes: [] });
+    expect(summary.abComparison!.ratio.median).toBeGreaterThan(1);
+
+    // Only the tuned fields changed: the batcher was added and max_batch_size set; everything else is the user's text.
+    const tuned = readFileSync(path.join(out, "config.pbtxt"), "utf8");
+    const header = tuned.split("\n").filter((line) => line.startsWith(TUNE_COMMENT));
+    expect(header.length).toBeGreaterThanOrEqual(4);
+    expect(header[2]).toMatch(/side by side at concurrency \d+ over GRPC, 3 A\/B rounds: [\d.]+ infer\/s \(p99 [\d.]+ ms\) vs [\d.]+ infer\/s/);
+    const withoutTuneComments = tuned.split("\n").filter((line) => !line.startsWith(TUNE_COMMENT)).join("\n");
+    expect(withoutTuneComments).toBe(`${USER_CONFIG.replace("max_batch_size: 64", `max_batch_size: ${pick.settings.maxBatchSize}`)}dynamic_batching {\n  max_queue_delay_microseconds: 500\n}\n`);
+    const config = parseModelConfigText(tuned, "tuned");
+    expect(config.dynamic_batching?.max_queue_delay_microseconds).toBe(500);
+    expect(config.max_batch_size).toBe(pick.settings.maxBatchSize);
+
+    const [csvHeader, ...rows] = readFileSync(path.join(out, "candidates.csv"), "utf8").trimEnd().split("\n");
+    const columns = csvHeader!.split(",");
+    expect(rows).toHaveLength(3);
+    const cell = (row: string, name: string): string => row.split(",")[columns.indexOf(name)]!;
+    for (const row of rows) {
+      expect(Number(cell(row, "Inferences/Second"))).toBeGreaterThan(0);
+      expect(Number(cell(row, "p99 Latency (ms)"))).toBeGreaterThan(0);
+      expect(Number(cell(row, "Server Compute Infer (us)"))).toBeGreaterThan(0);
+      expect(Number.isFinite(Number(cell(row, "Server Queue (us)")))).toBe(true);
+    }
+    expect(rows.map((row) => cell(row, "Pick"))).toEqual(["start", "c1", "c2"].map((id) => String(id === pick.id)));
+    expect(Number(cell(rows[1]!, "Avg Batch Size"))).toBeGreaterThan(1);
+    expect(Number(cell(rows[0]!, "Avg Batch Size"))).toBe(1);
+
+    const html = readFileSync(path.join(out, "index.html"), "utf8");
+    expect(html).toContain("<svg");
+    expect(html).toContain(`config.pbtxt holds`);
+    const png = await sharp(path.join(out, "latency-vs-throughput.png")).metadata();
+    expect(png).toMatchObject({ format: "png" });
+    expect(png.width).toBeGreaterThan(600);
+    expect(readdirSync(path.join(out, "candidates")).sort()).toEqual(["c1.pbtxt", "c2.pbtxt"]);
+
+    // The user's repository is untouched, and the tuned config serves.
+    expect(listTree(repository)).toEqual(before);
+    expect(readFileSync(path.join(repository, MODEL, "config.pbtxt"), "utf8")).toBe(USER_CONFIG);
+    writeModel("mlp_tuned", tuned);
+    const server = await startServer({ repository, args: ["--model-control-mode", "explicit", "--load-model", "mlp_tuned"] });
+    const client = new InferenceClient({ url: server.httpUrl });
+    try {
+      expect((await client.modelConfig("mlp_tuned")).dynamic_batching?.max_queue_delay_microseconds).toBe(500);
+      const result = await client.infer("mlp_tuned", [{ name: "INPUT0", shape: [1, 1024], data: new Float32Array(1024).fill(0.5) }]);
+      expect(result.data("OUTPUT0", "FP32")).toHaveLength(1024);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  });
+});
+
+describe("inference-tune bad input: exit 1, one clear line", () => {
+  const expectOneLine = (run: CliRun, pattern: RegExp): void => {
+    expect(run.code).toBe(1);
+    const lines = run.stderr.trimEnd().split("\n");
+    expect(lines.at(-1)).toMatch(pattern);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  };
+
+  it("names a model that is not in the repository", async () => {
+    expectOneLine(await runCli(TUNE_MAIN, ["-m", "nope", "--model-repository", repository, "--out", path.join(workDir, "nope")]),
+      /^inference-tune: error: model 'nope' not found: .*nope is not a folder$/);
+  });
+
+  it("gives the server's reason when the starting configuration does not load", async () => {
+    writeModel("broken", USER_CONFIG.replace('name: "INPUT0"', 'name: "WRONG"'));
+    expectOneLine(await runCli(TUNE_MAIN, ["-m", "broken", "--model-repository", repository, "--out", path.join(workDir, "broken")]),
+      /^inference-tune: error: the starting configuration of 'broken' does not load: .*WRONG/);
+  });
+});
