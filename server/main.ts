@@ -21,6 +21,19 @@ import { ServerMetrics, startMetricsServer } from "./metrics/index";
 
 const SERVER_VERSION = (JSON.parse(readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as { version: string }).version;
 
+/** Exit status when the drain outlasted --exit-timeout-secs (0 after a complete drain). */
+const EXIT_CODE_TIMED_OUT = 1;
+
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.finally(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
 async function run(options: ServerOptions): Promise<void> {
   const logger = pino({ level: options.logVerbose > 0 ? "debug" : "info" });
   const core = new InferenceCore({
@@ -94,14 +107,19 @@ async function run(options: ServerOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info(`received ${signal}, draining for up to ${options.exitTimeoutSecs} s`);
-    const force = setTimeout(() => {
-      logger.warn("exit timeout reached, exiting with requests still in flight");
-      process.exit(1);
-    }, options.exitTimeoutSecs * 1000);
-    force.unref();
     void (async () => {
-      await Promise.allSettled(closers.map((close) => close()));
-      await core.close();
+      const drained = (async () => {
+        await Promise.allSettled(closers.map((close) => close()));
+        await core.close();
+      })();
+      if (!(await settlesWithin(drained, options.exitTimeoutSecs * 1000))) {
+        // Terminating a worker thread inside an ONNX Runtime run aborts the whole process (SIGABRT), and a request
+        // cut off mid-queue would be reset. So: refuse what waits, let what runs finish, then exit.
+        logger.warn("exit timeout reached: refusing queued requests (503 / UNAVAILABLE) and finishing running executions");
+        core.refuseQueued(`Server is shutting down: the exit timeout (${options.exitTimeoutSecs} s) passed before this request ran`);
+        await drained;
+        process.exit(EXIT_CODE_TIMED_OUT);
+      }
       process.exit(0);
     })();
   };

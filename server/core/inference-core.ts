@@ -96,6 +96,8 @@ export class InferenceCore {
   #pollTimer: NodeJS.Timeout | undefined;
   readonly #responseCache: ResponseCache | undefined;
   #shuttingDown = false;
+  /** Versions unloaded, replaced or shut down that still answer what they accepted. */
+  readonly #closing = new Set<ModelVersion>();
 
   constructor(settings: CoreSettings) {
     this.#settings = settings;
@@ -237,8 +239,13 @@ export class InferenceCore {
   async #close(versions: Iterable<ModelVersion | Error>): Promise<void> {
     await Promise.all([...versions].map(async (version) => {
       if (version instanceof Error) return;
-      await version.scheduler.close();
-      await version.pool.close();
+      this.#closing.add(version);
+      try {
+        await version.scheduler.close();
+        await version.pool.close();
+      } finally {
+        this.#closing.delete(version);
+      }
     }));
   }
 
@@ -465,6 +472,19 @@ export class InferenceCore {
       const labels = model.signature.outputs.find((o) => o.name === want.name)?.labels;
       return classify(output, want.classification, model.signature.maxBatchSize > 0, labels);
     });
+  }
+
+  /**
+   * For a shutdown whose deadline passed: refuses new work and fails every queued request with UNAVAILABLE
+   * (`message`), in loaded and closing versions alike. Executions already running finish and are answered, since
+   * native inference cannot be interrupted safely; {@link close} then resolves once they have.
+   */
+  refuseQueued(message: string): void {
+    this.#shuttingDown = true;
+    for (const entry of this.#models.values()) {
+      for (const version of entry.versions.values()) if (!(version instanceof Error)) version.scheduler.refuseQueued(message);
+    }
+    for (const version of this.#closing) version.scheduler.refuseQueued(message);
   }
 
   /** Stops accepting work, answers what was accepted, and releases every instance. */
