@@ -189,13 +189,13 @@ export class InferenceCore {
 
   #ensembleDependencies(name: string): string[] {
     const directory = this.#directories.get(name);
-    const text = directory === undefined ? undefined : readConfigText(directory.path);
-    if (text === undefined) return [];
     try {
+      const text = directory === undefined ? undefined : readConfigText(directory.path);
+      if (text === undefined) return [];
       const config = parseModelConfigText(text, name);
       return config.platform === ENSEMBLE_PLATFORM ? ensembleDependencies(config) : [];
     } catch {
-      return []; // the load itself reports the parse error
+      return []; // the load itself reports an unreadable or unparsable config
     }
   }
 

@@ -6,7 +6,8 @@ import { type ComposingModels, EnsembleScheduler, planEnsemble } from "./ensembl
 import { dataTypeFromConfig } from "./datatypes";
 import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "./model-config";
 import { parseModelConfigText } from "./model-config";
-import { listVersions, type ModelDirectory, readConfigText, readLabels } from "./model-repository";
+import { validateModelConfig } from "./model-config-validation";
+import { listVersions, type ModelDirectory, readConfigText, readLabels, resolveInsideModel } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "./model-signature";
 import { ModelStatistics } from "./model-statistics";
 import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
@@ -45,8 +46,8 @@ function resolveBackend(config: ModelConfig, directory: ModelDirectory, versions
     return "onnxruntime";
   }
   if (config.platform === "" && config.backend === "") {
-    const filename = config.default_model_filename || "model.onnx";
-    if (versions.some((v) => existsSync(path.join(directory.path, String(v), filename)))) {
+    const filename = modelFilename(config);
+    if (versions.some((v) => existsSync(modelFilePath(directory, v, filename)))) {
       config.platform = ONNX_PLATFORM;
       config.backend = "onnxruntime";
       return "onnxruntime";
@@ -54,6 +55,15 @@ function resolveBackend(config: ModelConfig, directory: ModelDirectory, versions
     throw new Error(`unable to determine the backend: set platform or backend in config.pbtxt, or provide ${filename} in a version directory`);
   }
   return config.backend || config.platform;
+}
+
+function modelFilename(config: ModelConfig): string {
+  return config.default_model_filename || "model.onnx";
+}
+
+/** `<model>/<version>/<default_model_filename>`, refused when it resolves outside the model directory. */
+function modelFilePath(directory: ModelDirectory, version: number, filename: string): string {
+  return resolveInsideModel(directory.path, path.join(String(version), filename), `model file '${version}/${filename}' (default_model_filename)`);
 }
 
 function selectVersions(config: ModelConfig, available: readonly number[]): number[] {
@@ -169,7 +179,7 @@ async function loadVersion(
 ): Promise<ModelVersion> {
   const config: ModelConfig = structuredClone(baseConfig);
   const plans = planInstances(config, backend.name, settings.gpuCount);
-  const modelPath = path.join(directory.path, String(version), config.default_model_filename || "model.onnx");
+  const modelPath = modelFilePath(directory, version, modelFilename(config));
   if (backend.name === "onnxruntime" && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
   const intraOpThreads = settings.intraOpThreads ?? Math.max(1, Math.floor(settings.cpuCount / plans.length));
   const instances: BackendInstance[] = [];
@@ -251,6 +261,7 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
  * unknown backend, no versions); a version that fails on its own is returned as its Error.
  */
 export async function loadModel(directory: ModelDirectory, settings: LoaderSettings): Promise<LoadedModel> {
+  if (directory.problem !== undefined) throw new Error(directory.problem);
   const text = readConfigText(directory.path);
   if (text === undefined && !settings.autoCompleteConfig) {
     throw new Error("config.pbtxt is missing and auto-complete is disabled (--disable-auto-complete-config)");
@@ -260,6 +271,7 @@ export async function loadModel(directory: ModelDirectory, settings: LoaderSetti
   if (config.name !== directory.name) {
     throw new Error(`config name '${config.name}' does not match the model directory name '${directory.name}'`);
   }
+  validateModelConfig(config);
   const available = listVersions(directory.path);
   if (available.length === 0) throw new Error("no numeric version directory found (e.g. 1/)");
   if (config.platform === ENSEMBLE_PLATFORM) {

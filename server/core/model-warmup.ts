@@ -5,6 +5,7 @@ import type { BackendInstance } from "../backends/backend";
 import { assembleBatch } from "./batch-tensors";
 import { type DataType, dataTypeFromConfig, ELEMENT_BYTE_SIZE } from "./datatypes";
 import type { ModelWarmup, ModelWarmupInput } from "./model-config";
+import { resolveInsideModel } from "./model-repository";
 import type { ModelSignature } from "./model-signature";
 import { type ValidatedRequest, validateRequest } from "./request-validation";
 import { elementCount, splitBytesElements, type Tensor } from "./tensor";
@@ -25,13 +26,18 @@ function sampleError(sample: ModelWarmup, detail: string): Error {
 }
 
 function readWarmupFile(modelDirectory: string, file: string, sample: ModelWarmup): Uint8Array {
-  const root = path.resolve(modelDirectory, WARMUP_DIRECTORY);
-  const inside = path.relative(root, path.resolve(root, file));
-  if (path.isAbsolute(file) || inside === "" || inside === ".." || inside.startsWith(`..${path.sep}`)) {
+  const inWarmup = path.relative(WARMUP_DIRECTORY, path.join(WARMUP_DIRECTORY, file));
+  if (path.isAbsolute(file) || inWarmup === "" || inWarmup === ".." || inWarmup.startsWith(`..${path.sep}`)) {
     throw sampleError(sample, `input_data_file '${file}' must name a file inside the model's ${WARMUP_DIRECTORY}/ directory`);
   }
+  let resolved: string;
   try {
-    return readFileSync(path.join(root, inside));
+    resolved = resolveInsideModel(modelDirectory, path.join(WARMUP_DIRECTORY, inWarmup), `input_data_file '${file}'`);
+  } catch (error) {
+    throw sampleError(sample, (error as Error).message);
+  }
+  try {
+    return readFileSync(resolved);
   } catch (error) {
     throw sampleError(sample, `cannot read input_data_file ${WARMUP_DIRECTORY}/${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
