@@ -47,6 +47,7 @@ async function run(options: ServerOptions): Promise<void> {
     responseCacheBytes: options.responseCacheBytes,
     log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
     startupModels: options.loadModels,
+    requestLimits: { maxBytesElements: options.maxBytesElements, maxBytesElementSize: options.maxBytesElementSize },
     loader: {
       autoCompleteConfig: options.autoCompleteConfig,
       backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),

@@ -1,5 +1,6 @@
 import os from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
+import { DEFAULT_REQUEST_LIMITS } from "../core/index";
 
 /** Everything the server is started with, parsed once from Triton-compatible flags. */
 export interface ServerOptions {
@@ -34,6 +35,10 @@ export interface ServerOptions {
   readonly heapGrowingPercent: number;
   /** Bytes of the response cache (`--cache-config local,size=N`); undefined = no cache. */
   readonly responseCacheBytes: number | undefined;
+  /** Most BYTES elements in one input tensor. */
+  readonly maxBytesElements: number;
+  /** Largest single BYTES element, bytes. */
+  readonly maxBytesElementSize: number;
 }
 
 function parseBoolean(value: string | undefined): boolean {
@@ -122,6 +127,8 @@ export function buildCommand(): Command {
     .addOption(new Option("--strict-model-config [bool]", "deprecated alias: true disables auto-complete").argParser(parseBoolean))
     .option("--log-verbose <level>", "verbose logging level (0 = off, 1+ = debug)", parseInteger(0), 0)
     .option("--http-max-input-size <bytes>", "largest HTTP request body, compressed or decompressed", parseInteger(1), 1 << 26)
+    .option("--max-bytes-elements <count>", "most BYTES (string) elements one input tensor may hold (each costs far more memory than its 4 bytes on the wire)", parseInteger(1, 2 ** 31 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElements)
+    .option("--max-bytes-element-size <bytes>", "largest single BYTES (string) element", parseInteger(1, 2 ** 32 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElementSize)
     .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent", parseInteger(1, 2 ** 31 - 1), 2 ** 31 - 1)
     .addOption(new Option("--model-control-mode <mode>", "none: load all at start; explicit: load --load-model at start, then load/unload API; poll: load all at start, then follow the repository").choices(["none", "explicit", "poll"]).default("none"))
     .option("--repository-poll-secs <secs>", "poll mode: how often the repository is rescanned for new, changed and removed models", parseInteger(1), 15)
@@ -167,5 +174,7 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     cpuCount: os.availableParallelism(),
     heapGrowingPercent: o["heapGrowingPercent"] as number,
     responseCacheBytes: parseCacheConfig(o["cacheConfig"] as string[]),
+    maxBytesElements: o["maxBytesElements"] as number,
+    maxBytesElementSize: o["maxBytesElementSize"] as number,
   };
 }

@@ -9,7 +9,7 @@ import { directoryFingerprint, listModelDirectories, type ModelDirectory, readCo
 import { fullShape } from "./model-signature";
 import type { ModelStatisticsSnapshot } from "./model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./model-version";
-import { validateRequest } from "./request-validation";
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request-validation";
 import { ResponseCache } from "./response-cache";
 
 export interface CoreSettings {
@@ -34,6 +34,8 @@ export interface CoreSettings {
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
   readonly loader: Omit<LoaderSettings, "observer" | "composing">;
+  /** Bounds on what one request may hold beyond the transport's size limits; defaults to DEFAULT_REQUEST_LIMITS. */
+  readonly requestLimits?: RequestLimits;
 }
 
 export interface ModelMetadata {
@@ -401,7 +403,7 @@ export class InferenceCore {
     const model = this.#resolve(request.modelName, request.modelVersion);
     try {
       if (this.#shuttingDown) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
-      const validated = validateRequest(request, model.signature);
+      const validated = validateRequest(request, model.signature, this.#settings.requestLimits ?? DEFAULT_REQUEST_LIMITS);
       const options = {
         priority: integerParameter(request.parameters, "priority"),
         timeoutUs: integerParameter(request.parameters, "timeout"),

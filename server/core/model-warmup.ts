@@ -7,8 +7,8 @@ import { type DataType, dataTypeFromConfig, ELEMENT_BYTE_SIZE } from "./datatype
 import type { ModelWarmup, ModelWarmupInput } from "./model-config";
 import { resolveInsideModel } from "./model-repository";
 import type { ModelSignature } from "./model-signature";
-import { type ValidatedRequest, validateRequest } from "./request-validation";
-import { elementCount, splitBytesElements, type Tensor } from "./tensor";
+import { OPERATOR_INPUT_LIMITS, type ValidatedRequest, validateRequest } from "./request-validation";
+import { checkBytesElements, elementCount, type Tensor } from "./tensor";
 
 /** One `model_warmup` entry, checked against the model and ready to execute. */
 export interface WarmupSample {
@@ -51,7 +51,7 @@ function elementData(name: string, input: ModelWarmupInput, datatype: DataType, 
     const data = readWarmupFile(modelDirectory, input.input_data_file, sample);
     if (elementSize === 0) {
       try {
-        splitBytesElements(data, elements, name);
+        checkBytesElements(data, elements, name, Number.POSITIVE_INFINITY);
       } catch (error) {
         throw sampleError(sample, `${WARMUP_DIRECTORY}/${input.input_data_file}: ${(error as Error).message}`);
       }
@@ -108,7 +108,7 @@ export function buildWarmupSamples(
     if (missingControls.length > 0) throw sampleError(sample, `a sequence model's warmup must give its control input(s) ${missingControls.join(", ")}`);
     let request: ValidatedRequest;
     try {
-      request = validateRequest({ modelName, inputs: modelInputs }, signature);
+      request = validateRequest({ modelName, inputs: modelInputs }, signature, OPERATOR_INPUT_LIMITS);
     } catch (error) {
       throw sampleError(sample, (error as Error).message);
     }

@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSyn
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Backend } from "../../../server/backends/backend";
 import { IdentityBackend } from "../../../server/backends/identity-backend";
 import { OnnxruntimeBackend } from "../../../server/backends/onnxruntime/onnxruntime-backend";
 import { InferenceCore, type ModelIndexEntry, type Tensor } from "../../../server/core/index";
@@ -102,7 +103,7 @@ model_warmup [ { name: "w" batch_size: 1 inputs [
     log: { info: () => undefined, warn: (message) => warnings.push(message) },
     loader: {
       autoCompleteConfig: true, gpuCount: 0, cpuCount: 1, defaultMaxBatchSize: 4, intraOpThreads: 1,
-      backends: new Map([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
+      backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
     },
   });
   await core.start();
