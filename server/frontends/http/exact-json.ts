@@ -24,6 +24,12 @@ export function parseExactJson(text: string): unknown {
   });
 }
 
+/** A parsed value as error messages quote it: JSON, with the parser's bigints written as their digits. */
+export function jsonText(value: unknown): string {
+  if (typeof value === "bigint") return String(value);
+  return JSON.stringify(value, (_key, item: unknown) => (typeof item === "bigint" ? String(item) : item)) ?? String(value);
+}
+
 const QUOTE = 34;
 const BACKSLASH = 92;
 const MINUS = 45;

@@ -2,7 +2,7 @@ import {
   type DataType, elementCount, ELEMENT_BYTE_SIZE, InferenceError, type InferRequest, isDataType, type ModelMetadata,
   type ParameterValue, type RequestedOutput, type Tensor,
 } from "../../core/index";
-import { parseExactJson } from "./exact-json";
+import { jsonText, parseExactJson } from "./exact-json";
 import { encodeJsonData } from "./json-tensor-data";
 
 /** How the client wants each output back. */
@@ -45,7 +45,7 @@ function shapeOf(value: unknown, name: string): number[] {
   if (!Array.isArray(value)) throw invalid(`input '${name}' must have a 'shape' array`);
   return value.map((dim) => {
     if (typeof dim !== "number" || !Number.isSafeInteger(dim) || dim < 0) {
-      throw invalid(`input '${name}' has an invalid dimension ${JSON.stringify(dim)} in its shape: dimensions are non-negative integers`);
+      throw invalid(`input '${name}' has an invalid dimension ${jsonText(dim)} in its shape: dimensions are non-negative integers`);
     }
     return dim;
   });
@@ -86,7 +86,7 @@ function decodeInput(raw: unknown, index: number, binary: BinarySection): Tensor
   const binarySize = params["binary_data_size"];
   if (binarySize !== undefined) {
     if (typeof binarySize !== "number" || !Number.isSafeInteger(binarySize) || binarySize < 0) {
-      throw invalid(`input '${name}' has an invalid binary_data_size ${JSON.stringify(binarySize)}`);
+      throw invalid(`input '${name}' has an invalid binary_data_size ${jsonText(binarySize)}`);
     }
     if ("data" in raw) throw invalid(`input '${name}' has both 'data' and binary_data_size: use one`);
     return { name, datatype, shape, data: binary.take(binarySize, name) };

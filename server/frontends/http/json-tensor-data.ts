@@ -1,4 +1,5 @@
 import { bytesElementTexts, type DataType, ELEMENT_BYTE_SIZE, InferenceError, joinBytesElements } from "../../core/index";
+import { jsonText } from "./exact-json";
 
 const encoder = new TextEncoder();
 
@@ -25,7 +26,7 @@ type Writer = (view: DataView, offset: number, value: unknown) => void;
 
 function numberWriter(datatype: DataType, tensorName: string): Writer {
   const bad = (value: unknown): InferenceError =>
-    invalid(`unable to parse 'data' of input '${tensorName}': expected ${datatype} elements, got ${JSON.stringify(value)}`);
+    invalid(`unable to parse 'data' of input '${tensorName}': expected ${datatype} elements, got ${jsonText(value)}`);
   const range = INTEGER_RANGES[datatype];
   const integer = (value: unknown): number => {
     if (typeof value !== "number" || !Number.isInteger(value)) throw bad(value);
@@ -71,7 +72,7 @@ export function encodeJsonData(datatype: DataType, data: unknown, elementCount: 
   }
   if (datatype === "BYTES") {
     return joinBytesElements(values.map((value) => {
-      if (typeof value !== "string") throw invalid(`unable to parse 'data' of input '${tensorName}': BYTES elements must be strings, got ${JSON.stringify(value)}`);
+      if (typeof value !== "string") throw invalid(`unable to parse 'data' of input '${tensorName}': BYTES elements must be strings, got ${jsonText(value)}`);
       return encoder.encode(value);
     }));
   }
