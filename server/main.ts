@@ -17,9 +17,13 @@ import { InferenceCore } from "./core/index";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { buildHttpServer } from "./frontends/http/http-server";
 import { countNvidiaGpus } from "./gpu-detection";
+import { IdleCollection } from "./idle-collection";
 import { ServerMetrics, startMetricsServer } from "./metrics/index";
 
 const SERVER_VERSION = (JSON.parse(readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as { version: string }).version;
+
+/** How long without a completed request counts as traffic having stopped. */
+const IDLE_COLLECTION_INTERVAL_MS = 1000;
 
 /** Exit status when the drain outlasted --exit-timeout-secs (0 after a complete drain). */
 const EXIT_CODE_TIMED_OUT = 1;
@@ -72,6 +76,9 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   const closers: (() => Promise<void>)[] = [];
+  const idleCollection = new IdleCollection(IDLE_COLLECTION_INTERVAL_MS);
+  core.observe(idleCollection.observer);
+  closers.push(async () => idleCollection.close());
   // Metrics first, so that every request any frontend accepts is counted.
   if (options.allowMetrics) {
     const metrics = new ServerMetrics({

@@ -2,7 +2,8 @@
 /**
  * `npm run stress`: the stress campaign against the real server binary on 127.0.0.1 (see README, "Stress
  * campaign"): (a) generated malformed requests over REST and gRPC, (b) 10x overload on a bounded queue, (c)
- * SIGTERM under resnet50 load, (d) model reload under load in poll and explicit mode, (e) a soak of mixed load.
+ * SIGTERM under resnet50 load, (d) model reload under load in poll and explicit mode, (e) a soak of mixed load,
+ * (f) repeated resnet50 overload bursts (memory retained, not leaked).
  * Bounded in time and count; writes stress-report.md and stress-report.json; exits 1 when a check failed.
  */
 import os from "node:os";
@@ -11,6 +12,7 @@ import { CommanderError } from "commander";
 import { ensureExampleRepository } from "../../server/model-builder/ensure-example-repository";
 import { findPackageRoot } from "../../server/model-builder/find-package-root";
 import { describeSystem } from "../system-setup";
+import { runBurstRetentionScenario } from "./burst-retention-scenario";
 import { runMalformedScenario } from "./malformed-scenario";
 import { runOverloadScenario } from "./overload-scenario";
 import { runReloadScenario } from "./reload-scenario";
@@ -29,6 +31,7 @@ export async function runStressCampaign(options: StressOptions, paths: StressPat
     c: () => runSigtermScenario(paths, options.sigterm, log),
     d: () => runReloadScenario(paths, options.reload, log),
     e: () => runSoakScenario(paths, options.soak, log),
+    f: () => runBurstRetentionScenario(paths, options.bursts, log),
   };
   const results: ScenarioResult[] = [];
   for (const id of options.scenarios) {
@@ -56,6 +59,7 @@ async function main(): Promise<void> {
   const results = await runStressCampaign(options, { repositoryRoot: root, exampleRepository }, log);
   const files = await writeStressReport(options.outDir, {
     command: `npm run stress -- ${process.argv.slice(2).join(" ")}`.trim(), startedAt, loadAverageAtStart, seed: options.malformed.seed,
+    mallocMmapThreshold: process.env["MALLOC_MMAP_THRESHOLD_"] ?? "unset (glibc's dynamic threshold)",
     machine: `${system.cpuModel}, ${system.cores} cores, ${system.memoryGiB} GiB; Node ${system.node}, onnxruntime-node ${system.onnxruntime}, server ${system.server}`,
   }, results);
   log(`report: ${files.join(", ")}`);

@@ -1,13 +1,14 @@
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
+import type { BurstSettings } from "./burst-retention-scenario";
 import type { MalformedSettings } from "./malformed-scenario";
 import type { OverloadSettings } from "./overload-scenario";
 import type { ReloadSettings } from "./reload-scenario";
 import type { SigtermSettings } from "./sigterm-scenario";
 import type { SoakSettings } from "./soak-scenario";
 
-export type ScenarioId = "a" | "b" | "c" | "d" | "e";
-const SCENARIOS: readonly ScenarioId[] = ["a", "b", "c", "d", "e"];
+export type ScenarioId = "a" | "b" | "c" | "d" | "e" | "f";
+const SCENARIOS: readonly ScenarioId[] = ["a", "b", "c", "d", "e", "f"];
 
 /** Everything one campaign runs with; every figure is bounded in time and count. */
 export interface StressOptions {
@@ -18,13 +19,14 @@ export interface StressOptions {
   readonly sigterm: SigtermSettings;
   readonly reload: ReloadSettings;
   readonly soak: SoakSettings;
+  readonly bursts: BurstSettings;
   readonly outDir: string;
 }
 
 /**
  * The short profile: (a)-(d) in well under a minute on 2 cores, as `npm test` runs them; the soak is left out.
  * The full profile (`npm run stress`) sends twice the malformed requests, overloads and loads for longer, reloads
- * ten times per mode and soaks for ten minutes.
+ * ten times per mode, soaks for ten minutes and adds (f), three resnet50 overload bursts.
  */
 export function stressProfile(short: boolean, seed: number, outDir: string): StressOptions {
   return {
@@ -36,6 +38,7 @@ export function stressProfile(short: boolean, seed: number, outDir: string): Str
     sigterm: { loadMs: short ? 2_000 : 10_000, clients: short ? 8 : 16, timeoutMs: 60_000 },
     reload: { reloads: short ? 2 : 10, clientsPerProtocol: 3, timeoutMs: 10_000 },
     soak: { durationMs: 600_000, seed, timeoutMs: 30_000 },
+    bursts: { bursts: 3, burstMs: 20_000, connections: 200, idleMs: 8_000, timeoutMs: 120_000 },
     outDir,
   };
 }
@@ -56,7 +59,7 @@ function scenarioList(value: string): ScenarioId[] {
 /** Parses `npm run stress -- <flags>`. */
 export function parseStressOptions(argv: readonly string[], repositoryRoot: string): StressOptions {
   const o = new Command("run-stress")
-    .description("Stress campaign against the server on 127.0.0.1: (a) malformed requests, (b) overload, (c) SIGTERM under load, (d) reload under load, (e) soak")
+    .description("Stress campaign against the server on 127.0.0.1: (a) malformed requests, (b) overload, (c) SIGTERM under load, (d) reload under load, (e) soak, (f) overload bursts")
     .option("--short", "the profile npm test runs: (a)-(d) only, short windows", false)
     .option("--scenarios <list>", `scenarios to run, of ${SCENARIOS.join(",")}`, scenarioList)
     .option("--seed <n>", "fast-check seed of the malformed requests (the same seed sends the same requests)", positiveInteger, 15)

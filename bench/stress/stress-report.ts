@@ -9,6 +9,8 @@ export interface StressSetup {
   readonly machine: string;
   readonly loadAverageAtStart: string;
   readonly seed: number;
+  /** The servers inherit it; the image sets 131072 (see server/Dockerfile). */
+  readonly mallocMmapThreshold: string;
 }
 
 const cell = (value: unknown): string => String(value).replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -18,7 +20,8 @@ export function stressMarkdown(setup: StressSetup, results: readonly ScenarioRes
   const lines = [
     "# Stress campaign report", "",
     `- command: \`${setup.command}\``, `- started: ${setup.startedAt}`, `- machine: ${setup.machine}`,
-    `- load average at start (1/5/15 min): ${setup.loadAverageAtStart}`, `- fast-check seed: ${setup.seed}`, "",
+    `- load average at start (1/5/15 min): ${setup.loadAverageAtStart}`, `- fast-check seed: ${setup.seed}`,
+    `- MALLOC_MMAP_THRESHOLD_ of the servers: ${setup.mallocMmapThreshold}`, "",
     "| scenario | result | duration (s) |", "|---|---|---|",
     ...results.map((r) => `| (${r.id}) ${r.title} | ${r.passed ? "PASS" : "FAIL"} | ${(r.durationMs / 1000).toFixed(1)} |`),
   ];
