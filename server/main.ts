@@ -59,6 +59,7 @@ async function run(options: ServerOptions): Promise<void> {
       cpuCount: options.cpuCount,
       defaultMaxBatchSize: options.defaultMaxBatchSize,
       intraOpThreads: options.intraOpThreads,
+      modelSymlinks: options.modelSymlinks,
     },
   });
 

@@ -39,6 +39,8 @@ export interface ServerOptions {
   readonly maxBytesElements: number;
   /** Largest single BYTES element, bytes. */
   readonly maxBytesElementSize: number;
+  /** Where symlinks in model directories may lead. */
+  readonly modelSymlinks: "inside" | "any";
 }
 
 function parseBoolean(value: string | undefined): boolean {
@@ -131,6 +133,7 @@ export function buildCommand(): Command {
     .option("--max-bytes-element-size <bytes>", "largest single BYTES (string) element", parseInteger(1, 2 ** 32 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElementSize)
     .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent", parseInteger(1, 2 ** 31 - 1), 2 ** 31 - 1)
     .addOption(new Option("--model-control-mode <mode>", "none: load all at start; explicit: load --load-model at start, then load/unload API; poll: load all at start, then follow the repository").choices(["none", "explicit", "poll"]).default("none"))
+    .addOption(new Option("--model-symlinks <policy>", "inside: a file a model reads (config, labels, model file, warmup data) must resolve inside the model's directory after symlinks, and a linked model directory inside its repository; any: follow every symlink, as Triton does (only for repositories whose every writer you trust)").choices(["inside", "any"]).default("inside"))
     .option("--repository-poll-secs <secs>", "poll mode: how often the repository is rescanned for new, changed and removed models", parseInteger(1), 15)
     .option("--load-model <name>", "model to load at start in explicit mode; '*' loads all; repeatable", collect, [])
     .option("--backend-config <config>", "onnxruntime,intra_op_thread_count=N | onnxruntime,default-max-batch-size=N; repeatable", collect, [])
@@ -176,5 +179,6 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     responseCacheBytes: parseCacheConfig(o["cacheConfig"] as string[]),
     maxBytesElements: o["maxBytesElements"] as number,
     maxBytesElementSize: o["maxBytesElementSize"] as number,
+    modelSymlinks: o["modelSymlinks"] as ServerOptions["modelSymlinks"],
   };
 }

@@ -112,7 +112,7 @@ export class InferenceCore {
 
   /** Scans the repositories and loads the models the control mode asks for. Rejects only under exit-on-error. */
   async start(): Promise<void> {
-    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
+    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
     for (const directory of models) this.#directories.set(directory.name, directory);
     for (const duplicate of duplicates) {
       this.#models.set(duplicate.name, duplicateModel(duplicate.name));
@@ -143,7 +143,7 @@ export class InferenceCore {
 
   /** One pass of poll mode: unload removed models, load new ones, reload changed ones (keeping the old on failure). */
   async #poll(): Promise<void> {
-    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
+    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
     const present = new Set(models.map((m) => m.name));
     const duplicated = new Set(duplicates.map((m) => m.name));
     for (const [name, entry] of [...this.#models]) {
@@ -192,7 +192,7 @@ export class InferenceCore {
   #ensembleDependencies(name: string): string[] {
     const directory = this.#directories.get(name);
     try {
-      const text = directory === undefined ? undefined : readConfigText(directory.path);
+      const text = directory === undefined ? undefined : readConfigText(directory);
       if (text === undefined) return [];
       const config = parseModelConfigText(text, name);
       return config.platform === ENSEMBLE_PLATFORM ? ensembleDependencies(config) : [];
@@ -255,7 +255,7 @@ export class InferenceCore {
   async loadModel(name: string): Promise<void> {
     this.#requireExplicitMode("load");
     if (!this.#directories.has(name)) {
-      const { models } = listModelDirectories(this.#settings.modelRepositories);
+      const { models } = listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
       const found = models.find((m) => m.name === name);
       if (found === undefined) throw new InferenceError("INVALID_ARG", `failed to load '${name}', no model directory of that name in the repository`);
       this.#directories.set(name, found);

@@ -7,7 +7,7 @@ import { dataTypeFromConfig } from "./datatypes";
 import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "./model-config";
 import { parseModelConfigText } from "./model-config";
 import { validateModelConfig } from "./model-config-validation";
-import { listVersions, type ModelDirectory, readConfigText, readLabels, resolveInsideModel } from "./model-repository";
+import { listVersions, type ModelDirectory, readConfigText, readLabels, resolveInsideModel, type SymlinkPolicy } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "./model-signature";
 import { ModelStatistics } from "./model-statistics";
 import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
@@ -28,6 +28,8 @@ export interface LoaderSettings {
   readonly observer: { executed(modelName: string, version: number, timings: Parameters<ModelStatistics["recordExecution"]>[0]): void };
   /** The loaded models an ensemble's steps run on. */
   readonly composing: ComposingModels;
+  /** Where symlinks in model directories may lead (`--model-symlinks`); default `inside`. */
+  readonly modelSymlinks?: SymlinkPolicy;
 }
 
 /** A model whose config could be read: what each of its selected versions became. */
@@ -63,7 +65,7 @@ function modelFilename(config: ModelConfig): string {
 
 /** `<model>/<version>/<default_model_filename>`, refused when it resolves outside the model directory. */
 function modelFilePath(directory: ModelDirectory, version: number, filename: string): string {
-  return resolveInsideModel(directory.path, path.join(String(version), filename), `model file '${version}/${filename}' (default_model_filename)`);
+  return resolveInsideModel(directory.path, path.join(String(version), filename), `model file '${version}/${filename}' (default_model_filename)`, directory.symlinks);
 }
 
 function selectVersions(config: ModelConfig, available: readonly number[]): number[] {
@@ -126,7 +128,7 @@ function tensorSignature(directory: ModelDirectory, tensor: ModelInput | ModelOu
   return {
     name: tensor.name, datatype, dims: tensor.dims.map(Number), optional,
     reshape: tensor.reshape !== undefined ? tensor.reshape.shape.map(Number) : undefined,
-    labels: labelFilename ? readLabels(directory.path, labelFilename) : undefined,
+    labels: labelFilename ? readLabels(directory, labelFilename) : undefined,
   };
 }
 
@@ -204,7 +206,7 @@ async function loadVersion(
       controls: controls.map((c) => ({ name: c.name, datatype: c.datatype })),
     };
     // Not ready, and not counted in statistics, until every instance has run every warmup sample.
-    await warmUpInstances(buildWarmupSamples(config.name, directory.path, completed.model_warmup, signature), instances, signature);
+    await warmUpInstances(buildWarmupSamples(config.name, directory, completed.model_warmup, signature), instances, signature);
     const sequences = completed.sequence_batching !== undefined
       ? new SequenceTracker(config.name, controls, completed.sequence_batching.max_sequence_idle_microseconds)
       : undefined;
@@ -262,7 +264,7 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
  */
 export async function loadModel(directory: ModelDirectory, settings: LoaderSettings): Promise<LoadedModel> {
   if (directory.problem !== undefined) throw new Error(directory.problem);
-  const text = readConfigText(directory.path);
+  const text = readConfigText(directory);
   if (text === undefined && !settings.autoCompleteConfig) {
     throw new Error("config.pbtxt is missing and auto-complete is disabled (--disable-auto-complete-config)");
   }

@@ -5,7 +5,7 @@ import type { BackendInstance } from "../backends/backend";
 import { assembleBatch } from "./batch-tensors";
 import { type DataType, dataTypeFromConfig, ELEMENT_BYTE_SIZE } from "./datatypes";
 import type { ModelWarmup, ModelWarmupInput } from "./model-config";
-import { resolveInsideModel } from "./model-repository";
+import { type ModelDirectory, resolveInsideModel } from "./model-repository";
 import type { ModelSignature } from "./model-signature";
 import { OPERATOR_INPUT_LIMITS, type ValidatedRequest, validateRequest } from "./request-validation";
 import { checkBytesElements, elementCount, type Tensor } from "./tensor";
@@ -25,14 +25,14 @@ function sampleError(sample: ModelWarmup, detail: string): Error {
   return new Error(`model_warmup sample '${sample.name}': ${detail}`);
 }
 
-function readWarmupFile(modelDirectory: string, file: string, sample: ModelWarmup): Uint8Array {
+function readWarmupFile(modelDirectory: ModelDirectory, file: string, sample: ModelWarmup): Uint8Array {
   const inWarmup = path.relative(WARMUP_DIRECTORY, path.join(WARMUP_DIRECTORY, file));
   if (path.isAbsolute(file) || inWarmup === "" || inWarmup === ".." || inWarmup.startsWith(`..${path.sep}`)) {
     throw sampleError(sample, `input_data_file '${file}' must name a file inside the model's ${WARMUP_DIRECTORY}/ directory`);
   }
   let resolved: string;
   try {
-    resolved = resolveInsideModel(modelDirectory, path.join(WARMUP_DIRECTORY, inWarmup), `input_data_file '${file}'`);
+    resolved = resolveInsideModel(modelDirectory.path, path.join(WARMUP_DIRECTORY, inWarmup), `input_data_file '${file}'`, modelDirectory.symlinks);
   } catch (error) {
     throw sampleError(sample, (error as Error).message);
   }
@@ -44,7 +44,7 @@ function readWarmupFile(modelDirectory: string, file: string, sample: ModelWarmu
 }
 
 /** One batch element's bytes for `input`, as zero_data, random_data or the contents of input_data_file. */
-function elementData(name: string, input: ModelWarmupInput, datatype: DataType, modelDirectory: string, sample: ModelWarmup): Uint8Array {
+function elementData(name: string, input: ModelWarmupInput, datatype: DataType, modelDirectory: ModelDirectory, sample: ModelWarmup): Uint8Array {
   const elements = elementCount(input.dims);
   const elementSize = ELEMENT_BYTE_SIZE[datatype];
   if (input.input_data_file !== undefined && input.input_data_file !== "") {
@@ -80,7 +80,7 @@ function repeat(data: Uint8Array, times: number): Uint8Array {
  * models name their control inputs too). Throws naming the sample when one cannot run on this model.
  */
 export function buildWarmupSamples(
-  modelName: string, modelDirectory: string, warmups: readonly ModelWarmup[], signature: ModelSignature,
+  modelName: string, modelDirectory: ModelDirectory, warmups: readonly ModelWarmup[], signature: ModelSignature,
 ): WarmupSample[] {
   return warmups.map((sample) => {
     if (sample.batch_size < 1) throw sampleError(sample, "batch_size must be at least 1");

@@ -35,6 +35,18 @@ function simpleModel(name: string, config = `platform: "onnxruntime_onnx"\n${SIM
   return directory;
 }
 
+function makeCore(modelSymlinks: "inside" | "any"): InferenceCore {
+  return new InferenceCore({
+    modelRepositories: [repository], serverName: "t", serverVersion: "0", strictReadiness: true, exitOnError: false,
+    modelControlMode: "none", repositoryPollMs: 1000, responseCacheBytes: undefined, startupModels: [],
+    log: { info: () => undefined, warn: (message) => warnings.push(message) },
+    loader: {
+      autoCompleteConfig: true, gpuCount: 0, cpuCount: 1, defaultMaxBatchSize: 4, intraOpThreads: 1, modelSymlinks,
+      backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
+    },
+  });
+}
+
 function simpleInputs(): Tensor[] {
   return ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Uint8Array(Int32Array.from({ length: 16 }, (_, i) => i).buffer) }));
 }
@@ -97,15 +109,7 @@ model_warmup [ { name: "w" batch_size: 1 inputs [
     writeFileSync(path.join(repository, name, "config.pbtxt"), config);
   }
 
-  core = new InferenceCore({
-    modelRepositories: [repository], serverName: "t", serverVersion: "0", strictReadiness: true, exitOnError: false,
-    modelControlMode: "none", repositoryPollMs: 1000, responseCacheBytes: undefined, startupModels: [],
-    log: { info: () => undefined, warn: (message) => warnings.push(message) },
-    loader: {
-      autoCompleteConfig: true, gpuCount: 0, cpuCount: 1, defaultMaxBatchSize: 4, intraOpThreads: 1,
-      backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
-    },
-  });
+  core = makeCore("inside");
   await core.start();
   index = core.repositoryIndex(false);
 });
@@ -129,11 +133,11 @@ describe("model repository safety: nothing outside a model's directory is read",
   });
 
   it("refuses a model file, a version directory or a config.pbtxt that is a symlink out", () => {
-    expect(reasonOf("model_file_out")).toContain("model file '1/model.onnx' (default_model_filename) resolves (through a symlink) outside the model directory");
+    expect(reasonOf("model_file_out")).toContain("model file '1/model.onnx' (default_model_filename) resolves (through a symlink) outside the model directory (--model-symlinks any follows such links)");
     expect(stateOf("version_dir_out")).toEqual([
-      { name: "version_dir_out", version: "2", state: "UNAVAILABLE", reason: "model file '2/model.onnx' (default_model_filename) resolves (through a symlink) outside the model directory" },
+      { name: "version_dir_out", version: "2", state: "UNAVAILABLE", reason: "model file '2/model.onnx' (default_model_filename) resolves (through a symlink) outside the model directory (--model-symlinks any follows such links)" },
     ]);
-    expect(reasonOf("config_out")).toBe("config.pbtxt resolves (through a symlink) outside the model directory");
+    expect(reasonOf("config_out")).toBe("config.pbtxt resolves (through a symlink) outside the model directory (--model-symlinks any follows such links)");
   });
 
   it("refuses a warmup input_data_file linked outside, without reading it (its size is not told)", () => {
@@ -161,8 +165,25 @@ describe("model repository safety: nothing outside a model's directory is read",
   });
 
   it("lists a model directory linked outside the repository, or dangling, as UNAVAILABLE with the reason", () => {
-    expect(reasonOf("alias_outside")).toBe("the model directory is a symlink to a directory outside the model repository");
+    expect(reasonOf("alias_outside")).toBe("the model directory is a symlink to a directory outside the model repository (--model-symlinks any follows such links)");
     expect(reasonOf("alias_dangling")).toBe("the model directory is a symlink that cannot be resolved: ENOENT");
+  });
+});
+
+describe("--model-symlinks any: every symlink followed, as Triton does", () => {
+  it("loads models whose files or directory link outside, and still refuses names that leave the directory", async () => {
+    const trusting = makeCore("any");
+    try {
+      await trusting.start();
+      const ready = (name: string): string[] => trusting.repositoryIndex(false).filter((e) => e.name === name).map((e) => e.state);
+      for (const name of ["labels_out", "model_file_out", "config_out", "alias_outside"]) expect([name, ...ready(name)]).not.toContain("UNAVAILABLE");
+      // The linked warmup file is read now; being /etc/passwd-like text, it has the wrong size for the input.
+      expect(trusting.repositoryIndex(false).find((e) => e.name === "warmup_out")?.reason).toMatch(/warmup\/in.bin has \d+ bytes; input 'INPUT0'/);
+      expect(ready("version_dir_out")).toEqual(["READY"]);
+      expect(ready("filename_dotdot")).toEqual(["UNAVAILABLE"]);
+    } finally {
+      await trusting.close();
+    }
   });
 });
 
