@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   const loadAverageAtStart = os.loadavg().map((l) => l.toFixed(2)).join(" / ");
   const results = await runStressCampaign(options, { repositoryRoot: root, exampleRepository }, log);
   const files = await writeStressReport(options.outDir, {
-    command: `npm run stress -- ${process.argv.slice(2).join(" ")}`.trim(), startedAt, loadAverageAtStart, seed: options.malformed.seed,
+    command: ["npm run stress", ...(process.argv.length > 2 ? ["--", ...process.argv.slice(2)] : [])].join(" "), startedAt, loadAverageAtStart, seed: options.malformed.seed,
     mallocMmapThreshold: process.env["MALLOC_MMAP_THRESHOLD_"] ?? "unset (glibc's dynamic threshold)",
     machine: `${system.cpuModel}, ${system.cores} cores, ${system.memoryGiB} GiB; Node ${system.node}, onnxruntime-node ${system.onnxruntime}, server ${system.server}`,
   }, results);
