@@ -18,9 +18,26 @@ import { InferenceCore } from "./core/index";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { buildHttpServer } from "./frontends/http/http-server";
 import { countNvidiaGpus } from "./gpu-detection";
+import { IdleCollection } from "./idle-collection";
 import { ServerMetrics, startMetricsServer } from "./metrics/index";
 
 const SERVER_VERSION = (JSON.parse(readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as { version: string }).version;
+
+/** How long without a completed request counts as traffic having stopped. */
+const IDLE_COLLECTION_INTERVAL_MS = 1000;
+
+/** Exit status when the drain outlasted --exit-timeout-secs (0 after a complete drain). */
+const EXIT_CODE_TIMED_OUT = 1;
+
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.finally(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
 
 async function run(options: ServerOptions): Promise<void> {
   const logger = pino({ level: options.logVerbose > 0 ? "debug" : "info" });
@@ -35,6 +52,7 @@ async function run(options: ServerOptions): Promise<void> {
     responseCacheBytes: options.responseCacheBytes,
     log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
     startupModels: options.loadModels,
+    requestLimits: { maxBytesElements: options.maxBytesElements, maxBytesElementSize: options.maxBytesElementSize },
     loader: {
       autoCompleteConfig: options.autoCompleteConfig,
       backends: new Map<string, Backend>([
@@ -45,6 +63,7 @@ async function run(options: ServerOptions): Promise<void> {
       defaultMaxBatchSize: options.defaultMaxBatchSize,
       intraOpThreads: options.intraOpThreads,
       instanceRestart: { initialBackoffMs: options.instanceRestartBackoffMs, maxBackoffMs: options.instanceRestartMaxBackoffMs },
+      modelSymlinks: options.modelSymlinks,
     },
   });
 
@@ -62,6 +81,9 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   const closers: (() => Promise<void>)[] = [];
+  const idleCollection = new IdleCollection(IDLE_COLLECTION_INTERVAL_MS);
+  core.observe(idleCollection.observer);
+  closers.push(async () => idleCollection.close());
   // Metrics first, so that every request any frontend accepts is counted.
   if (options.allowMetrics) {
     const metrics = new ServerMetrics({
@@ -100,14 +122,19 @@ async function run(options: ServerOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info(`received ${signal}, draining for up to ${options.exitTimeoutSecs} s`);
-    const force = setTimeout(() => {
-      logger.warn("exit timeout reached, exiting with requests still in flight");
-      process.exit(1);
-    }, options.exitTimeoutSecs * 1000);
-    force.unref();
     void (async () => {
-      await Promise.allSettled(closers.map((close) => close()));
-      await core.close();
+      const drained = (async () => {
+        await Promise.allSettled(closers.map((close) => close()));
+        await core.close();
+      })();
+      if (!(await settlesWithin(drained, options.exitTimeoutSecs * 1000))) {
+        // Terminating a worker thread inside an ONNX Runtime run aborts the whole process (SIGABRT), and a request
+        // cut off mid-queue would be reset. So: refuse what waits, let what runs finish, then exit.
+        logger.warn("exit timeout reached: refusing queued requests (503 / UNAVAILABLE) and finishing running executions");
+        core.refuseQueued(`Server is shutting down: the exit timeout (${options.exitTimeoutSecs} s) passed before this request ran`);
+        await drained;
+        process.exit(EXIT_CODE_TIMED_OUT);
+      }
       process.exit(0);
     })();
   };

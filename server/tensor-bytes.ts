@@ -31,3 +31,32 @@ export function joinBytesElements(elements: readonly Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+/**
+ * Each element's bytes decoded as UTF-8 text, read in place: no view or copy per element, so a tensor of
+ * millions of short strings costs the strings and nothing more.
+ */
+export function bytesElementStrings(data: Uint8Array): string[] {
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const texts: string[] = [];
+  for (let offset = 0; offset + 4 <= bytes.byteLength;) {
+    const end = offset + 4 + bytes.readUInt32LE(offset);
+    texts.push(bytes.toString("utf8", offset + 4, end));
+    offset = end;
+  }
+  return texts;
+}
+
+/** Length-prefixes each text's UTF-8 bytes and concatenates them into one buffer, with no array per element. */
+export function joinBytesStrings(texts: readonly string[]): Uint8Array {
+  let total = 0;
+  for (const text of texts) total += 4 + Buffer.byteLength(text, "utf8");
+  const out = Buffer.allocUnsafeSlow(total);
+  let offset = 0;
+  for (const text of texts) {
+    const length = out.write(text, offset + 4, "utf8");
+    out.writeUInt32LE(length, offset);
+    offset += 4 + length;
+  }
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}

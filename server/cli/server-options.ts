@@ -1,5 +1,6 @@
 import os from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
+import { DEFAULT_REQUEST_LIMITS } from "../core/index";
 
 /** Everything the server is started with, parsed once from Triton-compatible flags. */
 export interface ServerOptions {
@@ -38,6 +39,12 @@ export interface ServerOptions {
   /** Backoff before an instance whose worker died is restarted: the first delay, doubling up to the max. */
   readonly instanceRestartBackoffMs: number;
   readonly instanceRestartMaxBackoffMs: number;
+  /** Most BYTES elements in one input tensor. */
+  readonly maxBytesElements: number;
+  /** Largest single BYTES element, bytes. */
+  readonly maxBytesElementSize: number;
+  /** Where symlinks in model directories may lead. */
+  readonly modelSymlinks: "inside" | "any";
 }
 
 function parseBoolean(value: string | undefined): boolean {
@@ -126,9 +133,12 @@ export function buildCommand(): Command {
     .addOption(new Option("--strict-model-config [bool]", "deprecated alias: true disables auto-complete").argParser(parseBoolean))
     .option("--log-verbose <level>", "verbose logging level (0 = off, 1+ = debug)", parseInteger(0), 0)
     .option("--http-max-input-size <bytes>", "largest HTTP request body, compressed or decompressed", parseInteger(1), 1 << 26)
+    .option("--max-bytes-elements <count>", "most BYTES (string) elements one input tensor may hold (each costs far more memory than its 4 bytes on the wire)", parseInteger(1, 2 ** 31 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElements)
+    .option("--max-bytes-element-size <bytes>", "largest single BYTES (string) element", parseInteger(1, 2 ** 32 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElementSize)
     .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent", parseInteger(1, 2 ** 31 - 1), 2 ** 31 - 1)
     .option("--grpc-flow-control-window <bytes>", "HTTP/2 receive window per stream and per connection", parseInteger(65_535, 2 ** 31 - 1), 8 * 1024 * 1024)
     .addOption(new Option("--model-control-mode <mode>", "none: load all at start; explicit: load --load-model at start, then load/unload API; poll: load all at start, then follow the repository").choices(["none", "explicit", "poll"]).default("none"))
+    .addOption(new Option("--model-symlinks <policy>", "inside: a file a model reads (config, labels, model file, warmup data) must resolve inside the model's directory after symlinks, and a linked model directory inside its repository; any: follow every symlink, as Triton does (only for repositories whose every writer you trust)").choices(["inside", "any"]).default("inside"))
     .option("--repository-poll-secs <secs>", "poll mode: how often the repository is rescanned for new, changed and removed models", parseInteger(1), 15)
     .option("--load-model <name>", "model to load at start in explicit mode; '*' loads all; repeatable", collect, [])
     .option("--backend-config <config>", "onnxruntime,intra_op_thread_count=N | onnxruntime,default-max-batch-size=N; repeatable", collect, [])
@@ -182,5 +192,8 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     responseCacheBytes: parseCacheConfig(o["cacheConfig"] as string[]),
     instanceRestartBackoffMs,
     instanceRestartMaxBackoffMs,
+    maxBytesElements: o["maxBytesElements"] as number,
+    maxBytesElementSize: o["maxBytesElementSize"] as number,
+    modelSymlinks: o["modelSymlinks"] as ServerOptions["modelSymlinks"],
   };
 }

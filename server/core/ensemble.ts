@@ -138,6 +138,11 @@ export class EnsembleScheduler implements RequestScheduler {
     return new Promise((resolve) => (this.#drained = resolve));
   }
 
+  /** Nothing waits here: the steps' queued requests are refused by the composing models' own schedulers. */
+  refuseQueued(): void {
+    this.#closed = true;
+  }
+
   async enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
     if (this.#closed) throw new InferenceError("UNAVAILABLE", "model is unloading");
     this.#inFlight++;

@@ -12,7 +12,7 @@ import { fullShape } from "./model-signature";
 import type { ModelStatisticsSnapshot } from "./model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./model-version";
 import type { OverrideDirectory } from "./override-directory";
-import { validateRequest } from "./request-validation";
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request-validation";
 import { ResponseCache } from "./response-cache";
 
 export interface CoreSettings {
@@ -37,6 +37,8 @@ export interface CoreSettings {
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
   readonly loader: Omit<LoaderSettings, "observer" | "composing" | "log">;
+  /** Bounds on what one request may hold beyond the transport's size limits; defaults to DEFAULT_REQUEST_LIMITS. */
+  readonly requestLimits?: RequestLimits;
 }
 
 export interface ModelMetadata {
@@ -105,6 +107,8 @@ export class InferenceCore {
   #pollTimer: NodeJS.Timeout | undefined;
   readonly #responseCache: ResponseCache | undefined;
   #shuttingDown = false;
+  /** Versions unloaded, replaced or shut down that still answer what they accepted. */
+  readonly #closing = new Set<ModelVersion>();
 
   constructor(settings: CoreSettings) {
     this.#settings = settings;
@@ -117,7 +121,7 @@ export class InferenceCore {
 
   /** Scans the repositories and loads the models the control mode asks for. Rejects only under exit-on-error. */
   async start(): Promise<void> {
-    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
+    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
     for (const directory of models) this.#directories.set(directory.name, directory);
     const loadAll = this.#settings.modelControlMode !== "explicit" || this.#settings.startupModels.includes("*");
     // As Triton's explicit mode polls only the models it is asked to load, only those can fail as duplicates.
@@ -150,7 +154,7 @@ export class InferenceCore {
 
   /** One pass of poll mode: unload removed models, load new ones, reload changed ones (keeping the old on failure). */
   async #poll(): Promise<void> {
-    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
+    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
     const present = new Set(models.map((m) => m.name));
     const duplicated = new Set(duplicates.map((m) => m.name));
     for (const [name, entry] of [...this.#models]) {
@@ -258,8 +262,13 @@ export class InferenceCore {
   async #close(versions: Iterable<ModelVersion | Error>): Promise<void> {
     await Promise.all([...versions].map(async (version) => {
       if (version instanceof Error) return;
-      await version.scheduler.close();
-      await version.pool.close();
+      this.#closing.add(version);
+      try {
+        await version.scheduler.close();
+        await version.pool.close();
+      } finally {
+        this.#closing.delete(version);
+      }
     }));
   }
 
@@ -289,7 +298,7 @@ export class InferenceCore {
   async #pollForLoad(name: string, overrides: LoadOverrides | undefined): Promise<ModelSource> {
     try {
       if (overrides !== undefined && overrides.files.size > 0) return await overrideSource(name, overrides);
-      const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories);
+      const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
       if (duplicates.some((m) => m.name === name)) throw new Error("not unique across all model repositories");
       const directory = models.find((m) => m.name === name);
       if (directory === undefined) throw new Error("model not found in any model repository");
@@ -488,7 +497,7 @@ export class InferenceCore {
     const model = this.#resolve(request.modelName, request.modelVersion);
     try {
       if (this.#shuttingDown) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
-      const validated = validateRequest(request, model.signature);
+      const validated = validateRequest(request, model.signature, this.#settings.requestLimits ?? DEFAULT_REQUEST_LIMITS);
       const options = {
         priority: integerParameter(request.parameters, "priority"),
         timeoutUs: integerParameter(request.parameters, "timeout"),
@@ -559,6 +568,19 @@ export class InferenceCore {
       const labels = model.signature.outputs.find((o) => o.name === want.name)?.labels;
       return classify(output, want.classification, model.signature.maxBatchSize > 0, labels);
     });
+  }
+
+  /**
+   * For a shutdown whose deadline passed: refuses new work and fails every queued request with UNAVAILABLE
+   * (`message`), in loaded and closing versions alike. Executions already running finish and are answered, since
+   * native inference cannot be interrupted safely; {@link close} then resolves once they have.
+   */
+  refuseQueued(message: string): void {
+    this.#shuttingDown = true;
+    for (const entry of this.#models.values()) {
+      for (const version of entry.versions.values()) if (!(version instanceof Error)) version.scheduler.refuseQueued(message);
+    }
+    for (const version of this.#closing) version.scheduler.refuseQueued(message);
   }
 
   /** Stops accepting work, answers what was accepted, and releases every instance. */

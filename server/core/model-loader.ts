@@ -6,7 +6,8 @@ import { type ComposingModels, EnsembleScheduler, planEnsemble } from "./ensembl
 import { dataTypeFromConfig } from "./datatypes";
 import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "./model-config";
 import { modelConfigFromJson, modelConfigToJson } from "./model-config";
-import { listVersions, type ModelDirectory, readLabels } from "./model-repository";
+import { validateModelConfig } from "./model-config-validation";
+import { listVersions, type ModelDirectory, readLabels, resolveInsideModel, type SymlinkPolicy } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "./model-signature";
 import { ModelStatistics } from "./model-statistics";
 import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
@@ -31,6 +32,8 @@ export interface LoaderSettings {
   readonly instanceRestart: { readonly initialBackoffMs: number; readonly maxBackoffMs: number };
   /** Where loads report which device and provider each version's instances run on, KIND_AUTO's CPU fallback and restarts. */
   readonly log: InstanceRestarts["log"];
+  /** Where symlinks in model directories may lead (`--model-symlinks`); default `inside`. */
+  readonly modelSymlinks?: SymlinkPolicy;
 }
 
 /** A model whose config could be read: what each of its selected versions became. */
@@ -49,8 +52,8 @@ function resolveBackend(config: ModelConfig, directory: ModelDirectory, versions
     return "onnxruntime";
   }
   if (config.platform === "" && config.backend === "") {
-    const filename = config.default_model_filename || "model.onnx";
-    if (versions.some((v) => existsSync(path.join(directory.path, String(v), filename)))) {
+    const filename = modelFilename(config, undefined);
+    if (versions.some((v) => existsSync(modelFilePath(directory, v, filename)))) {
       config.platform = ONNX_PLATFORM;
       config.backend = "onnxruntime";
       return "onnxruntime";
@@ -58,6 +61,16 @@ function resolveBackend(config: ModelConfig, directory: ModelDirectory, versions
     throw new Error(`unable to determine the backend: set platform or backend in config.pbtxt, or provide ${filename} in a version directory`);
   }
   return config.backend || config.platform;
+}
+
+/** The model file's name: the config's `default_model_filename`, else the backend's own default, else `model.onnx`. */
+function modelFilename(config: ModelConfig, backend: Backend | undefined): string {
+  return config.default_model_filename || backend?.defaultModelFilename || "model.onnx";
+}
+
+/** `<model>/<version>/<default_model_filename>`, refused when it resolves outside the model directory. */
+function modelFilePath(directory: ModelDirectory, version: number, filename: string): string {
+  return resolveInsideModel(directory.path, path.join(String(version), filename), `model file '${version}/${filename}' (default_model_filename)`, directory.symlinks);
 }
 
 function selectVersions(config: ModelConfig, available: readonly number[]): number[] {
@@ -129,7 +142,7 @@ function tensorSignature(directory: ModelDirectory, tensor: ModelInput | ModelOu
   return {
     name: tensor.name, datatype, dims: tensor.dims.map(Number), optional,
     reshape: tensor.reshape !== undefined ? tensor.reshape.shape.map(Number) : undefined,
-    labels: labelFilename ? readLabels(directory.path, labelFilename) : undefined,
+    labels: labelFilename ? readLabels(directory, labelFilename) : undefined,
   };
 }
 
@@ -245,7 +258,7 @@ async function loadVersion(
   directory: ModelDirectory, baseConfig: ModelConfig, backend: Backend, version: number, settings: LoaderSettings,
 ): Promise<ModelVersion> {
   let config: ModelConfig = structuredClone(baseConfig);
-  const modelPath = path.join(directory.path, String(version), config.default_model_filename || backend.defaultModelFilename || "model.onnx");
+  const modelPath = modelFilePath(directory, version, modelFilename(config, backend));
   if (backend.name === "onnxruntime" && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
   const autoOnGpu = settings.gpuCount > 0 && backend.usesGpu;
   let created: CreatedInstances;
@@ -275,7 +288,7 @@ async function loadVersion(
       controls: controls.map((c) => ({ name: c.name, datatype: c.datatype })),
     };
     // Not ready, and not counted in statistics, until every instance has run every warmup sample.
-    const warmupSamples = buildWarmupSamples(config.name, directory.path, completed.model_warmup, signature);
+    const warmupSamples = buildWarmupSamples(config.name, directory, completed.model_warmup, signature);
     await warmUpInstances(warmupSamples, instances, signature);
     const sequences = completed.sequence_batching !== undefined
       ? new SequenceTracker(config.name, controls, completed.sequence_batching.max_sequence_idle_microseconds)
@@ -348,6 +361,8 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
  * on its own is returned as its Error.
  */
 export async function loadModel(directory: ModelDirectory, config: ModelConfig, settings: LoaderSettings): Promise<LoadedModel> {
+  if (directory.problem !== undefined) throw new Error(directory.problem);
+  validateModelConfig(config);
   const available = listVersions(directory.path);
   if (available.length === 0) throw new Error("no numeric version directory found (e.g. 1/)");
   if (config.platform === ENSEMBLE_PLATFORM) {

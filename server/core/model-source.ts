@@ -38,7 +38,7 @@ function configOverride(json: string): ModelConfig {
  */
 export function repositorySource(directory: ModelDirectory, autoCompleteConfig: boolean, configJson?: string): ModelSource {
   if (configJson !== undefined) return { directory, config: named(configOverride(configJson), directory.name), overrides: undefined };
-  const text = readConfigText(directory.path);
+  const text = readConfigText(directory);
   if (text === undefined && !autoCompleteConfig) {
     throw new Error("config.pbtxt is missing and auto-complete is disabled (--disable-auto-complete-config)");
   }

@@ -15,6 +15,8 @@ export interface RequestScheduler {
   readonly queueDepth: number;
   /** Refuses new requests; resolves once every accepted one is answered. */
   close(): Promise<void>;
+  /** Fails every request still waiting with UNAVAILABLE (`message`) and refuses new ones; running executions finish. */
+  refuseQueued(message: string): void;
 }
 
 /** Where one instance runs: what the config planned and the provider the backend reports. */

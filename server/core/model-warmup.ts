@@ -5,9 +5,10 @@ import type { BackendInstance } from "../backends/backend";
 import { assembleBatch } from "./batch-tensors";
 import { type DataType, dataTypeFromConfig, ELEMENT_BYTE_SIZE } from "./datatypes";
 import type { ModelWarmup, ModelWarmupInput } from "./model-config";
+import { type ModelDirectory, resolveInsideModel } from "./model-repository";
 import type { ModelSignature } from "./model-signature";
-import { type ValidatedRequest, validateRequest } from "./request-validation";
-import { elementCount, splitBytesElements, type Tensor } from "./tensor";
+import { OPERATOR_INPUT_LIMITS, type ValidatedRequest, validateRequest } from "./request-validation";
+import { checkBytesElements, elementCount, type Tensor } from "./tensor";
 
 /** One `model_warmup` entry, checked against the model and ready to execute. */
 export interface WarmupSample {
@@ -24,28 +25,33 @@ function sampleError(sample: ModelWarmup, detail: string): Error {
   return new Error(`model_warmup sample '${sample.name}': ${detail}`);
 }
 
-function readWarmupFile(modelDirectory: string, file: string, sample: ModelWarmup): Uint8Array {
-  const root = path.resolve(modelDirectory, WARMUP_DIRECTORY);
-  const inside = path.relative(root, path.resolve(root, file));
-  if (path.isAbsolute(file) || inside === "" || inside === ".." || inside.startsWith(`..${path.sep}`)) {
+function readWarmupFile(modelDirectory: ModelDirectory, file: string, sample: ModelWarmup): Uint8Array {
+  const inWarmup = path.relative(WARMUP_DIRECTORY, path.join(WARMUP_DIRECTORY, file));
+  if (path.isAbsolute(file) || inWarmup === "" || inWarmup === ".." || inWarmup.startsWith(`..${path.sep}`)) {
     throw sampleError(sample, `input_data_file '${file}' must name a file inside the model's ${WARMUP_DIRECTORY}/ directory`);
   }
+  let resolved: string;
   try {
-    return readFileSync(path.join(root, inside));
+    resolved = resolveInsideModel(modelDirectory.path, path.join(WARMUP_DIRECTORY, inWarmup), `input_data_file '${file}'`, modelDirectory.symlinks);
+  } catch (error) {
+    throw sampleError(sample, (error as Error).message);
+  }
+  try {
+    return readFileSync(resolved);
   } catch (error) {
     throw sampleError(sample, `cannot read input_data_file ${WARMUP_DIRECTORY}/${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
 }
 
 /** One batch element's bytes for `input`, as zero_data, random_data or the contents of input_data_file. */
-function elementData(name: string, input: ModelWarmupInput, datatype: DataType, modelDirectory: string, sample: ModelWarmup): Uint8Array {
+function elementData(name: string, input: ModelWarmupInput, datatype: DataType, modelDirectory: ModelDirectory, sample: ModelWarmup): Uint8Array {
   const elements = elementCount(input.dims);
   const elementSize = ELEMENT_BYTE_SIZE[datatype];
   if (input.input_data_file !== undefined && input.input_data_file !== "") {
     const data = readWarmupFile(modelDirectory, input.input_data_file, sample);
     if (elementSize === 0) {
       try {
-        splitBytesElements(data, elements, name);
+        checkBytesElements(data, elements, name, Number.POSITIVE_INFINITY);
       } catch (error) {
         throw sampleError(sample, `${WARMUP_DIRECTORY}/${input.input_data_file}: ${(error as Error).message}`);
       }
@@ -74,7 +80,7 @@ function repeat(data: Uint8Array, times: number): Uint8Array {
  * models name their control inputs too). Throws naming the sample when one cannot run on this model.
  */
 export function buildWarmupSamples(
-  modelName: string, modelDirectory: string, warmups: readonly ModelWarmup[], signature: ModelSignature,
+  modelName: string, modelDirectory: ModelDirectory, warmups: readonly ModelWarmup[], signature: ModelSignature,
 ): WarmupSample[] {
   return warmups.map((sample) => {
     if (sample.batch_size < 1) throw sampleError(sample, "batch_size must be at least 1");
@@ -102,7 +108,7 @@ export function buildWarmupSamples(
     if (missingControls.length > 0) throw sampleError(sample, `a sequence model's warmup must give its control input(s) ${missingControls.join(", ")}`);
     let request: ValidatedRequest;
     try {
-      request = validateRequest({ modelName, inputs: modelInputs }, signature);
+      request = validateRequest({ modelName, inputs: modelInputs }, signature, OPERATOR_INPUT_LIMITS);
     } catch (error) {
       throw sampleError(sample, (error as Error).message);
     }

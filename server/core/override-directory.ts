@@ -52,7 +52,7 @@ export class OverrideDirectory {
       await rm(root, { recursive: true, force: true });
       throw error;
     }
-    return new OverrideDirectory({ name, path: root });
+    return new OverrideDirectory({ name, path: root, symlinks: "inside" });
   }
 
   async remove(): Promise<void> {

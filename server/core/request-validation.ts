@@ -2,10 +2,27 @@ import { ELEMENT_BYTE_SIZE } from "./datatypes";
 import { invalidArg } from "./errors";
 import type { InferRequest, RequestedOutput } from "./inference-request";
 import type { ModelSignature, TensorSignature } from "./model-signature";
-import { elementCount, splitBytesElements, type Tensor } from "./tensor";
+import { checkBytesElements, elementCount, type Tensor } from "./tensor";
 
 /** Bounds any single tensor, so absurd dims are refused before anything is sized from them. */
 const MAX_ELEMENTS = 2 ** 31 - 1;
+
+/**
+ * Per-request bounds beyond the transport's body size. A BYTES element costs far more than its 4-byte prefix
+ * once it becomes a string (and, in ONNX Runtime, a std::string): without a count bound a 64 MB body of 16 M empty
+ * strings took gigabytes and over a minute.
+ */
+export interface RequestLimits {
+  /** Most BYTES elements in one input tensor (`--max-bytes-elements`). */
+  readonly maxBytesElements: number;
+  /** Largest single BYTES element, bytes (`--max-bytes-element-size`). */
+  readonly maxBytesElementSize: number;
+}
+
+export const DEFAULT_REQUEST_LIMITS: RequestLimits = { maxBytesElements: 1 << 20, maxBytesElementSize: 1 << 26 };
+
+/** For inputs the operator wrote (warmup samples): the client limits do not apply. */
+export const OPERATOR_INPUT_LIMITS: RequestLimits = { maxBytesElements: Number.POSITIVE_INFINITY, maxBytesElementSize: Number.POSITIVE_INFINITY };
 
 /** A request that passed validation, ready for the scheduler. */
 export interface ValidatedRequest {
@@ -30,7 +47,7 @@ function checkShape(modelName: string, tensor: Tensor, expected: readonly number
   }
 }
 
-function checkData(modelName: string, tensor: Tensor): void {
+function checkData(modelName: string, tensor: Tensor, limits: RequestLimits): void {
   for (const dim of tensor.shape) {
     if (!Number.isSafeInteger(dim) || dim < 0) {
       throw invalidArg(`input '${tensor.name}' for model '${modelName}' has an invalid dimension ${dim} in shape ${formatShape(tensor.shape)}`);
@@ -42,7 +59,12 @@ function checkData(modelName: string, tensor: Tensor): void {
   }
   const elementSize = ELEMENT_BYTE_SIZE[tensor.datatype];
   if (elementSize === 0) {
-    splitBytesElements(tensor.data, count, tensor.name);
+    if (count > limits.maxBytesElements) {
+      throw invalidArg(
+        `input '${tensor.name}' shape ${formatShape(tensor.shape)} has ${count} BYTES elements, more than the ${limits.maxBytesElements} allowed (--max-bytes-elements)`,
+      );
+    }
+    checkBytesElements(tensor.data, count, tensor.name, limits.maxBytesElementSize);
   } else if (tensor.data.byteLength !== count * elementSize) {
     throw invalidArg(
       `input byte size mismatch for input '${tensor.name}' for model '${modelName}'. Expected ${count * elementSize}, got ${tensor.data.byteLength}`,
@@ -50,12 +72,12 @@ function checkData(modelName: string, tensor: Tensor): void {
   }
 }
 
-function validateInput(request: InferRequest, signature: ModelSignature, spec: TensorSignature, tensor: Tensor): number {
+function validateInput(request: InferRequest, signature: ModelSignature, spec: TensorSignature, tensor: Tensor, limits: RequestLimits): number {
   const model = request.modelName;
   if (tensor.datatype !== spec.datatype) {
     throw invalidArg(`inference input '${tensor.name}' data-type is '${tensor.datatype}', but model '${model}' expects '${spec.datatype}'`);
   }
-  checkData(model, tensor);
+  checkData(model, tensor, limits);
   const problem = signature.inputProblem?.(tensor);
   if (problem !== undefined) throw invalidArg(`input '${tensor.name}' element ${problem.element} of model '${model}' ${problem.reason}`);
   if (signature.maxBatchSize === 0) {
@@ -90,7 +112,7 @@ function validateOutputs(request: InferRequest, signature: ModelSignature): Requ
 }
 
 /** Checks a request against the model's signature; every failure is an INVALID_ARG the client can act on. */
-export function validateRequest(request: InferRequest, signature: ModelSignature): ValidatedRequest {
+export function validateRequest(request: InferRequest, signature: ModelSignature, limits = DEFAULT_REQUEST_LIMITS): ValidatedRequest {
   const byName = new Map<string, Tensor>();
   for (const tensor of request.inputs) {
     if (byName.has(tensor.name)) throw invalidArg(`input '${tensor.name}' is given more than once`);
@@ -113,7 +135,7 @@ export function validateRequest(request: InferRequest, signature: ModelSignature
   for (const spec of signature.inputs) {
     const tensor = byName.get(spec.name);
     if (tensor === undefined) continue;
-    const tensorBatch = validateInput(request, signature, spec, tensor);
+    const tensorBatch = validateInput(request, signature, spec, tensor, limits);
     if (batchSize !== undefined && tensorBatch !== batchSize) {
       throw invalidArg(`inputs of one request must share the batch size: '${spec.name}' has ${tensorBatch}, an earlier input has ${batchSize}`);
     }

@@ -165,6 +165,18 @@ export class Scheduler implements RequestScheduler {
     return drained;
   }
 
+  /**
+   * Fails every request still waiting with UNAVAILABLE and refuses new ones, for a deadline that has passed
+   * (the server's exit timeout); executions already running finish and answer their requests.
+   */
+  refuseQueued(message: string): void {
+    this.#closed = true;
+    const error = new InferenceError("UNAVAILABLE", message);
+    for (const queue of this.#serviceOrder) {
+      while (queue.length > 0) this.#settle(queue.shift()!, error);
+    }
+  }
+
   #resolveIfDrained(): void {
     if (!this.#closed || this.#pool.busyCount > 0 || this.pendingCount > 0) return;
     this.#clearTimer();

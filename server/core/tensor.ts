@@ -1,6 +1,8 @@
 import type { DataType } from "./datatypes";
 import { invalidArg } from "./errors";
 
+import { bytesElementStrings } from "../tensor-bytes";
+
 export { joinBytesElements } from "../tensor-bytes";
 
 /**
@@ -20,10 +22,13 @@ export function elementCount(shape: readonly number[]): number {
   return count;
 }
 
-/** Splits a BYTES payload into its elements; throws INVALID_ARG when the length prefixes do not add up. */
-export function splitBytesElements(data: Uint8Array, expectedCount: number, tensorName: string): Uint8Array[] {
-  const elements: Uint8Array[] = [];
+/**
+ * Checks a BYTES payload without materializing its elements: the 4-byte length prefixes must add up exactly to
+ * `expectedCount` elements, none longer than `maxElementBytes`. Throws INVALID_ARG, stopping at the first fault.
+ */
+export function checkBytesElements(data: Uint8Array, expectedCount: number, tensorName: string, maxElementBytes: number): void {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let count = 0;
   let offset = 0;
   while (offset < data.byteLength) {
     if (offset + 4 > data.byteLength) {
@@ -34,11 +39,23 @@ export function splitBytesElements(data: Uint8Array, expectedCount: number, tens
     if (offset + length > data.byteLength) {
       throw invalidArg(`unexpected end of BYTES data for input '${tensorName}': element of ${length} bytes overruns the payload`);
     }
-    elements.push(data.subarray(offset, offset + length));
+    if (length > maxElementBytes) {
+      throw invalidArg(`BYTES element ${count} of input '${tensorName}' has ${length} bytes, more than the ${maxElementBytes} allowed (--max-bytes-element-size)`);
+    }
     offset += length;
+    if (++count > expectedCount) break;
   }
-  if (elements.length !== expectedCount) {
-    throw invalidArg(`input '${tensorName}' holds ${elements.length} BYTES elements, but its shape needs ${expectedCount}`);
+  if (count !== expectedCount) {
+    const held = count > expectedCount ? `more than ${expectedCount}` : String(count);
+    throw invalidArg(`input '${tensorName}' holds ${held} BYTES elements, but its shape needs ${expectedCount}`);
   }
-  return elements;
+}
+
+/**
+ * A BYTES tensor's elements as UTF-8 text (for JSON), read in place; throws INVALID_ARG when the payload does
+ * not hold exactly `expectedCount` elements.
+ */
+export function bytesElementTexts(data: Uint8Array, expectedCount: number, tensorName: string): string[] {
+  checkBytesElements(data, expectedCount, tensorName, Number.POSITIVE_INFINITY);
+  return bytesElementStrings(data);
 }

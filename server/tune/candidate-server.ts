@@ -62,8 +62,9 @@ export class CandidateServer {
     const repository = await createCandidateRepository(modelDirectory, options.modelName, configText);
     let server: InferenceServerProcess;
     try {
+      // The candidate repository links the user's model files from its own temporary folder.
       server = await startInferenceServerProcess(repository.path, [
-        "--model-control-mode", "explicit", "--load-model", options.modelName, "--exit-on-error", "true",
+        "--model-control-mode", "explicit", "--load-model", options.modelName, "--exit-on-error", "true", "--model-symlinks", "any",
         ...(options.protocol === "grpc" ? [] : ["--allow-grpc", "false"]),
         ...(options.metrics ? [] : ["--allow-metrics", "false"]),
       ]);

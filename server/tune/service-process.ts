@@ -9,6 +9,8 @@ export interface ServiceProcess {
   logs(): string;
   /** SIGTERM, SIGKILL after `graceMs`; resolves once it exited. */
   stop(graceMs?: number): Promise<void>;
+  /** Resolves when the process exits, with its exit code or the signal that ended it. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 /**
@@ -20,6 +22,8 @@ export function startServiceProcess(
   args: readonly string[], portPatterns: Readonly<Record<string, RegExp>>, timeoutMs: number, cwd: string,
 ): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })));
   let output = "";
   let ready = false;
   return new Promise((resolve, reject) => {
@@ -41,7 +45,7 @@ export function startServiceProcess(
       child.off("exit", onExit);
       resolve({
         ports: Object.fromEntries(ports.map(([name, port]) => [name, Number(port)])), pid: child.pid, logs: () => output,
-        stop: (graceMs = 10_000) => stopChild(child, graceMs),
+        stop: (graceMs = 10_000) => stopChild(child, graceMs), exited,
       });
     };
     child.stdout.on("data", onData);

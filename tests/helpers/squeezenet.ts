@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import * as jpeg from "jpeg-js";
@@ -7,13 +7,14 @@ import { SHARED_DATA } from "./server-process";
 
 /**
  * A temporary model repository serving the real SqueezeNet 1.1 (FP16) from ../shared/data as `squeezenet`, with
- * Triton's ImageNet labels for the classification extension. The model file is linked, never copied into the repo.
+ * Triton's ImageNet labels for the classification extension. The model file is copied into the temporary
+ * repository (never into this one): a symlink out of the model directory would be refused.
  */
 export function squeezenetRepository(): string {
   const repository = mkdtempSync(path.join(os.tmpdir(), "squeezenet-repo-"));
   const model = path.join(repository, "squeezenet");
   mkdirSync(path.join(model, "1"), { recursive: true });
-  symlinkSync(path.join(SHARED_DATA, "models", "squeezenet1.1_fp16", "SqueezeNet_fp16.onnx"), path.join(model, "1", "model.onnx"));
+  copyFileSync(path.join(SHARED_DATA, "models", "squeezenet1.1_fp16", "SqueezeNet_fp16.onnx"), path.join(model, "1", "model.onnx"));
   copyFileSync(path.join(SHARED_DATA, "labels", "densenet_labels.txt"), path.join(model, "labels.txt"));
   writeFileSync(path.join(model, "config.pbtxt"), [
     'platform: "onnxruntime_onnx"',

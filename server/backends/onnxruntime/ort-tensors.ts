@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import type * as ort from "onnxruntime-node";
-import { bytesElementOffsets, joinBytesElements } from "../../tensor-bytes";
+import { bytesElementOffsets, bytesElementStrings, joinBytesStrings } from "../../tensor-bytes";
 import type { BackendTensor, InputProblem, TensorSpec } from "../backend";
 
 /** Protocol datatype <-> ONNX Runtime tensor type. BF16 has no ONNX Runtime JS type, so it is absent. */
@@ -30,9 +30,6 @@ export function datatypeOfOrtType(ortType: string): string | undefined {
   return DATATYPE_BY_ORT_TYPE.get(ortType);
 }
 
-const utf8Decoder = new TextDecoder();
-const utf8Encoder = new TextEncoder();
-
 /**
  * Wraps the core's bytes as an ONNX Runtime tensor without copying when the bytes are aligned for the element
  * type (the scheduler hands each input over in its own ArrayBuffer, so they are).
@@ -41,7 +38,7 @@ export function toOrtTensor(ortModule: typeof ort, tensor: BackendTensor): ort.T
   const ortType = ortTypeOf(tensor.datatype);
   if (ortType === undefined) throw new Error(`datatype ${tensor.datatype} is not supported by the onnxruntime backend`);
   const dims = [...tensor.shape];
-  if (ortType === "string") return new ortModule.Tensor("string", decodeStrings(tensor.data), dims);
+  if (ortType === "string") return new ortModule.Tensor("string", bytesElementStrings(tensor.data), dims);
   const View = VIEW_BY_ORT_TYPE[ortType];
   if (View === undefined) throw new Error(`no typed array for ONNX Runtime type ${ortType}`);
   const elementSize = (View as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
@@ -55,14 +52,9 @@ export function fromOrtTensor(value: ort.Tensor): BackendTensor {
   const datatype = datatypeOfOrtType(value.type);
   if (datatype === undefined) throw new Error(`output type ${value.type} is not supported by the onnxruntime backend`);
   const shape = value.dims.map(Number);
-  if (value.type === "string") return { datatype, shape, data: joinBytesElements((value.data as string[]).map((text) => utf8Encoder.encode(text))) };
+  if (value.type === "string") return { datatype, shape, data: joinBytesStrings(value.data as string[]) };
   const view = value.data as ArrayBufferView;
   return { datatype, shape, data: new Uint8Array(view.buffer, view.byteOffset, view.byteLength) };
-}
-
-function decodeStrings(data: Uint8Array): string[] {
-  const offsets = bytesElementOffsets(data);
-  return offsets.slice(1).map((end, i) => utf8Decoder.decode(data.subarray(offsets[i]! + 4, end)));
 }
 
 /**

@@ -1,8 +1,7 @@
-import { type DataType, ELEMENT_BYTE_SIZE, InferenceError, joinBytesElements, splitBytesElements } from "../../core/index";
+import { bytesElementTexts, type DataType, ELEMENT_BYTE_SIZE, InferenceError, joinBytesElements } from "../../core/index";
 import { jsonText } from "./exact-json";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 const INTEGER_RANGES: Partial<Record<DataType, readonly [number, number]>> = {
   UINT8: [0, 255], UINT16: [0, 65535], UINT32: [0, 4294967295], INT8: [-128, 127], INT16: [-32768, 32767],
@@ -104,7 +103,7 @@ function formatDouble(value: number): string {
  */
 export function decodeJsonData(datatype: DataType, data: Uint8Array, elementCount: number, tensorName: string): string {
   if (datatype === "BYTES") {
-    return JSON.stringify(splitBytesElements(data, elementCount, tensorName).map((e) => decoder.decode(e)));
+    return JSON.stringify(bytesElementTexts(data, elementCount, tensorName));
   }
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const parts = new Array<string>(elementCount);

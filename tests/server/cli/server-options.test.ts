@@ -58,6 +58,18 @@ describe("parseServerOptions", () => {
       .toThrow("--instance-restart-max-backoff-ms 1000 is below --instance-restart-backoff-ms 2000");
   });
 
+  it("bounds BYTES tensors at 2^20 elements of at most 64 MiB each unless told otherwise", () => {
+    expect(parseServerOptions(REPO)).toMatchObject({ maxBytesElements: 1 << 20, maxBytesElementSize: 1 << 26 });
+    expect(parseServerOptions([...REPO, "--max-bytes-elements", "8", "--max-bytes-element-size", "16"])).toMatchObject({ maxBytesElements: 8, maxBytesElementSize: 16 });
+  });
+
+  it.each([["--max-bytes-elements", "0"], ["--max-bytes-elements", "2147483648"], ["--max-bytes-element-size", "-1"], ["--max-bytes-element-size", "4294967296"]])(
+    "rejects %s %s", (flag, value) => {
+      const quiet = buildCommand().configureOutput({ writeErr: () => undefined });
+      expect(() => parseServerOptions([...REPO, flag, value], quiet)).toThrow(/must be an integer/);
+    },
+  );
+
   it("requires a model repository", () => {
     expect(() => parseServerOptions([])).toThrow("--model-repository is required");
   });

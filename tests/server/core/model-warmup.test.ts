@@ -24,7 +24,7 @@ function signature(maxBatchSize: number, controls: ModelSignature["controls"] = 
 }
 
 function samples(warmup: string, sig = signature(4)) {
-  return buildWarmupSamples("m", modelDirectory, parseModelConfigText(`model_warmup [ ${warmup} ]`, "test").model_warmup, sig);
+  return buildWarmupSamples("m", { name: "m", path: modelDirectory, symlinks: "inside" }, parseModelConfigText(`model_warmup [ ${warmup} ]`, "test").model_warmup, sig);
 }
 
 const words = (data: string): string => `{ key: "WORDS" value: { data_type: TYPE_STRING dims: [ 2 ] ${data} } }`;

@@ -1,0 +1,85 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { Pool } from "undici";
+import { ClosedLoopLoad, Sampler } from "./closed-loop-load";
+import { check, percentile, round, type ScenarioResult, scenarioResult, type StressLog } from "./scenario-result";
+import { GrpcStressClient, type Outcome, restCall } from "./stress-clients";
+import { residentMiB, ScratchRepository, type StressPaths, startStressServer } from "./stress-server";
+
+export interface OverloadSettings {
+  readonly durationMs: number;
+  /** Requests the model's queue holds (max_queue_size). */
+  readonly queueSize: number;
+  /** How long each execution takes: a rejection must come far sooner than one execution. */
+  readonly executionMs: number;
+  readonly timeoutMs: number;
+}
+
+const MODEL = "bounded";
+const INPUT = Buffer.from(Int32Array.from({ length: 16 }, (_, i) => i).buffer);
+
+/**
+ * (b) Overload: ten times as many clients (half REST, half gRPC) as a model can hold (one instance executing
+ * plus `max_queue_size` queued), each retrying about a quarter execution after a refusal. Every request past that must be refused with 503 / UNAVAILABLE at once
+ * (well within one execution's time), the accepted ones served, and the server's memory stay flat.
+ */
+export async function runOverloadScenario(paths: StressPaths, settings: OverloadSettings, log: StressLog): Promise<ScenarioResult> {
+  const startedMs = performance.now();
+  const repository = new ScratchRepository(paths);
+  repository.identity(MODEL, settings.executionMs, `max_batch_size: 1
+dynamic_batching { default_queue_policy { max_queue_size: ${settings.queueSize} } }
+instance_group [ { count: 1 kind: KIND_CPU } ]`);
+  const server = await startStressServer(paths, repository.path, ["--log-verbose", "0"]);
+  const capacity = settings.queueSize + 1;
+  const clients = 10 * capacity;
+  const pool = new Pool(server.httpUrl, { connections: clients });
+  const grpc = new GrpcStressClient(server.grpcAddress);
+  const body = JSON.stringify({ inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], data: [...new Int32Array(INPUT.buffer)] }] });
+  const restSend = () => restCall(pool, server.httpUrl, { method: "POST", path: `/v2/models/${MODEL}/infer`, headers: { "content-type": "application/json" }, body }, settings.timeoutMs);
+  const grpcSend = () => grpc.modelInfer({ model_name: MODEL, inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16] }], raw_input_contents: [INPUT] }, settings.timeoutMs);
+  try {
+    // Settle first so the baseline is the idle server, connections and gRPC channel included.
+    await restSend();
+    await grpcSend();
+    await sleep(500);
+    const memory = new Sampler(() => residentMiB(server.process.pid), 200);
+    const baselineMiB = memory.samples[0]!.value;
+    log(`(b) ${clients} clients (half REST, half gRPC) on a model holding ${capacity} (max_queue_size ${settings.queueSize}, ${settings.executionMs} ms executions) for ${settings.durationMs} ms`);
+    // A refused client pauses about a quarter execution (jittered) before retrying, as a retry policy would: a tight
+    // loop of 90 clients would measure the load generator's own CPU contention (on shared cores), not the refusal.
+    const withBackoff = (send: () => Promise<Outcome>) => async (): Promise<Outcome> => {
+      const outcome = await send();
+      if (outcome.kind === "rejected") await sleep((settings.executionMs / 4) * (0.5 + Math.random()));
+      return outcome;
+    };
+    const load = new ClosedLoopLoad(Array.from({ length: clients }, (_, i) => withBackoff(i % 2 === 0 ? restSend : grpcSend)), { rampMs: settings.executionMs / 2 });
+    await sleep(settings.durationMs);
+    await load.stop();
+    await sleep(500);
+    memory.stop();
+    const afterMiB = residentMiB(server.process.pid) ?? Number.NaN;
+    const outcomes = load.records.map((r) => r.outcome);
+    const rejected = outcomes.filter((o) => o.kind === "rejected");
+    const served = outcomes.filter((o) => o.kind === "ok");
+    const other = outcomes.filter((o) => o.kind !== "ok" && o.kind !== "rejected");
+    const rejectionMs = rejected.map((o) => o.latencyMs);
+    const wrongMessage = rejected.filter((o) => !/Exceeds maximum queue size/.test(o.detail));
+    const p99 = percentile(rejectionMs, 99);
+    const growthMiB = memory.peak() - baselineMiB;
+    return scenarioResult("b", "10x overload on a bounded queue", startedMs, [
+      check("past the queue, only 503 / UNAVAILABLE", other.length === 0, `${other.length} other answers${other[0] ? ` (first: ${other[0].kind} ${other[0].status} ${other[0].detail})` : ""}`),
+      check("refusals say why (Exceeds maximum queue size)", rejected.length > 0 && wrongMessage.length === 0, `${rejected.length} refusals, ${wrongMessage.length} with another message`),
+      check("refused within a fraction of one execution (p99 < execution / 4)", p99 < settings.executionMs / 4, `p99 ${round(p99)} ms against ${settings.executionMs} ms executions`),
+      check("accepted requests are served", served.length > 0, `${served.length} served`),
+      check("memory bounded (peak RSS < baseline + 64 MiB)", growthMiB < 64, `baseline ${round(baselineMiB)} MiB, peak ${round(memory.peak())} MiB, after ${round(afterMiB)} MiB`),
+    ], {
+      clients, capacity, durationMs: settings.durationMs, requests: outcomes.length, served: served.length, rejected: rejected.length, other: other.length,
+      rejectionP50Ms: round(percentile(rejectionMs, 50), 2), rejectionP99Ms: round(p99, 2), rejectionMaxMs: round(Math.max(...rejectionMs), 2),
+      servedP50Ms: round(percentile(served.map((o) => o.latencyMs), 50)), rssBaselineMiB: round(baselineMiB), rssPeakMiB: round(memory.peak()), rssAfterMiB: round(afterMiB),
+    });
+  } finally {
+    grpc.close();
+    await pool.close();
+    await server.process.stop();
+    repository.dispose();
+  }
+}

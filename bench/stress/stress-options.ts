@@ -1,0 +1,84 @@
+import path from "node:path";
+import { Command, InvalidArgumentError } from "commander";
+import type { BurstSettings } from "./burst-retention-scenario";
+import type { MalformedSettings } from "./malformed-scenario";
+import type { OverloadSettings } from "./overload-scenario";
+import type { ReloadSettings } from "./reload-scenario";
+import type { SigtermSettings } from "./sigterm-scenario";
+import type { SoakSettings } from "./soak-scenario";
+
+export type ScenarioId = "a" | "b" | "c" | "d" | "e" | "f";
+const SCENARIOS: readonly ScenarioId[] = ["a", "b", "c", "d", "e", "f"];
+
+/** Everything one campaign runs with; every figure is bounded in time and count. */
+export interface StressOptions {
+  readonly short: boolean;
+  readonly scenarios: readonly ScenarioId[];
+  readonly malformed: MalformedSettings;
+  readonly overload: OverloadSettings;
+  readonly sigterm: SigtermSettings;
+  readonly reload: ReloadSettings;
+  readonly soak: SoakSettings;
+  readonly bursts: BurstSettings;
+  readonly outDir: string;
+}
+
+/**
+ * The short profile: (a)-(d) in well under a minute on 2 cores, as `npm test` runs them; the soak is left out.
+ * The full profile (`npm run stress`) sends twice the malformed requests, overloads and loads for longer, reloads
+ * ten times per mode, soaks for ten minutes and adds (f), three resnet50 overload bursts.
+ */
+export function stressProfile(short: boolean, seed: number, outDir: string): StressOptions {
+  return {
+    short,
+    scenarios: short ? ["a", "b", "c", "d"] : SCENARIOS,
+    malformed: { count: short ? 300 : 600, seed, timeoutMs: 10_000 },
+    // Stopping waits for the queue to drain: (max_queue_size + 1) executions.
+    overload: { durationMs: short ? 3_000 : 20_000, queueSize: short ? 4 : 8, executionMs: short ? 500 : 1_000, timeoutMs: 30_000 },
+    sigterm: { loadMs: short ? 2_000 : 10_000, clients: short ? 8 : 16, timeoutMs: 60_000 },
+    reload: { reloads: short ? 2 : 10, clientsPerProtocol: 3, timeoutMs: 10_000 },
+    soak: { durationMs: 600_000, seed, timeoutMs: 30_000 },
+    bursts: { bursts: 3, burstMs: 20_000, connections: 200, idleMs: 8_000, timeoutMs: 120_000 },
+    outDir,
+  };
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+}
+
+function scenarioList(value: string): ScenarioId[] {
+  const ids = value.split(",").map((part) => part.trim());
+  const unknown = ids.filter((id) => !(SCENARIOS as readonly string[]).includes(id));
+  if (unknown.length > 0) throw new InvalidArgumentError(`unknown scenario ${unknown.join(", ")} (${SCENARIOS.join(", ")})`);
+  return ids as ScenarioId[];
+}
+
+/** Parses `npm run stress -- <flags>`. */
+export function parseStressOptions(argv: readonly string[], repositoryRoot: string): StressOptions {
+  const o = new Command("run-stress")
+    .description("Stress campaign against the server on 127.0.0.1: (a) malformed requests, (b) overload, (c) SIGTERM under load, (d) reload under load, (e) soak, (f) overload bursts")
+    .option("--short", "the profile npm test runs: (a)-(d) only, short windows", false)
+    .option("--scenarios <list>", `scenarios to run, of ${SCENARIOS.join(",")}`, scenarioList)
+    .option("--seed <n>", "fast-check seed of the malformed requests (the same seed sends the same requests)", positiveInteger, 15)
+    .option("--malformed <n>", "malformed requests, half REST and half gRPC (default 600, short 300)", positiveInteger)
+    .option("--overload-secs <s>", "length of the overload (default 20, short 3)", positiveInteger)
+    .option("--soak-secs <s>", "length of the soak (default 600)", positiveInteger)
+    .option("--reloads <n>", "reloads per mode under load (default 10, short 2)", positiveInteger)
+    .option("--out <dir>", "where stress-report.md and stress-report.json go", path.join(repositoryRoot, "bench", "results", "stress"))
+    .exitOverride()
+    .parse([...argv], { from: "user" })
+    .opts();
+  const profile = stressProfile(o["short"] as boolean, o["seed"] as number, o["out"] as string);
+  const override = <T>(value: unknown, fallback: T): T => (value === undefined ? fallback : (value as T));
+  return {
+    ...profile,
+    scenarios: override(o["scenarios"], profile.scenarios),
+    malformed: { ...profile.malformed, count: override(o["malformed"], profile.malformed.count) },
+    overload: { ...profile.overload, durationMs: override<number>(o["overloadSecs"], profile.overload.durationMs / 1000) * 1000 },
+    reload: { ...profile.reload, reloads: override(o["reloads"], profile.reload.reloads) },
+    soak: { ...profile.soak, durationMs: override<number>(o["soakSecs"], profile.soak.durationMs / 1000) * 1000 },
+  };
+}

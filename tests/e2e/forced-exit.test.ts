@@ -1,0 +1,47 @@
+import { Agent } from "undici";
+import { describe, expect, it } from "vitest";
+import { startServer } from "../helpers/server-process";
+
+const IMAGE_BYTES = 3 * 224 * 224 * 4;
+
+/** resnet50's binary infer body: more work than the exit timeout leaves time for once many are queued. */
+function resnetRequest(): { body: Buffer; headerLength: number } {
+  const header = JSON.stringify({
+    inputs: [{ name: "input", datatype: "FP32", shape: [1, 3, 224, 224], parameters: { binary_data_size: IMAGE_BYTES } }],
+    outputs: [{ name: "output", parameters: { binary_data: true } }],
+  });
+  return { body: Buffer.concat([Buffer.from(header), Buffer.alloc(IMAGE_BYTES)]), headerLength: Buffer.byteLength(header) };
+}
+
+describe("--exit-timeout-secs reached with ONNX Runtime executions running", () => {
+  it("answers every accepted request (200, or 503 for those still queued) and exits 1 without aborting", async () => {
+    const server = await startServer({ args: ["--model-control-mode", "explicit", "--load-model", "resnet50", "--exit-timeout-secs", "1"] });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      server.process.once("exit", (code, signal) => resolve({ code, signal })));
+    const { body, headerLength } = resnetRequest();
+    // One connection per request, so a reset shows up as a failed request rather than a retried one.
+    const agent = new Agent({ connections: null, pipelining: 0 });
+    const requestCount = 96;
+    const answers = Array.from({ length: requestCount }, () =>
+      fetch(`${server.httpUrl}/v2/models/resnet50/infer`, {
+        method: "POST", body, headers: { "Inference-Header-Content-Length": String(headerLength) }, dispatcher: agent,
+      } as RequestInit).then(
+        async (response) => ({ status: response.status, text: response.status === 200 ? "" : await response.text() }),
+        (error: Error) => ({ status: 0, text: String((error.cause as Error | undefined)?.message ?? error.message) }),
+      ));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    server.process.kill("SIGTERM");
+    const results = await Promise.all(answers);
+    const { code, signal } = await exited;
+    await agent.close();
+
+    if (signal !== null || code !== 1) console.log("SERVER LOGS", server.logs().slice(-3000));
+    expect({ code, signal }).toEqual({ code: 1, signal: null });
+    expect(server.logs()).not.toContain("terminate called");
+    const unanswered = results.filter((r) => r.status !== 200 && r.status !== 503);
+    expect(unanswered).toEqual([]);
+    const refused = results.filter((r) => r.status === 503);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.some((r) => r.text.includes("exit timeout"))).toBe(true);
+  });
+});
