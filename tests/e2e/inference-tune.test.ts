@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
@@ -32,7 +32,7 @@ function listTree(dir: string): string[] {
 
 function writeModel(name: string, config: string): void {
   mkdirSync(path.join(repository, name, "1"), { recursive: true });
-  symlinkSync(path.join(EXAMPLE_REPOSITORY, "mlp", "1", "model.onnx"), path.join(repository, name, "1", "model.onnx"));
+  copyFileSync(path.join(EXAMPLE_REPOSITORY, "mlp", "1", "model.onnx"), path.join(repository, name, "1", "model.onnx"));
   writeFileSync(path.join(repository, name, "config.pbtxt"), config);
 }
 
