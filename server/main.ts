@@ -76,16 +76,21 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   if (options.allowHttp) {
-    const http = buildHttpServer(core, { maxInputBytes: options.httpMaxInputSize, logger });
+    const http = buildHttpServer(core, {
+      maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, logger,
+    });
     await http.listen({ host: options.httpAddress, port: options.httpPort });
     const address = http.server.address() as AddressInfo;
-    logger.info({ service: "http", port: address.port }, `Started HTTPService at ${address.address}:${address.port}`);
+    logger.info({ service: "http", port: address.port, tls: options.httpTls !== undefined }, `Started HTTPService at ${address.address}:${address.port}`);
     closers.push(() => http.close());
   }
 
   if (options.allowGrpc) {
-    const grpc = await startGrpcServer(core, { host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, logger });
-    logger.info({ service: "grpc", port: grpc.port }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
+    const grpc = await startGrpcServer(core, {
+      host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize,
+      limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, logger,
+    });
+    logger.info({ service: "grpc", port: grpc.port, tls: options.grpcTls !== undefined }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
     closers.push(() => grpc.close());
   }
 

@@ -1,8 +1,11 @@
 import os from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
+import { addNetworkOptions, type NetworkOptions, parseNetworkOptions } from "./network-options";
+import { booleanFlag, collect, parseBoolean, parseInteger } from "./option-parsers";
+import type { SecretSources } from "./restricted-api-option";
 
 /** Everything the server is started with, parsed once from Triton-compatible flags. */
-export interface ServerOptions {
+export interface ServerOptions extends NetworkOptions {
   readonly modelRepositories: string[];
   readonly id: string;
   readonly httpAddress: string;
@@ -34,28 +37,6 @@ export interface ServerOptions {
   readonly heapGrowingPercent: number;
   /** Bytes of the response cache (`--cache-config local,size=N`); undefined = no cache. */
   readonly responseCacheBytes: number | undefined;
-}
-
-function parseBoolean(value: string | undefined): boolean {
-  if (value === undefined) return true;
-  const v = value.toLowerCase();
-  if (["true", "1", "yes", "on"].includes(v)) return true;
-  if (["false", "0", "no", "off"].includes(v)) return false;
-  throw new InvalidArgumentError(`'${value}' is not a boolean (true/false)`);
-}
-
-function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`'${value}' must be an integer in [${min}, ${max}]`);
-    return n;
-  };
-}
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
-
-function booleanFlag(flag: string, description: string, defaultValue: boolean): Option {
-  return new Option(`${flag} [bool]`, description).argParser(parseBoolean).default(defaultValue);
 }
 
 /** Triton's `--backend-config=<backend>,<key>=<value>`, for the onnxruntime keys we honour. */
@@ -98,7 +79,7 @@ function parseCacheConfig(entries: readonly string[]): number | undefined {
 }
 
 export function buildCommand(): Command {
-  return new Command("inference-server")
+  const command = new Command("inference-server")
     .description("Triton-compatible (KServe v2) inference server for ONNX models")
     .option("--model-repository <dir>", "model repository path; repeat for several (alias --model-store)", collect, [])
     .option("--model-store <dir>", "alias of --model-repository", collect, [])
@@ -133,10 +114,11 @@ export function buildCommand(): Command {
       "how far the JS heap may grow past its live size before the next full GC (V8's --heap-growing-percent; 0 = V8's adaptive default, which collects about once a second under large-tensor load)",
       parseInteger(0, 1000), DEFAULT_HEAP_GROWING_PERCENT,
     );
+  return addNetworkOptions(command);
 }
 
 /** Parses argv (without node and the script); throws commander's errors for bad flags. */
-export function parseServerOptions(argv: readonly string[], command = buildCommand()): ServerOptions {
+export function parseServerOptions(argv: readonly string[], command = buildCommand(), secrets?: SecretSources): ServerOptions {
   command.exitOverride().parse([...argv], { from: "user" });
   const o = command.opts();
   const modelRepositories = [...(o["modelRepository"] as string[]), ...(o["modelStore"] as string[])];
@@ -167,5 +149,6 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     cpuCount: os.availableParallelism(),
     heapGrowingPercent: o["heapGrowingPercent"] as number,
     responseCacheBytes: parseCacheConfig(o["cacheConfig"] as string[]),
+    ...parseNetworkOptions(o, secrets),
   };
 }
