@@ -14,10 +14,19 @@ import { IdentityBackend } from "./backends/identity-backend";
 import { OnnxruntimeBackend } from "./backends/onnxruntime/onnxruntime-backend";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
 import { InferenceCore } from "./core/index";
+import type { ApiRestrictions } from "./frontends/api-restrictions";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
+import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";
 import { buildHttpServer } from "./frontends/http/http-server";
 import { countNvidiaGpus } from "./gpu-detection";
 import { ServerMetrics, startMetricsServer } from "./metrics/index";
+
+/** Which groups each header unlocks, for the log: header names only, never their values. */
+function describeRestrictions(restrictions: ApiRestrictions, prefix: string): string {
+  const groupsByHeader = new Map<string, string[]>();
+  for (const [group, { header }] of restrictions) groupsByHeader.set(prefix + header, [...(groupsByHeader.get(prefix + header) ?? []), group]);
+  return [...groupsByHeader].map(([header, groups]) => `${groups.join(",")} need header '${header}'`).join("; ");
+}
 
 const SERVER_VERSION = (JSON.parse(readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as { version: string }).version;
 
@@ -73,6 +82,11 @@ async function run(options: ServerOptions): Promise<void> {
       metrics.close();
       await endpoint.close();
     });
+  }
+
+  if (options.allowHttp && options.httpRestrictedApis.size > 0) logger.info(`HTTP restricted APIs: ${describeRestrictions(options.httpRestrictedApis, "")}`);
+  if (options.allowGrpc && options.grpcRestrictedProtocols.size > 0) {
+    logger.info(`gRPC restricted protocols: ${describeRestrictions(options.grpcRestrictedProtocols, RESTRICTED_PROTOCOL_PREFIX)}`);
   }
 
   if (options.allowHttp) {

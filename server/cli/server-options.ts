@@ -117,10 +117,21 @@ export function buildCommand(): Command {
   return addNetworkOptions(command);
 }
 
-/** Parses argv (without node and the script); throws commander's errors for bad flags. */
+/**
+ * Parses argv (without node and the script); throws commander's errors for bad flags, after printing them (exit
+ * code 1 for a flag commander itself refuses, 2 for a value found wrong afterwards: a file, a secret, a mismatch).
+ */
 export function parseServerOptions(argv: readonly string[], command = buildCommand(), secrets?: SecretSources): ServerOptions {
   command.exitOverride().parse([...argv], { from: "user" });
-  const o = command.opts();
+  try {
+    return optionsFrom(command.opts(), secrets);
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) command.error(`error: ${error.message}`, { exitCode: 2, code: "inference-server.invalidOptions" });
+    throw error;
+  }
+}
+
+function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefined): ServerOptions {
   const modelRepositories = [...(o["modelRepository"] as string[]), ...(o["modelStore"] as string[])];
   if (modelRepositories.length === 0) throw new InvalidArgumentError("--model-repository is required");
   const backendConfig = parseBackendConfig(o["backendConfig"] as string[]);

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
@@ -7,33 +6,8 @@ import path from "node:path";
 import { PNG } from "pngjs";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
-
-const PERF_MAIN = path.join(REPO_ROOT, "dist", "server", "perf", "main.js");
-
-interface PerfRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runPerf(args: readonly string[], timeoutMs = 60_000): Promise<PerfRun> {
-  const child = spawn(process.execPath, [PERF_MAIN, ...args], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`inference-perf did not finish within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { type PerfRun, runPerf } from "../helpers/perf-process";
+import { type RunningServer, startServer } from "../helpers/server-process";
 
 let server: RunningServer;
 let workDir: string;

@@ -1,4 +1,4 @@
-import { Server, ServerCredentials, type ServerOptions } from "@grpc/grpc-js";
+import { Server, ServerCredentials, ServerInterceptingCall, type ServerInterceptor, type ServerOptions } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { InferenceCore } from "../../core/index";
 import type { ApiRestrictions } from "../api-restrictions";
@@ -76,6 +76,14 @@ function credentialsOf(tls: ServerTls | undefined): ServerCredentials {
   return ServerCredentials.createSsl(tls.rootCert ?? null, [{ cert_chain: tls.cert, private_key: tls.key }], tls.mutual);
 }
 
+/** Triton's --log-verbose 1 line for every call (never its metadata: it may carry a restricted protocol's value). */
+function callLogger(logger: Logger): ServerInterceptor {
+  return (method, call) => {
+    logger.debug(`gRPC call: ${method.path}`);
+    return new ServerInterceptingCall(call);
+  };
+}
+
 function bindAddress(host: string, port: number): string {
   return host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`;
 }
@@ -90,7 +98,10 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
     ...connectionOptions(options.limits),
     "grpc.max_receive_message_length": options.maxMessageBytes,
     "grpc.max_send_message_length": options.maxMessageBytes,
-    interceptors: options.restrictions.size > 0 ? [restrictedProtocolInterceptor(options.restrictions)] : [],
+    interceptors: [
+      ...(options.logger.isLevelEnabled("debug") ? [callLogger(options.logger)] : []),
+      ...(options.restrictions.size > 0 ? [restrictedProtocolInterceptor(options.restrictions)] : []),
+    ],
   });
   const streams = new Set<StreamInferSession>();
   server.addService(definitions.inference, inferenceServiceHandlers(core, options.logger, streams));

@@ -149,9 +149,10 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (error instanceof InferenceError) {
-      const status = httpStatusOf(error.code);
-      if (status >= 500) request.log.error({ err: error }, "request failed");
-      return sendError(reply, status, error.message);
+      // Refusals (unsupported, unavailable, overloaded) are answers, not server faults: logged only when verbose.
+      if (error.code === "INTERNAL") request.log.error({ err: error }, "request failed");
+      else request.log.debug({ code: error.code, msg: error.message }, "request refused");
+      return sendError(reply, httpStatusOf(error.code), error.message);
     }
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
@@ -161,6 +162,14 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     return sendError(reply, status, status >= 500 ? "internal server error" : error.message);
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
+
+  // Triton's --log-verbose 1 line for every request (never its headers: they may carry a restricted API's value).
+  if (options.logger.isLevelEnabled("debug")) {
+    app.addHook("onRequest", (request, _reply, done) => {
+      request.log.debug(`HTTP request: ${request.method} ${request.url}`);
+      done();
+    });
+  }
 
   // While draining (SIGTERM), answers close their connection: a keep-alive client must not hold shutdown open
   // once its in-flight request is answered.
