@@ -134,7 +134,13 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     ),
     ...(tls === undefined
       ? { http: nodeServerOptions }
-      : { https: { ...nodeServerOptions, cert: tls.cert, key: tls.key, ca: tls.rootCert, requestCert: tls.mutual, rejectUnauthorized: tls.mutual } }),
+      : {
+        https: {
+          ...nodeServerOptions, cert: tls.cert, key: tls.key, ca: tls.rootCert, requestCert: tls.mutual, rejectUnauthorized: tls.mutual,
+          // The HTTP timeouts start once TLS is up; a client that never completes its handshake is its own case.
+          handshakeTimeout: limits.idleTimeoutMs > 0 ? limits.idleTimeoutMs : 120_000,
+        },
+      }),
   };
   const app = Fastify(serverOptions) as unknown as FastifyInstance;
   app.server.maxConnections = limits.maxConnections;

@@ -1,0 +1,229 @@
+import http from "node:http";
+import http2 from "node:http2";
+import { connect, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InferenceClient } from "../../server/client/index";
+import { type RunningServer, startServer } from "../helpers/server-process";
+
+/** A raw connection to the server that records what it received and when it was closed. */
+interface RawConnection {
+  readonly socket: Socket;
+  /** Everything the server sent. */
+  received(): string;
+  /** Resolves with the time (performance.now()) the connection closed. */
+  readonly closed: Promise<number>;
+}
+
+function openRaw(port: number, first = ""): Promise<RawConnection> {
+  return new Promise((resolve, reject) => {
+    let received = "";
+    let onClose: (at: number) => void = () => undefined;
+    const closed = new Promise<number>((done) => (onClose = done));
+    const socket = connect(port, "127.0.0.1", () => {
+      if (first !== "") socket.write(first);
+      resolve({ socket, received: () => received, closed });
+    });
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
+    socket.on("close", () => onClose(performance.now()));
+    socket.once("error", reject);
+    socket.on("error", () => undefined);
+  });
+}
+
+const portOf = (url: string): number => Number(new URL(url).port);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Writes `text` one byte every `everyMs`, until it is sent or the connection closes. */
+async function trickle(connection: RawConnection, text: string, everyMs: number): Promise<void> {
+  for (const byte of text) {
+    if (connection.socket.destroyed) return;
+    connection.socket.write(byte);
+    await sleep(everyMs);
+  }
+}
+
+/** Half-sent requests of three kinds: headers cut short, a body cut short, and a chunk announced as 2^64 - 1 bytes. */
+const HALF_SENT = [
+  "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Le",
+  "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"inputs\":[",
+  "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFF\r\nabc",
+];
+
+const simpleInputs = [0, 1].map((i) => ({ name: `INPUT${i}`, shape: [1, 16], data: new Int32Array(16).fill(i) }));
+
+describe("slow clients over HTTP (--http-idle-timeout-ms, --http-header-timeout-ms, --http-request-timeout-ms)", () => {
+  const IDLE_MS = 1000;
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({
+      args: ["--http-idle-timeout-ms", String(IDLE_MS), "--http-header-timeout-ms", "3000", "--http-request-timeout-ms", "4000"],
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("serves other clients while 1,000 half-sent requests are open, then closes each of those within the idle timeout", async () => {
+    const port = portOf(server.httpUrl);
+    const slow: { connection: RawConnection; sentAt: number }[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const connection = await openRaw(port, HALF_SENT[i % HALF_SENT.length]);
+      slow.push({ connection, sentAt: performance.now() });
+    }
+    const client = new InferenceClient({ url: server.httpUrl, maxConnections: 4 });
+    try {
+      for (let i = 0; i < 20; i++) {
+        expect(await client.isServerReady()).toBe(true);
+        expect((await client.infer("simple", simpleInputs)).data("OUTPUT0", "INT32")).toEqual(new Int32Array(16).fill(1));
+      }
+    } finally {
+      await client.close();
+    }
+    const servedAt = performance.now();
+    const closedAt = await Promise.all(slow.map(({ connection }) => connection.closed));
+    // Every other client was answered while all the slow connections were still open...
+    expect(Math.min(...closedAt)).toBeGreaterThan(servedAt);
+    // ...and each slow one was closed once it had been silent for the idle timeout (a loaded machine may add a little).
+    const silentMs = slow.map(({ sentAt }, i) => closedAt[i]! - sentAt);
+    expect(Math.min(...silentMs)).toBeGreaterThanOrEqual(IDLE_MS - 50);
+    expect(Math.max(...silentMs)).toBeLessThan(IDLE_MS + 2500);
+    expect(slow.every(({ connection }) => connection.received() === "")).toBe(true);
+    expect((await fetch(`${server.httpUrl}/v2/health/live`)).status).toBe(200);
+  });
+
+  it("answers 408 in Triton's shape to a client that trickles its headers or its body past their deadlines", async () => {
+    const port = portOf(server.httpUrl);
+    const headers = await openRaw(port);
+    const body = await openRaw(port, "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n");
+    const started = performance.now();
+    // A byte every 300 ms is never silent long enough for the idle timeout, so only the deadlines can stop them.
+    void trickle(headers, `GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Slow: ${"s".repeat(100)}\r\n\r\n`, 300);
+    void trickle(body, "x".repeat(1000), 300);
+    const [headersClosed, bodyClosed] = await Promise.all([headers.closed, body.closed]);
+    const expected = /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\n\{"error":"request not received in time: headers within 3000 ms \(--http-header-timeout-ms\), the whole request within 4000 ms \(--http-request-timeout-ms\)"\}$/;
+    expect(headers.received()).toMatch(expected);
+    expect(body.received()).toMatch(expected);
+    expect(headersClosed - started).toBeGreaterThanOrEqual(2900);
+    expect(headersClosed - started).toBeLessThan(3000 + 2000);
+    expect(bodyClosed - started).toBeGreaterThanOrEqual(3900);
+    expect(bodyClosed - started).toBeLessThan(4000 + 2000);
+  });
+
+  it("tells keep-alive clients the keep-alive time Google's load balancers need (more than their 600 s)", async () => {
+    const headers = await new Promise<http.IncomingHttpHeaders>((resolve, reject) => {
+      http.get(`${server.httpUrl}/v2/health/live`, { agent: new http.Agent({ keepAlive: true }) }, (response) => {
+        response.resume();
+        resolve(response.headers);
+        response.socket.destroy();
+      }).on("error", reject);
+    });
+    expect(headers["keep-alive"]).toBe("timeout=620");
+  });
+
+  it("answers a malformed request at once in Triton's shape", async () => {
+    const connection = await openRaw(portOf(server.httpUrl), "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n");
+    await connection.closed;
+    expect(connection.received()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*\r\n\r\n\{"error":"malformed HTTP request: [^"]+"\}$/);
+  });
+});
+
+describe("connection limits over HTTP (--http-max-connections, --http-keepalive-timeout-ms)", () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ args: ["--http-max-connections", "3", "--http-keepalive-timeout-ms", "300"] });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("closes connections beyond the limit as they arrive, and takes new ones once below it", async () => {
+    const port = portOf(server.httpUrl);
+    const held = await Promise.all([0, 1, 2].map(() => openRaw(port, "GET /v2/health/live HTTP/1.1\r\n")));
+    const refused = await openRaw(port).catch(() => undefined);
+    if (refused !== undefined) {
+      refused.socket.write("GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n");
+      await refused.closed;
+      expect(refused.received()).toBe("");
+    }
+    held[0]!.socket.destroy();
+    await held[0]!.closed;
+    await sleep(100); // the server sees the close
+    const accepted = await openRaw(port, "GET /v2/health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    await accepted.closed;
+    expect(accepted.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    for (const connection of held) connection.socket.destroy();
+  });
+
+  it("closes an idle keep-alive connection after the keep-alive timeout", async () => {
+    const connection = await openRaw(portOf(server.httpUrl), "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n");
+    while (!connection.received().includes("\r\n\r\n")) await sleep(10);
+    const answeredAt = performance.now();
+    expect(connection.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    // Node keeps the socket a second longer than it advertises, so that well-behaved clients close first.
+    const idleMs = (await connection.closed) - answeredAt;
+    expect(idleMs).toBeGreaterThanOrEqual(300);
+    expect(idleMs).toBeLessThan(300 + 1000 + 1500);
+  });
+});
+
+describe("gRPC connection limits (--grpc-max-concurrent-streams, --grpc-max-connection-idle, --grpc-keepalive-*, --grpc-max-connection-age*)", () => {
+  let server: RunningServer;
+  let port: number;
+  beforeAll(async () => {
+    server = await startServer({
+      services: ["grpc"],
+      args: [
+        "--allow-http", "false", "--grpc-max-concurrent-streams", "7", "--grpc-max-connection-idle", "1000",
+        "--grpc-keepalive-time", "300", "--grpc-keepalive-timeout", "300", "--grpc-max-connection-age", "2500", "--grpc-max-connection-age-grace", "500",
+      ],
+    });
+    port = Number(server.grpcAddress!.split(":")[1]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("announces the stream limit, and sends GOAWAY to a connection without calls after the idle time", async () => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on("error", () => undefined);
+    const settings = await new Promise<http2.Settings>((resolve) => session.once("remoteSettings", resolve));
+    expect(settings.maxConcurrentStreams).toBe(7);
+    const opened = performance.now();
+    await new Promise((resolve) => session.once("goaway", resolve));
+    const idleMs = performance.now() - opened;
+    expect(idleMs).toBeGreaterThanOrEqual(900);
+    expect(idleMs).toBeLessThan(2250); // before the connection age (2500 ms, ±10%) would have ended it
+    session.destroy();
+  });
+
+  it("closes a connection that does not answer keepalive pings, or says nothing at all", async () => {
+    const preface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+    const started = performance.now();
+    const [deaf, silent] = await Promise.all([openRaw(port, preface.toString("latin1")), openRaw(port)]);
+    const closedMs = (await Promise.all([deaf.closed, silent.closed])).map((at) => at - started);
+    // A ping after 300 ms of silence, 300 ms to answer it: closed well before the 1000 ms idle limit.
+    expect(Math.min(...closedMs)).toBeGreaterThanOrEqual(550);
+    expect(Math.max(...closedMs)).toBeLessThan(1000);
+  });
+
+  it("sends GOAWAY to a busy connection once it reaches the maximum age", async () => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on("error", () => undefined);
+    await new Promise((resolve) => session.once("remoteSettings", resolve));
+    const opened = performance.now();
+    // A call every 200 ms keeps the connection from ever being idle.
+    const busy = setInterval(() => {
+      if (session.closed || session.destroyed) return;
+      const stream = session.request({ ":method": "POST", ":path": "/inference.GRPCInferenceService/ServerLive", "content-type": "application/grpc", te: "trailers" });
+      stream.on("error", () => undefined);
+      stream.end(Buffer.from([0, 0, 0, 0, 0]));
+      stream.resume();
+    }, 200);
+    await new Promise((resolve) => session.once("goaway", resolve));
+    clearInterval(busy);
+    const ageMs = performance.now() - opened;
+    expect(ageMs).toBeGreaterThanOrEqual(2250 - 50);
+    expect(ageMs).toBeLessThan(2750 + 1500);
+    session.destroy();
+  });
+});
