@@ -157,7 +157,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     if (error instanceof InferenceError) {
       // Refusals (unsupported, unavailable, overloaded) are answers, not server faults: logged only when verbose.
       if (error.code === "INTERNAL") request.log.error({ err: error }, "request failed");
-      else request.log.debug({ code: error.code, msg: error.message }, "request refused");
+      else request.log.debug({ code: error.code, reason: error.message }, "request refused");
       return sendError(reply, httpStatusOf(error.code), error.message);
     }
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
