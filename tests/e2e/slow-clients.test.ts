@@ -53,14 +53,18 @@ const simpleInputs = [0, 1].map((i) => ({ name: `INPUT${i}`, shape: [1, 16], dat
 
 describe("slow clients over HTTP (--http-idle-timeout-ms, --http-header-timeout-ms, --http-request-timeout-ms)", () => {
   const IDLE_MS = 3000;
+  // One server where only the idle timeout can end a half-sent request (its deadlines are the defaults, 10 s and
+  // 60 s), one whose deadlines are shorter than the pauses of a client that trickles.
   let server: RunningServer;
+  let deadlineServer: RunningServer;
   beforeAll(async () => {
-    server = await startServer({
-      args: ["--http-idle-timeout-ms", String(IDLE_MS), "--http-header-timeout-ms", "3000", "--http-request-timeout-ms", "4000"],
-    });
+    [server, deadlineServer] = await Promise.all([
+      startServer({ args: ["--http-idle-timeout-ms", String(IDLE_MS)] }),
+      startServer({ args: ["--http-idle-timeout-ms", String(IDLE_MS), "--http-header-timeout-ms", "2000", "--http-request-timeout-ms", "2500"] }),
+    ]);
   });
   afterAll(async () => {
-    await server?.stop();
+    await Promise.all([server?.stop(), deadlineServer?.stop()]);
   });
 
   it("serves other clients while 1,000 half-sent requests are open, then closes each of those within the idle timeout", async () => {
@@ -91,7 +95,7 @@ describe("slow clients over HTTP (--http-idle-timeout-ms, --http-header-timeout-
   });
 
   it("answers 408 in Triton's shape to a client that trickles its headers or its body past their deadlines", async () => {
-    const port = portOf(server.httpUrl);
+    const port = portOf(deadlineServer.httpUrl);
     const headers = await openRaw(port);
     const body = await openRaw(port, "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n");
     const started = performance.now();
@@ -99,13 +103,13 @@ describe("slow clients over HTTP (--http-idle-timeout-ms, --http-header-timeout-
     void trickle(headers, `GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Slow: ${"s".repeat(100)}\r\n\r\n`, 300);
     void trickle(body, "x".repeat(1000), 300);
     const [headersClosed, bodyClosed] = await Promise.all([headers.closed, body.closed]);
-    const expected = /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\n\{"error":"request not received in time: headers within 3000 ms \(--http-header-timeout-ms\), the whole request within 4000 ms \(--http-request-timeout-ms\)"\}$/;
+    const expected = /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\n\{"error":"request not received in time: headers within 2000 ms \(--http-header-timeout-ms\), the whole request within 2500 ms \(--http-request-timeout-ms\)"\}$/;
     expect(headers.received()).toMatch(expected);
     expect(body.received()).toMatch(expected);
-    expect(headersClosed - started).toBeGreaterThanOrEqual(2900);
-    expect(headersClosed - started).toBeLessThan(3000 + 2000);
-    expect(bodyClosed - started).toBeGreaterThanOrEqual(3900);
-    expect(bodyClosed - started).toBeLessThan(4000 + 2000);
+    expect(headersClosed - started).toBeGreaterThanOrEqual(1900);
+    expect(headersClosed - started).toBeLessThan(2000 + 2000);
+    expect(bodyClosed - started).toBeGreaterThanOrEqual(2400);
+    expect(bodyClosed - started).toBeLessThan(2500 + 2000);
   });
 
   it("tells keep-alive clients the keep-alive time Google's load balancers need (more than their 600 s)", async () => {

@@ -55,6 +55,17 @@ describe("--http-restricted-api / --grpc-restricted-protocol", () => {
     expect(options.grpcRestrictedProtocols.get("model-repository")).toEqual({ header: "admin-key", value: SECRET });
   });
 
+  it("takes the flags exactly as the Pulumi program passes them (--flag=value, the value from a Secret's variable)", () => {
+    const groups = "model-repository,model-config,statistics,trace,logging,shared-memory";
+    const options = parse([
+      `--http-restricted-api=${groups}:admin-key=env:INFERENCE_ADMIN_KEY`, `--grpc-restricted-protocol=${groups}:admin-key=env:INFERENCE_ADMIN_KEY`,
+    ], sources({ INFERENCE_ADMIN_KEY: SECRET }));
+    for (const restrictions of [options.httpRestrictedApis, options.grpcRestrictedProtocols]) {
+      expect([...restrictions.keys()]).toEqual(groups.split(","));
+      expect(new Set([...restrictions.values()].map((r) => `${r.header}=${r.value}`))).toEqual(new Set([`admin-key=${SECRET}`]));
+    }
+  });
+
   it.each([
     [["--http-restricted-api", "model-repository:admin-key=env:INFERENCE_ADMIN_KEY"], /environment variable INFERENCE_ADMIN_KEY .* not set or is empty/],
     [["--grpc-restricted-protocol", "health:k=file:/run/secrets/none"], /--grpc-restricted-protocol: cannot read the value from file '\/run\/secrets\/none': ENOENT/],
