@@ -15,11 +15,20 @@ import { OnnxruntimeBackend } from "./backends/onnxruntime/onnxruntime-backend";
 import { TypeScriptBackend } from "./backends/typescript/typescript-backend";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
 import { InferenceCore } from "./core/index";
+import type { ApiRestrictions } from "./frontends/api-restrictions";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
+import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";
 import { buildHttpServer } from "./frontends/http/http-server";
 import { countNvidiaGpus } from "./gpu-detection";
 import { IdleCollection } from "./idle-collection";
 import { ServerMetrics, startMetricsServer } from "./metrics/index";
+
+/** Which groups each header unlocks, for the log: header names only, never their values. */
+function describeRestrictions(restrictions: ApiRestrictions, prefix: string): string {
+  const groupsByHeader = new Map<string, string[]>();
+  for (const [group, { header }] of restrictions) groupsByHeader.set(prefix + header, [...(groupsByHeader.get(prefix + header) ?? []), group]);
+  return [...groupsByHeader].map(([header, groups]) => `${groups.join(",")} need header '${header}'`).join("; ");
+}
 
 const SERVER_VERSION = (JSON.parse(readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as { version: string }).version;
 
@@ -101,19 +110,27 @@ async function run(options: ServerOptions): Promise<void> {
     });
   }
 
+  if (options.allowHttp && options.httpRestrictedApis.size > 0) logger.info(`HTTP restricted APIs: ${describeRestrictions(options.httpRestrictedApis, "")}`);
+  if (options.allowGrpc && options.grpcRestrictedProtocols.size > 0) {
+    logger.info(`gRPC restricted protocols: ${describeRestrictions(options.grpcRestrictedProtocols, RESTRICTED_PROTOCOL_PREFIX)}`);
+  }
+
   if (options.allowHttp) {
-    const http = buildHttpServer(core, { maxInputBytes: options.httpMaxInputSize, logger });
+    const http = buildHttpServer(core, {
+      maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, logger,
+    });
     await http.listen({ host: options.httpAddress, port: options.httpPort });
     const address = http.server.address() as AddressInfo;
-    logger.info({ service: "http", port: address.port }, `Started HTTPService at ${address.address}:${address.port}`);
+    logger.info({ service: "http", port: address.port, tls: options.httpTls !== undefined }, `Started HTTPService at ${address.address}:${address.port}`);
     closers.push(() => http.close());
   }
 
   if (options.allowGrpc) {
     const grpc = await startGrpcServer(core, {
-      host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow, logger,
+      host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow,
+      limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, logger,
     });
-    logger.info({ service: "grpc", port: grpc.port }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
+    logger.info({ service: "grpc", port: grpc.port, tls: options.grpcTls !== undefined }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
     closers.push(() => grpc.close());
   }
 

@@ -1,9 +1,12 @@
 import os from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULT_REQUEST_LIMITS } from "../core/index";
+import { addNetworkOptions, type NetworkOptions, parseNetworkOptions } from "./network-options";
+import { booleanFlag, collect, parseBoolean, parseInteger } from "./option-parsers";
+import type { SecretSources } from "./restricted-api-option";
 
 /** Everything the server is started with, parsed once from Triton-compatible flags. */
-export interface ServerOptions {
+export interface ServerOptions extends NetworkOptions {
   readonly modelRepositories: string[];
   readonly id: string;
   readonly httpAddress: string;
@@ -47,28 +50,6 @@ export interface ServerOptions {
   readonly modelSymlinks: "inside" | "any";
 }
 
-function parseBoolean(value: string | undefined): boolean {
-  if (value === undefined) return true;
-  const v = value.toLowerCase();
-  if (["true", "1", "yes", "on"].includes(v)) return true;
-  if (["false", "0", "no", "off"].includes(v)) return false;
-  throw new InvalidArgumentError(`'${value}' is not a boolean (true/false)`);
-}
-
-function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`'${value}' must be an integer in [${min}, ${max}]`);
-    return n;
-  };
-}
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
-
-function booleanFlag(flag: string, description: string, defaultValue: boolean): Option {
-  return new Option(`${flag} [bool]`, description).argParser(parseBoolean).default(defaultValue);
-}
-
 /** Triton's `--backend-config=<backend>,<key>=<value>`, for the onnxruntime keys we honour. */
 function parseBackendConfig(entries: readonly string[]): { intraOpThreads: number | undefined; defaultMaxBatchSize: number } {
   let intraOpThreads: number | undefined;
@@ -109,7 +90,7 @@ function parseCacheConfig(entries: readonly string[]): number | undefined {
 }
 
 export function buildCommand(): Command {
-  return new Command("inference-server")
+  const command = new Command("inference-server")
     .description("Triton-compatible (KServe v2) inference server for ONNX models")
     .option("--model-repository <dir>", "model repository path; repeat for several (alias --model-store)", collect, [])
     .option("--model-store <dir>", "alias of --model-repository", collect, [])
@@ -150,12 +131,24 @@ export function buildCommand(): Command {
     )
     .option("--instance-restart-backoff-ms <ms>", "delay before a model instance whose worker thread died is restarted; doubles with each consecutive failure", parseInteger(0), 100)
     .option("--instance-restart-max-backoff-ms <ms>", "longest delay between restarts of one instance", parseInteger(0), 10_000);
+  return addNetworkOptions(command);
 }
 
-/** Parses argv (without node and the script); throws commander's errors for bad flags. */
-export function parseServerOptions(argv: readonly string[], command = buildCommand()): ServerOptions {
+/**
+ * Parses argv (without node and the script); throws commander's errors for bad flags, after printing them (exit
+ * code 1 for a flag commander itself refuses, 2 for a value found wrong afterwards: a file, a secret, a mismatch).
+ */
+export function parseServerOptions(argv: readonly string[], command = buildCommand(), secrets?: SecretSources): ServerOptions {
   command.exitOverride().parse([...argv], { from: "user" });
-  const o = command.opts();
+  try {
+    return optionsFrom(command.opts(), secrets);
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) command.error(`error: ${error.message}`, { exitCode: 2, code: "inference-server.invalidOptions" });
+    throw error;
+  }
+}
+
+function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefined): ServerOptions {
   const modelRepositories = [...(o["modelRepository"] as string[]), ...(o["modelStore"] as string[])];
   if (modelRepositories.length === 0) throw new InvalidArgumentError("--model-repository is required");
   const backendConfig = parseBackendConfig(o["backendConfig"] as string[]);
@@ -195,5 +188,6 @@ export function parseServerOptions(argv: readonly string[], command = buildComma
     maxBytesElements: o["maxBytesElements"] as number,
     maxBytesElementSize: o["maxBytesElementSize"] as number,
     modelSymlinks: o["modelSymlinks"] as ServerOptions["modelSymlinks"],
+    ...parseNetworkOptions(o, secrets),
   };
 }

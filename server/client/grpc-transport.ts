@@ -1,10 +1,11 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import {
-  type Client, credentials, makeGenericClientConstructor, Metadata, type MethodDefinition, type ServiceDefinition, type ServiceError, status,
+  type ChannelCredentials, type Client, credentials, makeGenericClientConstructor, Metadata, type MethodDefinition, type ServiceDefinition, type ServiceError, status,
 } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { isDataType } from "../core/datatypes";
+import { type ClientTls, nodeTlsOptions } from "./client-tls";
 import type { ClientTransport } from "./client-transport";
 import { errorFromGrpcStatus } from "./error-from-grpc-status";
 import { InferResult } from "./infer-result";
@@ -74,6 +75,8 @@ export interface GrpcTransportOptions {
    * of a large output waits for a round trip.
    */
   readonly flowControlWindowBytes?: number;
+  /** Connect over TLS (a server started with --grpc-use-ssl), with these CA and client certificate settings. */
+  readonly tls?: ClientTls;
 }
 
 const DEFAULT_FLOW_CONTROL_WINDOW_BYTES = 8 * 1024 * 1024;
@@ -103,6 +106,16 @@ interface ModelInferResponseMessage {
 
 const identity = (bytes: Buffer): Buffer => bytes;
 
+const asBuffer = (pem: string | Buffer | undefined): Buffer | null => (pem === undefined ? null : Buffer.from(pem));
+
+function channelCredentials(tls: ClientTls | undefined): ChannelCredentials {
+  if (tls === undefined) return credentials.createInsecure();
+  const { rejectUnauthorized, checkServerIdentity } = nodeTlsOptions(tls);
+  return credentials.createSsl(asBuffer(tls.ca), asBuffer(tls.key), asBuffer(tls.cert), {
+    rejectUnauthorized, ...(checkServerIdentity === undefined ? {} : { checkServerIdentity }),
+  });
+}
+
 /**
  * Triton's GRPCInferenceService over one @grpc/grpc-js channel (HTTP/2 multiplexes concurrent calls on it).
  * Tensors always travel as `raw_input_contents`/`raw_output_contents`, so tensor formats do not apply. Failed
@@ -121,7 +134,7 @@ export class GrpcTransport implements ClientTransport {
     this.target = options.address;
     const maxBytes = options.maxMessageBytes ?? 2 ** 31 - 1;
     const Client = makeGenericClientConstructor(this.#service, "GRPCInferenceService");
-    this.#client = new Client(options.address, credentials.createInsecure(), {
+    this.#client = new Client(options.address, channelCredentials(options.tls), {
       "grpc.max_receive_message_length": maxBytes, "grpc.max_send_message_length": maxBytes,
       "grpc-node.flow_control_window": options.flowControlWindowBytes ?? DEFAULT_FLOW_CONTROL_WINDOW_BYTES,
     });

@@ -1,6 +1,7 @@
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { Pool } from "undici";
+import { type ClientTls, nodeTlsOptions } from "./client-tls";
 import type { ClientTransport } from "./client-transport";
 import { errorFromHttpStatus } from "./error-from-http-status";
 import { decodeHttpInfer, encodeHttpInfer, INFERENCE_HEADER_CONTENT_LENGTH } from "./http-infer-codec";
@@ -28,8 +29,10 @@ export interface HttpTransportOptions {
   readonly compression?: "gzip" | "deflate";
   /** Default per-call timeout; none by default. */
   readonly timeoutMs?: number;
-  /** Headers sent with every request (auth, tracing). */
+  /** Headers sent with every request (auth, tracing, a restricted API's header). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** CA, client certificate and verification settings for an https:// URL. */
+  readonly tls?: ClientTls;
 }
 
 /** A body encoded once by {@link HttpTransport.prepareInfer}. */
@@ -97,6 +100,7 @@ export class HttpTransport implements ClientTransport {
       // Timeouts are the caller's (timeoutMs); a slow model must not be cut off by a transport default.
       headersTimeout: 0,
       bodyTimeout: 0,
+      ...(url.protocol === "https:" ? { connect: nodeTlsOptions(options.tls) } : {}),
     });
   }
 

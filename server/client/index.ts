@@ -1,4 +1,5 @@
 export { InferenceClient, type InferenceClientOptions, type ModelCallOptions } from "./inference-client";
+export type { ClientTls } from "./client-tls";
 export type { ClientTransport } from "./client-transport";
 export { GrpcTransport, type GrpcTransportOptions } from "./grpc-transport";
 export { HttpTransport, type HttpTransportOptions } from "./http-transport";

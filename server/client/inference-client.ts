@@ -10,12 +10,12 @@ import { elementCountOf, inferDataType, toTensorData } from "./tensor-data";
 
 /**
  * Connection settings. `maxConnections`, `keepAliveTimeoutMs` and `compression` apply to HTTP only,
- * `maxMessageBytes` and `flowControlWindowBytes` to gRPC only; `timeoutMs` and `headers` to both.
+ * `maxMessageBytes` and `flowControlWindowBytes` to gRPC only; `timeoutMs`, `headers` and `tls` to both.
  */
 export interface InferenceClientOptions extends Omit<HttpTransportOptions, "url">, Pick<GrpcTransportOptions, "maxMessageBytes" | "flowControlWindowBytes"> {
   /**
-   * The server: `http://host:8000` for KServe v2 REST, `grpc://host:8001` for Triton's gRPC service. Ignored when
-   * `transport` is given.
+   * The server: `http://host:8000` for KServe v2 REST, `grpc://host:8001` for Triton's gRPC service; `https://` and
+   * `grpcs://` for the same over TLS (see `tls`). Ignored when `transport` is given.
    */
   readonly url?: string;
   /** A ready-made transport (a gRPC one, or a test double) instead of HTTP to `url`. */
@@ -70,10 +70,12 @@ export class InferenceClient {
       this.#transport = options.transport;
     } else if (options.url !== undefined) {
       const url = new URL(options.url);
-      this.#transport = url.protocol === "grpc:"
+      const grpc = url.protocol === "grpc:" || url.protocol === "grpcs:";
+      this.#transport = grpc
         ? new GrpcTransport({
           address: url.host, timeoutMs: options.timeoutMs, headers: options.headers,
           maxMessageBytes: options.maxMessageBytes, flowControlWindowBytes: options.flowControlWindowBytes,
+          tls: url.protocol === "grpcs:" ? options.tls ?? {} : undefined,
         })
         : new HttpTransport({ ...options, url: options.url });
     } else {

@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
-import type { TensorFormat } from "../client/index";
+import { booleanFlag } from "../cli/option-parsers";
+import type { ClientTls, TensorFormat } from "../client/index";
 import { type LoadRange, parseLoadRange } from "./load-range";
 
 /** The load to apply: a concurrency sweep (closed loop) or a request-rate sweep (open loop). */
@@ -11,8 +13,15 @@ export type LoadSpec =
 export interface PerfOptions {
   readonly modelName: string;
   readonly modelVersion: string | undefined;
-  /** `http://host:port` or `grpc://host:port` (`-u` takes perf_analyzer's bare `host:port`). */
+  /**
+   * `http://host:port` or `grpc://host:port` (`-u` takes perf_analyzer's bare `host:port`); `https://` when -u says
+   * so, `grpcs://` with --ssl-grpc-use-ssl.
+   */
   readonly url: string;
+  /** Headers (-H) sent with every request: HTTP headers, and gRPC metadata. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** CA, client certificate and checks for https:// and grpcs:// (perf_analyzer's --ssl-* flags). */
+  readonly tls: ClientTls | undefined;
   readonly protocol: "http" | "grpc";
   readonly batchSize: number;
   readonly load: LoadSpec;
@@ -32,8 +41,6 @@ export interface PerfOptions {
   readonly jsonFile: string | undefined;
   readonly reportDir: string | undefined;
   readonly verbose: boolean;
-  /** `-H name:value`: headers (gRPC: metadata) every request carries, e.g. a restricted API's key. */
-  readonly headers: Readonly<Record<string, string>>;
   /** Serve the results on this port's `/metrics` while running (see prometheus-results.ts). */
   readonly prometheusPort: number | undefined;
   /** After the run, keep serving the results until scraped once, at most this long. */
@@ -66,6 +73,7 @@ function range(kind: "concurrency" | "request-rate") {
   };
 }
 
+/** perf_analyzer's `-H 'Header:Value'`, repeatable. */
 function header(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const match = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)$/.exec(value);
   if (match === null) throw new InvalidArgumentError("expected NAME:VALUE, NAME a header field name");
@@ -79,10 +87,47 @@ export function shape(value: string, previous: Map<string, number[]> = new Map()
   return new Map(previous).set(match[1]!, match[2]!.split(",").map(Number));
 }
 
-/** perf_analyzer's `-u host:port` (a scheme is accepted too) as a URL for the chosen protocol; undefined if invalid. */
-function serverUrl(value: string | undefined, protocol: "http" | "grpc"): string | undefined {
-  const hostPort = (value ?? (protocol === "grpc" ? "localhost:8001" : "localhost:8000")).replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
-  return URL.canParse(`${protocol}://${hostPort}`) ? new URL(`${protocol}://${hostPort}`).href.replace(/\/$/, "") : undefined;
+/**
+ * perf_analyzer's `-u host:port` (a scheme is accepted too) as a URL for the chosen protocol; undefined if invalid.
+ * As perf_analyzer's HTTP client, `https://` keeps HTTPS; gRPC uses TLS with --ssl-grpc-use-ssl.
+ */
+function serverUrl(value: string | undefined, protocol: "http" | "grpc", grpcTls: boolean): string | undefined {
+  const given = value ?? (protocol === "grpc" ? "localhost:8001" : "localhost:8000");
+  const scheme = protocol === "grpc" ? (grpcTls ? "grpcs" : "grpc") : /^https:\/\//i.test(given) ? "https" : "http";
+  const hostPort = given.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
+  return URL.canParse(`${scheme}://${hostPort}`) ? new URL(`${scheme}://${hostPort}`).href.replace(/\/$/, "") : undefined;
+}
+
+function pemFile(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new InvalidArgumentError(`cannot read '${path}': ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** perf_analyzer's 0/1 (and 0/1/2 for host checks) switches. */
+function level(max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0 || n > max) throw new InvalidArgumentError(`must be an integer from 0 to ${max}`);
+    return n;
+  };
+}
+
+/** The --ssl-* flags of the chosen protocol as the client's TLS settings; undefined without TLS. */
+function clientTls(o: Readonly<Record<string, unknown>>, url: string): ClientTls | undefined {
+  const file = (key: string): Buffer | undefined => (o[key] === undefined ? undefined : (o[key] as Buffer));
+  if (url.startsWith("grpcs:")) {
+    return { ca: file("sslGrpcRootCertificationsFile"), key: file("sslGrpcPrivateKeyFile"), cert: file("sslGrpcCertificateChainFile") };
+  }
+  if (url.startsWith("https:")) {
+    return {
+      ca: file("sslHttpsCaCertificatesFile"), cert: file("sslHttpsClientCertificateFile"), key: file("sslHttpsPrivateKeyFile"),
+      verifyPeer: o["sslHttpsVerifyPeer"] !== 0, verifyHost: o["sslHttpsVerifyHost"] !== 0,
+    };
+  }
+  return undefined;
 }
 
 /** The commander program: flags, defaults and help text. */
@@ -111,9 +156,18 @@ export function buildPerfCommand(): Command {
     .option("--json [file]", "write the results as JSON to a file, or to stdout without one")
     .option("--report <dir>", "write a latency-vs-throughput chart (SVG, PNG) and an HTML page here")
     .option("-v, --verbose", "print every measurement window", false)
-    .option("-H, --header <name:value>", "header (gRPC: metadata) sent with every request; repeatable", header)
+    .option("-H, --header <name:value>", "'Header:Value' added to every request (HTTP header; unlike perf_analyzer, also gRPC metadata); repeatable", header)
     .option("--prometheus-port <port>", "serve the latest window's throughput and latency on this port's /metrics while running", integer(0))
-    .option("--prometheus-linger-ms <ms>", "after the run, keep serving /metrics until scraped once, at most this long", integer(0), 0);
+    .option("--prometheus-linger-ms <ms>", "after the run, keep serving /metrics until scraped once, at most this long", integer(0), 0)
+    .addOption(booleanFlag("--ssl-grpc-use-ssl", "gRPC over TLS", false))
+    .option("--ssl-grpc-root-certifications-file <path>", "PEM CA certificates to trust for the gRPC server", pemFile)
+    .option("--ssl-grpc-private-key-file <path>", "PEM key of the client certificate (mutual TLS)", pemFile)
+    .option("--ssl-grpc-certificate-chain-file <path>", "PEM client certificate chain (mutual TLS)", pemFile)
+    .option("--ssl-https-verify-peer <0|1>", "check the HTTPS server's certificate", level(1), 1)
+    .option("--ssl-https-verify-host <0|1|2>", "check that the certificate names the host (0 = no)", level(2), 2)
+    .option("--ssl-https-ca-certificates-file <path>", "PEM CA certificates to trust for the HTTPS server", pemFile)
+    .option("--ssl-https-client-certificate-file <path>", "PEM client certificate (mutual TLS)", pemFile)
+    .option("--ssl-https-private-key-file <path>", "PEM key of the client certificate (mutual TLS)", pemFile);
 }
 
 /** Parses argv (without node and the script). Throws commander's errors for bad or inconsistent flags. */
@@ -129,7 +183,9 @@ export function parsePerfOptions(argv: readonly string[], command = buildPerfCom
   const latencyThresholdMs = o["latencyThreshold"] as number | undefined;
   if (concurrency?.end === 0 && latencyThresholdMs === undefined) fail("--concurrency-range with end 0 needs --latency-threshold to know when to stop");
   const protocol = o["protocol"] as "http" | "grpc";
-  const url = serverUrl(o["url"] as string | undefined, protocol) ?? fail(`-u '${String(o["url"])}' is not host:port`);
+  const url = serverUrl(o["url"] as string | undefined, protocol, o["sslGrpcUseSsl"] as boolean) ?? fail(`-u '${String(o["url"])}' is not host:port`);
+  const httpsFlag = ["sslHttpsCaCertificatesFile", "sslHttpsClientCertificateFile", "sslHttpsPrivateKeyFile"].some((key) => o[key] !== undefined);
+  if (httpsFlag && !url.startsWith("https:")) fail("--ssl-https-* flags need -i http and an https:// server URL (-u https://host:port)");
   const json = o["json"] as string | boolean | undefined;
   const load: LoadSpec = requestRate !== undefined
     ? { kind: "request-rate", range: requestRate, distribution: o["requestDistribution"] as "constant" | "poisson" }
@@ -138,6 +194,8 @@ export function parsePerfOptions(argv: readonly string[], command = buildPerfCom
     modelName: o["modelName"] as string,
     modelVersion: o["modelVersion"] as string | undefined,
     url,
+    headers: (o["header"] as Record<string, string> | undefined) ?? {},
+    tls: clientTls(o, url),
     protocol,
     batchSize: o["batchSize"] as number,
     load,
@@ -155,7 +213,6 @@ export function parsePerfOptions(argv: readonly string[], command = buildPerfCom
     jsonFile: json === true ? "-" : json === false ? undefined : json,
     reportDir: o["report"] as string | undefined,
     verbose: o["verbose"] as boolean,
-    headers: (o["header"] as Record<string, string> | undefined) ?? {},
     prometheusPort: o["prometheusPort"] as number | undefined,
     prometheusLingerMs: o["prometheusLingerMs"] as number,
   };

@@ -174,9 +174,10 @@ async function measureLevel(
  * User-facing problems reject with {@link PerfError}; the clients it opens are closed either way.
  */
 export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promise<PerfReport> {
-  const client = new InferenceClient({ url: options.url, inputFormat: options.inputTensorFormat, outputFormat: options.outputTensorFormat, headers: options.headers });
+  const connection = { url: options.url, headers: options.headers, tls: options.tls };
+  const client = new InferenceClient({ ...connection, inputFormat: options.inputTensorFormat, outputFormat: options.outputTensorFormat });
   // Statistics go over their own connections, so they never queue behind the load.
-  const control = new InferenceClient({ url: options.url, headers: options.headers });
+  const control = new InferenceClient(connection);
   const progress = new ProgressLine(io.stderr);
   try {
     const model = await describeModel(control, options);

@@ -16,12 +16,13 @@ export interface InferenceServerProcess {
 const START_TIMEOUT_MS = 120_000;
 
 /**
- * Starts the compiled server (`dist/server/main.js` of this package) on 127.0.0.1 with every port 0, and resolves
- * once it announced its HTTP (and gRPC, metrics unless disabled) port. Rejects with the server's output when it
- * exits first (a model that fails to load at startup, bad flags) or does not start in time.
+ * Starts the compiled server (`dist/server/main.js` of this package, or of the checkout at `root`) on 127.0.0.1 with
+ * every port 0, and resolves once it announced its HTTP (and gRPC, metrics unless disabled) port. Rejects with the
+ * server's output when it exits first (a model that fails to load at startup, bad flags) or does not start in time.
  */
-export async function startInferenceServerProcess(modelRepository: string, extraArgs: readonly string[]): Promise<InferenceServerProcess> {
-  const root = findPackageRoot(__dirname);
+export async function startInferenceServerProcess(
+  modelRepository: string, extraArgs: readonly string[], root = findPackageRoot(__dirname),
+): Promise<InferenceServerProcess> {
   const grpc = !extraArgs.includes("--allow-grpc");
   const metrics = !extraArgs.includes("--allow-metrics");
   const process = await startServiceProcess([

@@ -1,6 +1,6 @@
 import path from "node:path";
 import {
-  type CallOptions, type ClientDuplexStream, credentials, makeGenericClientConstructor, Metadata, type MethodDefinition,
+  type CallOptions, type ChannelCredentials, type ClientDuplexStream, credentials, makeGenericClientConstructor, Metadata, type MethodDefinition,
   type ServiceDefinition, status,
 } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
@@ -29,12 +29,12 @@ export class GrpcTestClient {
   readonly #health: ServiceDefinition;
   readonly #client;
 
-  constructor(address: string, channelOptions: Record<string, number> = {}) {
+  constructor(address: string, channelOptions: Record<string, number> = {}, channelCredentials: ChannelCredentials = credentials.createInsecure()) {
     const definition = loadSync([path.join(PROTO_DIRECTORY, "grpc_service.proto"), path.join(PROTO_DIRECTORY, "health.proto")], LOADER_OPTIONS);
     this.#inference = definition["inference.GRPCInferenceService"] as ServiceDefinition;
     this.#health = definition["grpc.health.v1.Health"] as ServiceDefinition;
     const Client = makeGenericClientConstructor(this.#inference, "GRPCInferenceService");
-    this.#client = new Client(address, credentials.createInsecure(), channelOptions);
+    this.#client = new Client(address, channelCredentials, channelOptions);
   }
 
   #method(name: string): MethodDefinition<GrpcMessage, GrpcMessage> {
@@ -43,11 +43,13 @@ export class GrpcTestClient {
     return method;
   }
 
-  /** Calls a unary RPC of GRPCInferenceService (or Health's `Check`); rejects with {@link GrpcCallError}. */
-  unary<Response = GrpcMessage>(rpc: string, request: GrpcMessage, options: CallOptions = {}): Promise<Response> {
+  /** Calls a unary RPC of GRPCInferenceService (or Health's `Check`), with optional metadata; rejects with {@link GrpcCallError}. */
+  unary<Response = GrpcMessage>(rpc: string, request: GrpcMessage, options: CallOptions = {}, headers: Record<string, string> = {}): Promise<Response> {
     const method = this.#method(rpc);
+    const metadata = new Metadata();
+    for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
     return new Promise((resolve, reject) => {
-      this.#client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, new Metadata(), options, (error, response) => {
+      this.#client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, options, (error, response) => {
         if (error) reject(new GrpcCallError(error.code, error.details));
         else resolve(response as Response);
       });

@@ -7,8 +7,7 @@ import { InferenceClient } from "../../server/client/index";
 import { parseModelConfigText } from "../../server/core/model-config";
 import type { TuneSummary } from "../../server/tune/tune-summary";
 import { TUNE_COMMENT } from "../../server/tune/tuned-config-text";
-import { type CliRun, runCli } from "../helpers/run-cli";
-import { EXAMPLE_REPOSITORY, REPO_ROOT, startServer } from "../helpers/server-process";
+import { EXAMPLE_REPOSITORY, REPO_ROOT, runScriptToExit, type ScriptRun, startServer } from "../helpers/server-process";
 
 const TUNE_MAIN = path.join(REPO_ROOT, "dist", "server", "tune", "main.js");
 const MODEL = "mlp_unbatched";
@@ -50,7 +49,7 @@ describe("inference-tune on mlp", () => {
   it("finds that the batcher pays, confirms it side by side, and writes a config.pbtxt that loads, a CSV and a report", async () => {
     const out = path.join(workDir, "out");
     const before = listTree(repository);
-    const run = await runCli(TUNE_MAIN, [
+    const run = await runScriptToExit(TUNE_MAIN, [
       "-m", MODEL, "--model-repository", repository, "--quick", "-i", "grpc", "-p", "200", "-r", "3",
       "--instance-counts", "1", "--intra-op-threads", "1", "--max-batch-sizes", "8", "--queue-delays-us", "500", "--out", out,
     ], 120_000);
@@ -122,7 +121,7 @@ describe("inference-tune on mlp", () => {
 });
 
 describe("inference-tune bad input: exit 1, one clear line", () => {
-  const expectOneLine = (run: CliRun, pattern: RegExp): void => {
+  const expectOneLine = (run: ScriptRun, pattern: RegExp): void => {
     expect(run.code).toBe(1);
     const lines = run.stderr.trimEnd().split("\n");
     expect(lines.at(-1)).toMatch(pattern);
@@ -130,13 +129,13 @@ describe("inference-tune bad input: exit 1, one clear line", () => {
   };
 
   it("names a model that is not in the repository", async () => {
-    expectOneLine(await runCli(TUNE_MAIN, ["-m", "nope", "--model-repository", repository, "--out", path.join(workDir, "nope")]),
+    expectOneLine(await runScriptToExit(TUNE_MAIN, ["-m", "nope", "--model-repository", repository, "--out", path.join(workDir, "nope")]),
       /^inference-tune: error: model 'nope' not found: .*nope is not a folder$/);
   });
 
   it("gives the server's reason when the starting configuration does not load", async () => {
     writeModel("broken", USER_CONFIG.replace('name: "INPUT0"', 'name: "WRONG"'));
-    expectOneLine(await runCli(TUNE_MAIN, ["-m", "broken", "--model-repository", repository, "--out", path.join(workDir, "broken")]),
+    expectOneLine(await runScriptToExit(TUNE_MAIN, ["-m", "broken", "--model-repository", repository, "--out", path.join(workDir, "broken")]),
       /^inference-tune: error: the starting configuration of 'broken' does not load: .*WRONG/);
   });
 });

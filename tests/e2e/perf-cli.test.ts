@@ -6,14 +6,8 @@ import path from "node:path";
 import { PNG } from "pngjs";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliRun, runCli } from "../helpers/run-cli";
-import { REPO_ROOT, type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
-
-const PERF_MAIN = path.join(REPO_ROOT, "dist", "server", "perf", "main.js");
-
-function runPerf(args: readonly string[], timeoutMs = 60_000): Promise<CliRun> {
-  return runCli(PERF_MAIN, args, timeoutMs);
-}
+import { type PerfRun, runPerf } from "../helpers/perf-process";
+import { type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 
 let server: RunningServer;
 let workDir: string;
@@ -137,7 +131,7 @@ describe("inference-perf with encoded images for a BYTES input", () => {
 });
 
 describe("inference-perf bad input: non-zero exit, one clear line, no stack trace", () => {
-  const expectOneLine = (run: CliRun, pattern: RegExp): void => {
+  const expectOneLine = (run: PerfRun, pattern: RegExp): void => {
     expect(run.code).not.toBe(0);
     const lines = run.stderr.trimEnd().split("\n");
     expect(lines, run.stderr).toHaveLength(1);

@@ -82,22 +82,44 @@ export function startServer(options: StartOptions = {}): Promise<RunningServer> 
   });
 }
 
-/** Runs the server binary to completion (for flags like --help, or startup failures). */
-export function runServerToExit(args: readonly string[], timeoutMs = 60_000): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [SERVER_MAIN, ...args], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+/** What a script run to completion printed, and how it exited. */
+export interface ScriptRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** stdout and stderr, interleaved as they came. */
+  readonly output: string;
+}
+
+/** Runs `node <script> <args>` from the repository root to completion; rejects if it runs past `timeoutMs`. */
+export function runScriptToExit(script: string, args: readonly string[], timeoutMs = 60_000): Promise<ScriptRun> {
+  const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
   let output = "";
-  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+    output += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+    output += chunk.toString();
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`server did not exit within ${timeoutMs} ms:\n${output}`));
+      reject(new Error(`${path.basename(script)} did not exit within ${timeoutMs} ms:\n${output}`));
     }, timeoutMs);
     child.once("exit", (code) => {
       clearTimeout(timer);
-      resolve({ code, output });
+      resolve({ code, stdout, stderr, output });
     });
   });
+}
+
+/** Runs the server binary to completion (for flags like --help, or startup failures). */
+export function runServerToExit(args: readonly string[], timeoutMs = 60_000): Promise<ScriptRun> {
+  return runScriptToExit(SERVER_MAIN, args, timeoutMs);
 }
 
 function stopProcess(child: ChildProcess): Promise<number | null> {

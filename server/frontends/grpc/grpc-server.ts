@@ -1,11 +1,30 @@
-import { Server, ServerCredentials, type ServerOptions } from "@grpc/grpc-js";
+import { Server, ServerCredentials, ServerInterceptingCall, type ServerInterceptor, type ServerOptions } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { InferenceCore } from "../../core/index";
+import type { ApiRestrictions } from "../api-restrictions";
+import type { ServerTls } from "../server-tls";
 import { loadGrpcServiceDefinitions } from "./grpc-service-definitions";
 import { healthServiceHandlers } from "./health-service";
 import { widenReceiveWindows } from "./http2-receive-window";
 import { inferenceServiceHandlers } from "./inference-service";
 import type { StreamInferSession } from "./model-stream-infer";
+import { restrictedProtocolInterceptor } from "./restricted-protocol-interceptor";
+
+/** How long connections live and how much one client may ask of the endpoint at once. */
+export interface GrpcConnectionLimits {
+  /** Triton's --grpc-keepalive-time: ping a connection after this long without activity. */
+  readonly keepaliveTimeMs: number;
+  /** Triton's --grpc-keepalive-timeout: close the connection when a ping is not answered within this. */
+  readonly keepaliveTimeoutMs: number;
+  /** GOAWAY to a connection with no call for this long (one that never sent anything included); 0 = never. */
+  readonly maxConnectionIdleMs: number;
+  /** Triton's --grpc-max-connection-age: GOAWAY to every connection after this long; 0 = never. */
+  readonly maxConnectionAgeMs: number;
+  /** Triton's --grpc-max-connection-age-grace: then this long for calls in flight before it is cut; 0 = unlimited. */
+  readonly maxConnectionAgeGraceMs: number;
+  /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS: most calls open at once on one connection. */
+  readonly maxConcurrentStreams: number;
+}
 
 export interface GrpcServerOptions {
   /** Triton's --grpc-address; an IPv6 address may be given bare. */
@@ -19,6 +38,11 @@ export interface GrpcServerOptions {
   readonly maxMessageBytes: number;
   /** HTTP/2 receive window, per stream and per connection, that clients may fill without waiting for the server. */
   readonly flowControlWindowBytes: number;
+  readonly limits: GrpcConnectionLimits;
+  /** Serve TLS instead of plaintext HTTP/2 (Triton's --grpc-use-ssl and friends). */
+  readonly tls?: ServerTls;
+  /** Triton's --grpc-restricted-protocol. */
+  readonly restrictions: ApiRestrictions;
   readonly logger: Logger;
 }
 
@@ -34,15 +58,34 @@ export interface GrpcEndpoint {
 }
 
 /**
- * Triton's gRPC keepalive defaults (src/grpc/grpc_server.h): a keepalive ping after 2 h without activity and
- * 20 s to answer it. grpc-js's server has no ping-strike policing and no `keepalive_permit_without_calls`, so
- * Triton's `http2.max_pings_without_data` (2), `min_recv_ping_interval_without_data_ms` (300 000),
- * `max_ping_strikes` (2) and permit-without-calls (off) have no equivalent here.
+ * grpc-js's server has no ping-strike policing and no `keepalive_permit_without_calls`, so Triton's
+ * `http2.max_pings_without_data`, `min_recv_ping_interval_without_data_ms`, `max_ping_strikes` and
+ * permit-without-calls flags have no equivalent here.
  */
-const TRITON_KEEPALIVE_OPTIONS: ServerOptions = {
-  "grpc.keepalive_time_ms": 7_200_000,
-  "grpc.keepalive_timeout_ms": 20_000,
-};
+function connectionOptions(limits: GrpcConnectionLimits): ServerOptions {
+  return {
+    "grpc.keepalive_time_ms": limits.keepaliveTimeMs,
+    "grpc.keepalive_timeout_ms": limits.keepaliveTimeoutMs,
+    "grpc.max_concurrent_streams": limits.maxConcurrentStreams,
+    // grpc-js reads an absent option as "never"; 0 is Triton's way to say so.
+    ...(limits.maxConnectionIdleMs > 0 ? { "grpc.max_connection_idle_ms": limits.maxConnectionIdleMs } : {}),
+    ...(limits.maxConnectionAgeMs > 0 ? { "grpc.max_connection_age_ms": limits.maxConnectionAgeMs } : {}),
+    ...(limits.maxConnectionAgeGraceMs > 0 ? { "grpc.max_connection_age_grace_ms": limits.maxConnectionAgeGraceMs } : {}),
+  };
+}
+
+function credentialsOf(tls: ServerTls | undefined): ServerCredentials {
+  if (tls === undefined) return ServerCredentials.createInsecure();
+  return ServerCredentials.createSsl(tls.rootCert ?? null, [{ cert_chain: tls.cert, private_key: tls.key }], tls.mutual);
+}
+
+/** Triton's --log-verbose 1 line for every call (never its metadata: it may carry a restricted protocol's value). */
+function callLogger(logger: Logger): ServerInterceptor {
+  return (method, call) => {
+    logger.debug(`gRPC call: ${method.path}`);
+    return new ServerInterceptingCall(call);
+  };
+}
 
 function bindAddress(host: string, port: number): string {
   return host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`;
@@ -50,20 +93,24 @@ function bindAddress(host: string, port: number): string {
 
 /**
  * Serves `inference.GRPCInferenceService` and `grpc.health.v1.Health` for the core on host:port, over plaintext
- * HTTP/2. Rejects when the address cannot be bound.
+ * HTTP/2 or TLS. Rejects when the address cannot be bound.
  */
 export async function startGrpcServer(core: InferenceCore, options: GrpcServerOptions): Promise<GrpcEndpoint> {
   const definitions = loadGrpcServiceDefinitions();
   const server = new Server({
-    ...TRITON_KEEPALIVE_OPTIONS,
+    ...connectionOptions(options.limits),
     "grpc.max_receive_message_length": options.maxMessageBytes,
     "grpc.max_send_message_length": options.maxMessageBytes,
+    interceptors: [
+      ...(options.logger.isLevelEnabled("debug") ? [callLogger(options.logger)] : []),
+      ...(options.restrictions.size > 0 ? [restrictedProtocolInterceptor(options.restrictions)] : []),
+    ],
   });
   const streams = new Set<StreamInferSession>();
   server.addService(definitions.inference, inferenceServiceHandlers(core, options.logger, streams));
   server.addService(definitions.health, healthServiceHandlers(core, options.logger));
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(bindAddress(options.host, options.port), ServerCredentials.createInsecure(), (error, boundPort) =>
+    server.bindAsync(bindAddress(options.host, options.port), credentialsOf(options.tls), (error, boundPort) =>
       error ? reject(error) : resolve(boundPort));
   });
   if (!widenReceiveWindows(server, options.flowControlWindowBytes)) {

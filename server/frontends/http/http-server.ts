@@ -1,16 +1,45 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { pipeline } from "node:stream";
+import zlib from "node:zlib";
+import Fastify, {
+  type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController, type onRequestHookHandler,
+} from "fastify";
 import type { Logger } from "pino";
 import { Cancellation, InferenceError, type InferenceCore, refuseRepositoryName } from "../../core/index";
+import { type ApiGroup, type ApiRestrictions, unlocks } from "../api-restrictions";
+import type { ServerTls } from "../server-tls";
+import { clientErrorHandler } from "./client-error-handler";
+import { ConnectionTimeouts } from "./connection-timeouts";
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "./content-encoding";
 import { crossSiteRefusal } from "./cross-site-guard";
 import { httpStatusOf } from "./http-status";
-import { decodeInferRequest } from "./infer-request-codec";
-import { encodeInferResponse } from "./infer-response-codec";
+import { type EncodedInferResponse, encodeInferResponse } from "./infer-response-codec";
+import { InferRequestDecoder } from "./json-request-decoder";
 import { loadOverridesOf, parseRepositoryBody, unloadDependentsOf } from "./repository-requests";
+
+/** How long the endpoint waits on a client, and how many clients it holds at once. 0 turns a timeout off. */
+export interface HttpConnectionLimits {
+  /** A request's headers must arrive within this (Node's headersTimeout); else 408. */
+  readonly headerTimeoutMs: number;
+  /** The whole request, body included, must arrive within this (Node's requestTimeout); else 408. */
+  readonly requestTimeoutMs: number;
+  /** Longest silence of a client that owes (part of) a request, or its first byte; the connection is closed. */
+  readonly idleTimeoutMs: number;
+  /** Longest time a client takes nothing of its response; the connection is closed. */
+  readonly writeTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept. */
+  readonly keepAliveTimeoutMs: number;
+  /** Most connections open at once; more are closed as they are accepted. 0 = no limit. */
+  readonly maxConnections: number;
+}
 
 export interface HttpServerOptions {
   /** Triton's --http-max-input-size: largest request body, before and after decompression. */
   readonly maxInputBytes: number;
+  readonly limits: HttpConnectionLimits;
+  /** Serve HTTPS instead of HTTP (--http-use-ssl and friends). */
+  readonly tls?: ServerTls;
+  /** Triton's --http-restricted-api. */
+  readonly restrictions: ApiRestrictions;
   readonly logger: Logger;
 }
 
@@ -55,19 +84,70 @@ function clientGone(reply: FastifyReply): Cancellation {
 }
 
 /**
+ * Sends an infer response. As Triton, only a successful inference response is compressed (per Accept-Encoding):
+ * clients that ask for compression and then do not decompress (aiohttp, as tritonclient.http.aio sets it up) read
+ * every other answer as it is.
+ */
+async function sendInferResponse(reply: FastifyReply, encoded: EncodedInferResponse, contentEncoding: "gzip" | "deflate" | undefined): Promise<FastifyReply> {
+  if (encoded.headerLength === undefined) reply.type("application/json");
+  else reply.type("application/octet-stream").header(HEADER_LENGTH, encoded.headerLength);
+  if (contentEncoding !== undefined) reply.header("content-encoding", contentEncoding);
+  const body = encoded.body;
+  if (body.kind === "buffer") return reply.send(contentEncoding === undefined ? body.bytes : await encodeResponseBody(body.bytes, contentEncoding));
+  if (contentEncoding === undefined) {
+    if (body.byteLength !== undefined) reply.header("content-length", body.byteLength);
+    return reply.send(body.stream);
+  }
+  const compressor = contentEncoding === "gzip" ? zlib.createGzip() : zlib.createDeflate();
+  // A failure of either stream destroys the compressor, which fastify watches: the response is cut short.
+  pipeline(body.stream, compressor, () => undefined);
+  return reply.send(compressor);
+}
+
+/**
  * The KServe v2 REST frontend (Triton's HTTP endpoint): health, metadata, config, statistics, repository and
  * infer routes, binary tensor data, gzip/deflate request bodies and (as Triton) compressed inference responses,
  * and Triton's `{"error": "..."}` shape and status codes for every failure, fastify's own included. It sends no
  * CORS headers, and refuses model load/unload requests a page on another site could make.
  */
 export function buildHttpServer(core: InferenceCore, options: HttpServerOptions): FastifyInstance {
-  const app = Fastify({
+  const { limits } = options;
+  // Node checks header and request deadlines on a timer; check often enough that they are kept within ~10%.
+  const deadlines = [limits.headerTimeoutMs, limits.requestTimeoutMs].filter((ms) => ms > 0);
+  const nodeServerOptions = {
+    headersTimeout: limits.headerTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(Math.min(...deadlines, 10_000) / 10))),
+  };
+  const tls = options.tls;
+  const serverOptions: FastifyServerOptions & { https?: object; http?: object } = {
     loggerInstance: options.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.maxInputBytes,
     // Inference bodies can be large; 'Expect: 100-continue' clients get their continue from Node.
     return503OnClosing: true,
-  });
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    clientErrorHandler: clientErrorHandler(
+      `headers within ${limits.headerTimeoutMs} ms (--http-header-timeout-ms), the whole request within ${limits.requestTimeoutMs} ms (--http-request-timeout-ms)`,
+    ),
+    ...(tls === undefined
+      ? { http: nodeServerOptions }
+      : {
+        https: {
+          ...nodeServerOptions, cert: tls.cert, key: tls.key, ca: tls.rootCert, requestCert: tls.mutual, rejectUnauthorized: tls.mutual,
+          // The HTTP timeouts start once TLS is up; a client that never completes its handshake is its own case.
+          handshakeTimeout: limits.idleTimeoutMs > 0 ? limits.idleTimeoutMs : 120_000,
+        },
+      }),
+  };
+  const app = Fastify(serverOptions) as unknown as FastifyInstance;
+  app.server.maxConnections = limits.maxConnections;
+  app.server.on("drop", () => options.logger.debug(`connection refused: ${limits.maxConnections} connections are open (--http-max-connections)`));
+  const timeouts = new ConnectionTimeouts(app.server, limits.idleTimeoutMs, limits.writeTimeoutMs);
+  const decoder = new InferRequestDecoder();
+  app.addHook("onClose", async () => decoder.close());
 
   // Every body is read as bytes: infer bodies mix a JSON header with binary tensors.
   app.removeAllContentTypeParsers();
@@ -75,9 +155,10 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (error instanceof InferenceError) {
-      const status = httpStatusOf(error.code);
-      if (status >= 500) request.log.error({ err: error }, "request failed");
-      return sendError(reply, status, error.message);
+      // Refusals (unsupported, unavailable, overloaded) are answers, not server faults: logged only when verbose.
+      if (error.code === "INTERNAL") request.log.error({ err: error }, "request failed");
+      else request.log.debug({ code: error.code, reason: error.message }, "request refused");
+      return sendError(reply, httpStatusOf(error.code), error.message);
     }
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
@@ -88,6 +169,14 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
 
+  // Triton's --log-verbose 1 line for every request (never its headers: they may carry a restricted API's value).
+  if (options.logger.isLevelEnabled("debug")) {
+    app.addHook("onRequest", (request, _reply, done) => {
+      request.log.debug(`HTTP request: ${request.method} ${request.url}`);
+      done();
+    });
+  }
+
   // While draining (SIGTERM), answers close their connection: a keep-alive client must not hold shutdown open
   // once its in-flight request is answered.
   let draining = false;
@@ -95,61 +184,62 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     draining = true;
   });
   // A callback hook, not an async one: most responses need nothing here, and they should not pay for a promise.
-  app.addHook("onSend", (_request, reply, payload, done) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     if (draining) reply.header("connection", "close");
+    timeouts.answering(request.raw.socket);
     done(null, payload);
   });
-
-  const routes: { method: "GET" | "POST"; url: string; handler: (request: FastifyRequest, reply: FastifyReply) => unknown }[] = [];
-  const route = (method: "GET" | "POST", url: string, handler: (request: FastifyRequest, reply: FastifyReply) => unknown): void => {
-    routes.push({ method, url, handler });
+  // Routes whose answer may take long (inference, model loads): the client owes nothing while they work.
+  const working = (request: FastifyRequest, _reply: FastifyReply, done: () => void): void => {
+    timeouts.working(request.raw.socket);
+    done();
   };
-  const both = (suffix: string, method: "GET" | "POST", handler: (request: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => unknown): void => {
-    route(method, `/v2/models/:model${suffix}`, handler as never);
-    route(method, `/v2/models/:model/versions/:version${suffix}`, handler as never);
+
+  type Handler = (request: FastifyRequest, reply: FastifyReply) => unknown;
+  type Method = "GET" | "POST";
+  const routes: { methods: Method[]; url: string; group: ApiGroup; handler: Handler }[] = [];
+  const route = (methods: Method | Method[], url: string, group: ApiGroup, handler: Handler): void => {
+    routes.push({ methods: Array.isArray(methods) ? methods : [methods], url, group, handler });
+  };
+  const both = (suffix: string, methods: Method | Method[], group: ApiGroup, handler: (request: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => unknown): void => {
+    route(methods, `/v2/models/:model${suffix}`, group, handler as never);
+    route(methods, `/v2/models/:model/versions/:version${suffix}`, group, handler as never);
   };
 
   // Triton answers health with an empty body: 200 when true, 400 when not (503 while shutting down).
-  route("GET", "/v2/health/live", (_request, reply) => reply.code(core.isLive() ? 200 : 400).send());
-  route("GET", "/v2/health/ready", (_request, reply) => reply.code(core.isReady() ? 200 : core.isLive() ? 400 : 503).send());
-  route("GET", "/v2", () => core.serverMetadata());
-  route("GET", "/v2/models/stats", () => ({ model_stats: core.statistics() }));
+  route("GET", "/v2/health/live", "health", (_request, reply) => reply.code(core.isLive() ? 200 : 400).send());
+  route("GET", "/v2/health/ready", "health", (_request, reply) => reply.code(core.isReady() ? 200 : core.isLive() ? 400 : 503).send());
+  route("GET", "/v2", "metadata", () => core.serverMetadata());
+  route("GET", "/v2/models/stats", "statistics", () => ({ model_stats: core.statistics() }));
 
-  both("", "GET", (request) => core.modelMetadata(request.params.model, versionOf(request.params)));
-  both("/ready", "GET", (request, reply) =>
+  both("", "GET", "metadata", (request) => core.modelMetadata(request.params.model, versionOf(request.params)));
+  both("/ready", "GET", "health", (request, reply) =>
     core.modelReady(request.params.model, versionOf(request.params)) ? reply.code(200).send() : sendError(reply, 400, "Model version not ready"));
-  both("/config", "GET", (request) => core.modelConfig(request.params.model, versionOf(request.params)));
-  both("/stats", "GET", (request) => ({ model_stats: core.statistics(request.params.model, versionOf(request.params) ?? "") }));
-  both("/infer", "POST", async (request, reply) => {
+  both("/config", "GET", "model-config", (request) => core.modelConfig(request.params.model, versionOf(request.params)));
+  both("/stats", "GET", "statistics", (request) => ({ model_stats: core.statistics(request.params.model, versionOf(request.params) ?? "") }));
+  both("/infer", "POST", "inference", async (request, reply) => {
     const modelVersion = versionOf(request.params);
     core.checkModelAvailable(request.params.model, modelVersion);
     const body = await decodeRequestBody(request.body as Buffer, request.headers["content-encoding"], options.maxInputBytes);
-    const { request: inferRequest, encoding } = decodeInferRequest(body, headerLengthOf(request), {
+    const { request: inferRequest, encoding } = await decoder.decode(body, headerLengthOf(request), {
       modelName: request.params.model, modelVersion, metadata: () => core.modelMetadata(request.params.model, modelVersion),
     });
     const response = await core.infer({ ...inferRequest, signal: clientGone(reply) });
-    const encoded = encodeInferResponse(response, encoding);
-    // As Triton, only a successful inference response is compressed: clients that ask for compression and
-    // then do not decompress (aiohttp, as tritonclient.http.aio sets it up) read every other answer as it is.
-    const contentEncoding = chooseResponseEncoding(request.headers["accept-encoding"]);
-    if (contentEncoding !== undefined) reply.header("content-encoding", contentEncoding);
-    const payload = contentEncoding === undefined ? encoded.body : await encodeResponseBody(encoded.body, contentEncoding);
-    if (encoded.headerLength === undefined) return reply.type("application/json").send(payload);
-    return reply.type("application/octet-stream").header(HEADER_LENGTH, encoded.headerLength).send(payload);
+    return sendInferResponse(reply, await encodeInferResponse(response, encoding), chooseResponseEncoding(request.headers["accept-encoding"]));
   });
 
   const repositoryBody = async (request: FastifyRequest): Promise<Record<string, unknown>> =>
     parseRepositoryBody(await decodeRequestBody((request.body as Buffer | undefined) ?? Buffer.alloc(0), request.headers["content-encoding"], options.maxInputBytes));
-  route("POST", "/v2/repository/index", async (request) => {
+  route("POST", "/v2/repository/index", "model-repository", async (request) => {
     const ready = (await repositoryBody(request))["ready"];
     if (ready !== undefined && typeof ready !== "boolean") throw new InferenceError("INVALID_ARG", "'ready' must be a boolean");
     return core.repositoryIndex(ready ?? false);
   });
-  route("POST", "/v2/repository/models/:model/load", async (request, reply) => {
+  route("POST", "/v2/repository/models/:model/load", "model-repository", async (request, reply) => {
     await core.loadModel((request.params as ModelParams).model, loadOverridesOf(await repositoryBody(request)));
     return reply.code(200).send();
   });
-  route("POST", "/v2/repository/models/:model/unload", async (request, reply) => {
+  route("POST", "/v2/repository/models/:model/unload", "model-repository", async (request, reply) => {
     await core.unloadModel((request.params as ModelParams).model, unloadDependentsOf(await repositoryBody(request)));
     return reply.code(200).send();
   });
@@ -158,27 +248,54 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     refuseRepositoryName((request.params as { repository: string }).repository);
     return sendError(reply, 404, "Not Found"); // an empty name: a path Triton does not route either
   };
-  route("POST", "/v2/repository/:repository/index", namedRepository);
-  route("POST", "/v2/repository/:repository/models/:model/load", namedRepository);
-  route("POST", "/v2/repository/:repository/models/:model/unload", namedRepository);
+  route("POST", "/v2/repository/:repository/index", "model-repository", namedRepository);
+  route("POST", "/v2/repository/:repository/models/:model/load", "model-repository", namedRepository);
+  route("POST", "/v2/repository/:repository/models/:model/unload", "model-repository", namedRepository);
 
-  // Model load/unload change the server: a request a page on another site could send is refused first.
+  // Extensions this server does not implement: Triton's paths, so their API groups can be restricted as in Triton.
+  const unsupported = (extension: string) => (): never => {
+    throw new InferenceError("UNSUPPORTED", `the ${extension} extension is not supported by this server`);
+  };
+  for (const kind of ["systemsharedmemory", "cudasharedmemory"]) {
+    const extension = kind === "systemsharedmemory" ? "system shared memory" : "CUDA shared memory";
+    route("GET", `/v2/${kind}/status`, "shared-memory", unsupported(extension));
+    route("GET", `/v2/${kind}/region/:region/status`, "shared-memory", unsupported(extension));
+    route("POST", `/v2/${kind}/region/:region/register`, "shared-memory", unsupported(extension));
+    route("POST", `/v2/${kind}/region/:region/unregister`, "shared-memory", unsupported(extension));
+    route("POST", `/v2/${kind}/unregister`, "shared-memory", unsupported(extension));
+  }
+  route(["GET", "POST"], "/v2/trace/setting", "trace", unsupported("trace"));
+  both("/trace/setting", ["GET", "POST"], "trace", unsupported("trace"));
+  route(["GET", "POST"], "/v2/logging", "logging", unsupported("logging"));
+
+  // Triton checks a restricted group's header first (before the verb, as in http_server.cc); model load/unload
+  // then refuse what a page on another site could send.
+  const restricted = new Map<ApiGroup, onRequestHookHandler>();
+  for (const [group, restriction] of options.restrictions) {
+    const message = `This API is restricted, expecting header '${restriction.header}'`;
+    restricted.set(group, (request, reply, done) => {
+      const value = request.headers[restriction.header];
+      if (unlocks(restriction, Array.isArray(value) ? value[0] : value)) done();
+      else void sendError(reply, 403, message);
+    });
+  }
   const stateChanging = new Set(["/v2/repository/models/:model/load", "/v2/repository/models/:model/unload"]);
-  const refuseCrossSite = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+  const refuseCrossSite: onRequestHookHandler = (request, reply, done) => {
     const refusal = crossSiteRefusal(request.headers);
     if (refusal === undefined) done();
     else void sendError(reply, refusal.status, refusal.message);
   };
-  for (const { method, url, handler } of routes) {
-    app.route({ method, url, handler, ...(stateChanging.has(url) ? { onRequest: refuseCrossSite } : {}) });
+  const slow = new Set<ApiGroup>(["inference", "model-repository"]);
+  const onRequestOf = (group: ApiGroup, url: string): onRequestHookHandler[] =>
+    [restricted.get(group), stateChanging.has(url) ? refuseCrossSite : undefined].filter((hook) => hook !== undefined);
+  for (const { methods, url, group, handler } of routes) {
+    app.route({ method: methods, url, handler, onRequest: onRequestOf(group, url), ...(slow.has(group) ? { preHandler: working } : {}) });
   }
   // A known path with the wrong verb is 405, as in Triton; so is a CORS preflight (OPTIONS), which carries no
   // Access-Control-* headers back, so browsers never send the cross-origin request it asked about.
-  const known = new Map<string, Set<string>>();
-  for (const { method, url } of routes) known.set(url, (known.get(url) ?? new Set()).add(method));
-  for (const [url, methods] of known) {
-    const others = (["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"] as const).filter((m) => !methods.has(m));
-    app.route({ method: [...others], url, handler: (_request, reply) => sendError(reply, 405, "Method Not Allowed") });
+  for (const { methods, url, group } of routes) {
+    const others = (["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"] as const).filter((m) => !methods.includes(m as Method));
+    app.route({ method: [...others], url, onRequest: restricted.has(group) ? [restricted.get(group)!] : [], handler: (_request, reply) => sendError(reply, 405, "Method Not Allowed") });
   }
   return app;
 }

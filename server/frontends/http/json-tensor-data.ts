@@ -97,32 +97,55 @@ function formatDouble(value: number): string {
   return text.includes(".") ? text : `${text}.0`;
 }
 
-/**
- * The core's bytes -> a JSON array literal (flat, as Triton writes it). Built as text so that 64-bit integers
- * keep every digit.
- */
-export function decodeJsonData(datatype: DataType, data: Uint8Array, elementCount: number, tensorName: string): string {
-  if (datatype === "BYTES") {
-    return JSON.stringify(bytesElementTexts(data, elementCount, tensorName));
-  }
+/** Elements formatted per slice of a large JSON output: a few milliseconds of work, after which others may run. */
+export const JSON_SLICE_ELEMENTS = 16_384;
+
+function elementReader(datatype: DataType, data: Uint8Array, tensorName: string): (i: number) => string {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const parts = new Array<string>(elementCount);
-  const read = ((): ((i: number) => string) => {
-    switch (datatype) {
-      case "BOOL": return (i) => (view.getUint8(i) ? "true" : "false");
-      case "UINT8": return (i) => String(view.getUint8(i));
-      case "INT8": return (i) => String(view.getInt8(i));
-      case "UINT16": return (i) => String(view.getUint16(i * 2, true));
-      case "INT16": return (i) => String(view.getInt16(i * 2, true));
-      case "UINT32": return (i) => String(view.getUint32(i * 4, true));
-      case "INT32": return (i) => String(view.getInt32(i * 4, true));
-      case "UINT64": return (i) => String(view.getBigUint64(i * 8, true));
-      case "INT64": return (i) => String(view.getBigInt64(i * 8, true));
-      case "FP32": return (i) => formatDouble(view.getFloat32(i * 4, true));
-      case "FP64": return (i) => formatDouble(view.getFloat64(i * 8, true));
-      default: throw invalid(`sending ${datatype} data via JSON is not supported. Please use the binary data format for output '${tensorName}'`);
-    }
-  })();
-  for (let i = 0; i < elementCount; i++) parts[i] = read(i);
-  return `[${parts.join(",")}]`;
+  switch (datatype) {
+    case "BOOL": return (i) => (view.getUint8(i) ? "true" : "false");
+    case "UINT8": return (i) => String(view.getUint8(i));
+    case "INT8": return (i) => String(view.getInt8(i));
+    case "UINT16": return (i) => String(view.getUint16(i * 2, true));
+    case "INT16": return (i) => String(view.getInt16(i * 2, true));
+    case "UINT32": return (i) => String(view.getUint32(i * 4, true));
+    case "INT32": return (i) => String(view.getInt32(i * 4, true));
+    case "UINT64": return (i) => String(view.getBigUint64(i * 8, true));
+    case "INT64": return (i) => String(view.getBigInt64(i * 8, true));
+    case "FP32": return (i) => formatDouble(view.getFloat32(i * 4, true));
+    case "FP64": return (i) => formatDouble(view.getFloat64(i * 8, true));
+    default: throw invalid(`sending ${datatype} data via JSON is not supported. Please use the binary data format for output '${tensorName}'`);
+  }
+}
+
+/**
+ * The core's bytes -> a JSON array literal (flat, as Triton writes it), in pieces of at most
+ * {@link JSON_SLICE_ELEMENTS} elements, so a caller can stop between them. Built as text so that 64-bit
+ * integers keep every digit. Throws (before the first piece) for datatypes JSON cannot carry.
+ */
+export function jsonDataText(datatype: DataType, data: Uint8Array, elementCount: number, tensorName: string): Iterable<string> {
+  if (datatype === "BYTES") {
+    const elements = bytesElementTexts(data, elementCount, tensorName);
+    return slices(elementCount, (start, end) => elements.slice(start, end).map((text) => JSON.stringify(text)));
+  }
+  const read = elementReader(datatype, data, tensorName);
+  return slices(elementCount, (start, end) => {
+    const parts = new Array<string>(end - start);
+    for (let i = start; i < end; i++) parts[i - start] = read(i);
+    return parts;
+  });
+}
+
+function* slices(elementCount: number, format: (start: number, end: number) => string[]): Generator<string> {
+  yield "[";
+  for (let start = 0; start < elementCount; start += JSON_SLICE_ELEMENTS) {
+    const end = Math.min(elementCount, start + JSON_SLICE_ELEMENTS);
+    yield (start === 0 ? "" : ",") + format(start, end).join(",");
+  }
+  yield "]";
+}
+
+/** {@link jsonDataText} in one string, for outputs small enough to format at once. */
+export function decodeJsonData(datatype: DataType, data: Uint8Array, elementCount: number, tensorName: string): string {
+  return [...jsonDataText(datatype, data, elementCount, tensorName)].join("");
 }

@@ -52,3 +52,26 @@ describe("parsePerfOptions", () => {
     expect(() => parse("-m", "m", "--percentile", "100")).toThrow(/between 1 and 99/);
   });
 });
+
+describe("parsePerfOptions: TLS and headers (perf_analyzer's --ssl-* and -H)", () => {
+  it("keeps https:// for HTTP, uses grpcs:// with --ssl-grpc-use-ssl, and reads the PEM files", () => {
+    const pem = __filename; // any readable file stands in for a PEM here: it is only read, not parsed
+    const https = parse("-m", "m", "-u", "https://10.0.0.1:8443", "--ssl-https-ca-certificates-file", pem, "--ssl-https-verify-host", "0", "-H", "Admin-Key: a:b", "-H", "x:1");
+    expect(https.url).toBe("https://10.0.0.1:8443");
+    expect(https.tls).toMatchObject({ verifyPeer: true, verifyHost: false, cert: undefined, key: undefined });
+    expect(https.tls?.ca).toBeInstanceOf(Buffer);
+    expect(https.headers).toEqual({ "admin-key": "a:b", x: "1" });
+    const grpcs = parse("-m", "m", "-i", "grpc", "-u", "10.0.0.1:8001", "--ssl-grpc-use-ssl", "--ssl-grpc-certificate-chain-file", pem, "--ssl-grpc-private-key-file", pem);
+    expect(grpcs.url).toBe("grpcs://10.0.0.1:8001");
+    expect(grpcs.tls?.cert).toBeInstanceOf(Buffer);
+    expect(parse("-m", "m", "-i", "grpc", "--ssl-grpc-use-ssl", "false").url).toBe("grpc://localhost:8001");
+    expect(parse("-m", "m").tls).toBeUndefined();
+  });
+
+  it("refuses TLS flags that cannot apply", () => {
+    expect(() => parse("-m", "m", "--ssl-https-ca-certificates-file", "/nonexistent.pem")).toThrow(/cannot read '\/nonexistent.pem': ENOENT/);
+    expect(() => parse("-m", "m", "--ssl-https-ca-certificates-file", __filename)).toThrow(/need -i http and an https:\/\/ server URL/);
+    expect(() => parse("-m", "m", "--ssl-https-verify-host", "3")).toThrow(/from 0 to 2/);
+    expect(() => parse("-m", "m", "-H", "no-colon")).toThrow(/expected 'Header:Value'/);
+  });
+});

@@ -1,0 +1,55 @@
+import { ResponderBuilder, ServerInterceptingCall, type ServerInterceptor, ServerListenerBuilder, status } from "@grpc/grpc-js";
+import { type ApiGroup, type ApiRestrictions, unlocks } from "../api-restrictions";
+
+/** Triton's header prefix for restricted protocols (src/grpc/grpc_server.h, kRestrictedProtocolHeaderTemplate). */
+export const RESTRICTED_PROTOCOL_PREFIX = "triton-grpc-protocol-";
+
+/** Which group each RPC belongs to, as Triton's grpc_server.cc registers them. */
+const GROUP_OF_METHOD: Readonly<Record<string, ApiGroup>> = {
+  "/inference.GRPCInferenceService/ServerLive": "health",
+  "/inference.GRPCInferenceService/ServerReady": "health",
+  "/inference.GRPCInferenceService/ModelReady": "health",
+  "/grpc.health.v1.Health/Check": "health",
+  "/grpc.health.v1.Health/Watch": "health",
+  "/inference.GRPCInferenceService/ServerMetadata": "metadata",
+  "/inference.GRPCInferenceService/ModelMetadata": "metadata",
+  "/inference.GRPCInferenceService/ModelInfer": "inference",
+  "/inference.GRPCInferenceService/ModelStreamInfer": "inference",
+  "/inference.GRPCInferenceService/ModelConfig": "model-config",
+  "/inference.GRPCInferenceService/ModelStatistics": "statistics",
+  "/inference.GRPCInferenceService/RepositoryIndex": "model-repository",
+  "/inference.GRPCInferenceService/RepositoryModelLoad": "model-repository",
+  "/inference.GRPCInferenceService/RepositoryModelUnload": "model-repository",
+  "/inference.GRPCInferenceService/SystemSharedMemoryStatus": "shared-memory",
+  "/inference.GRPCInferenceService/SystemSharedMemoryRegister": "shared-memory",
+  "/inference.GRPCInferenceService/SystemSharedMemoryUnregister": "shared-memory",
+  "/inference.GRPCInferenceService/CudaSharedMemoryStatus": "shared-memory",
+  "/inference.GRPCInferenceService/CudaSharedMemoryRegister": "shared-memory",
+  "/inference.GRPCInferenceService/CudaSharedMemoryUnregister": "shared-memory",
+  "/inference.GRPCInferenceService/TraceSetting": "trace",
+  "/inference.GRPCInferenceService/LogSettings": "logging",
+};
+
+/**
+ * Triton's `--grpc-restricted-protocol`: a call to a restricted group without metadata
+ * `triton-grpc-protocol-<key>: <value>` ends UNAVAILABLE before its handler runs (for streams too), with Triton's
+ * message. Unrestricted calls pass through untouched.
+ */
+export function restrictedProtocolInterceptor(restrictions: ApiRestrictions): ServerInterceptor {
+  return (method, call) => {
+    const group = GROUP_OF_METHOD[method.path];
+    const restriction = group === undefined ? undefined : restrictions.get(group);
+    if (restriction === undefined) return new ServerInterceptingCall(call);
+    const key = RESTRICTED_PROTOCOL_PREFIX + restriction.header;
+    // Triton's standard health service answers its own words (grpc_server.cc HealthCallbackService::Check).
+    const details = method.path === "/grpc.health.v1.Health/Check" ? "Missing or mismatched restricted header" : `This protocol is restricted, expecting header '${key}'`;
+    const listener = new ServerListenerBuilder()
+      .withOnReceiveMetadata((metadata, next) => {
+        const [value] = metadata.get(key);
+        if (unlocks(restriction, typeof value === "string" ? value : undefined)) next(metadata);
+        else call.sendStatus({ code: status.UNAVAILABLE, details });
+      })
+      .build();
+    return new ServerInterceptingCall(call, new ResponderBuilder().withStart((next) => next(listener)).build());
+  };
+}

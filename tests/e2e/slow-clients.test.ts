@@ -1,0 +1,237 @@
+import http from "node:http";
+import http2 from "node:http2";
+import { connect, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InferenceClient } from "../../server/client/index";
+import { type RunningServer, startServer } from "../helpers/server-process";
+
+/** A raw connection to the server that records what it received and when it was closed. */
+interface RawConnection {
+  readonly socket: Socket;
+  /** Everything the server sent. */
+  received(): string;
+  /** Resolves with the time (performance.now()) the connection closed. */
+  readonly closed: Promise<number>;
+}
+
+function openRaw(port: number, first = ""): Promise<RawConnection> {
+  return new Promise((resolve, reject) => {
+    let received = "";
+    let onClose: (at: number) => void = () => undefined;
+    const closed = new Promise<number>((done) => (onClose = done));
+    const socket = connect(port, "127.0.0.1", () => {
+      if (first !== "") socket.write(first);
+      resolve({ socket, received: () => received, closed });
+    });
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
+    socket.on("close", () => onClose(performance.now()));
+    socket.once("error", reject);
+    socket.on("error", () => undefined);
+  });
+}
+
+const portOf = (url: string): number => Number(new URL(url).port);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Writes `text` one byte every `everyMs`, until it is sent or the connection closes. */
+async function trickle(connection: RawConnection, text: string, everyMs: number): Promise<void> {
+  for (const byte of text) {
+    if (connection.socket.destroyed) return;
+    connection.socket.write(byte);
+    await sleep(everyMs);
+  }
+}
+
+/** Half-sent requests of three kinds: headers cut short, a body cut short, and a chunk announced as 2^64 - 1 bytes. */
+const HALF_SENT = [
+  "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Le",
+  "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"inputs\":[",
+  "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFF\r\nabc",
+];
+
+const simpleInputs = [0, 1].map((i) => ({ name: `INPUT${i}`, shape: [1, 16], data: new Int32Array(16).fill(i) }));
+
+describe("slow clients over HTTP (--http-idle-timeout-ms, --http-header-timeout-ms, --http-request-timeout-ms)", () => {
+  const IDLE_MS = 3000;
+  // One server where only the idle timeout can end a half-sent request (its deadlines are the defaults, 10 s and
+  // 60 s), one whose deadlines are shorter than the pauses of a client that trickles.
+  let server: RunningServer;
+  let deadlineServer: RunningServer;
+  beforeAll(async () => {
+    [server, deadlineServer] = await Promise.all([
+      startServer({ args: ["--http-idle-timeout-ms", String(IDLE_MS)] }),
+      startServer({ args: ["--http-idle-timeout-ms", String(IDLE_MS), "--http-header-timeout-ms", "2000", "--http-request-timeout-ms", "2500"] }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([server?.stop(), deadlineServer?.stop()]);
+  });
+
+  it("serves other clients while 1,000 half-sent requests are open, then closes each of those within the idle timeout", async () => {
+    const port = portOf(server.httpUrl);
+    const slow = await Promise.all(Array.from({ length: 1000 }, async (_, i) => {
+      const connection = await openRaw(port, HALF_SENT[i % HALF_SENT.length]);
+      return { connection, sentAt: performance.now() };
+    }));
+    const client = new InferenceClient({ url: server.httpUrl, maxConnections: 4 });
+    try {
+      for (let i = 0; i < 20; i++) {
+        expect(await client.isServerReady()).toBe(true);
+        expect((await client.infer("simple", simpleInputs)).data("OUTPUT0", "INT32")).toEqual(new Int32Array(16).fill(1));
+      }
+    } finally {
+      await client.close();
+    }
+    const servedAt = performance.now();
+    const closedAt = await Promise.all(slow.map(({ connection }) => connection.closed));
+    // Every other client was answered while all the slow connections were still open...
+    expect(Math.min(...closedAt)).toBeGreaterThan(servedAt);
+    // ...and each slow one was closed once it had been silent for the idle timeout (a loaded machine may add a little).
+    const silentMs = slow.map(({ sentAt }, i) => closedAt[i]! - sentAt);
+    expect(Math.min(...silentMs)).toBeGreaterThanOrEqual(IDLE_MS - 50);
+    expect(Math.max(...silentMs)).toBeLessThan(IDLE_MS + 2500);
+    expect(slow.every(({ connection }) => connection.received() === "")).toBe(true);
+    expect((await fetch(`${server.httpUrl}/v2/health/live`)).status).toBe(200);
+  });
+
+  it("answers 408 in Triton's shape to a client that trickles its headers or its body past their deadlines", async () => {
+    const port = portOf(deadlineServer.httpUrl);
+    const headers = await openRaw(port);
+    const body = await openRaw(port, "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n");
+    const started = performance.now();
+    // A byte every 300 ms is never silent long enough for the idle timeout, so only the deadlines can stop them.
+    void trickle(headers, `GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Slow: ${"s".repeat(100)}\r\n\r\n`, 300);
+    void trickle(body, "x".repeat(1000), 300);
+    const [headersClosed, bodyClosed] = await Promise.all([headers.closed, body.closed]);
+    const expected = /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\n\{"error":"request not received in time: headers within 2000 ms \(--http-header-timeout-ms\), the whole request within 2500 ms \(--http-request-timeout-ms\)"\}$/;
+    expect(headers.received()).toMatch(expected);
+    expect(body.received()).toMatch(expected);
+    expect(headersClosed - started).toBeGreaterThanOrEqual(1900);
+    expect(headersClosed - started).toBeLessThan(2000 + 2000);
+    expect(bodyClosed - started).toBeGreaterThanOrEqual(2400);
+    expect(bodyClosed - started).toBeLessThan(2500 + 2000);
+  });
+
+  it("tells keep-alive clients the keep-alive time Google's load balancers need (more than their 600 s)", async () => {
+    const headers = await new Promise<http.IncomingHttpHeaders>((resolve, reject) => {
+      http.get(`${server.httpUrl}/v2/health/live`, { agent: new http.Agent({ keepAlive: true }) }, (response) => {
+        response.resume();
+        resolve(response.headers);
+        response.socket.destroy();
+      }).on("error", reject);
+    });
+    expect(headers["keep-alive"]).toBe("timeout=620");
+  });
+
+  it("answers a malformed request at once in Triton's shape", async () => {
+    const connection = await openRaw(portOf(server.httpUrl), "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n");
+    await connection.closed;
+    expect(connection.received()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*\r\n\r\n\{"error":"malformed HTTP request: [^"]+"\}$/);
+  });
+});
+
+describe("connection limits over HTTP (--http-max-connections, --http-keepalive-timeout-ms)", () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ args: ["--http-max-connections", "3", "--http-keepalive-timeout-ms", "300"] });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("closes connections beyond the limit as they arrive, and takes new ones once below it", async () => {
+    const port = portOf(server.httpUrl);
+    const held = await Promise.all([0, 1, 2].map(() => openRaw(port, "GET /v2/health/live HTTP/1.1\r\n")));
+    const refused = await openRaw(port).catch(() => undefined);
+    if (refused !== undefined) {
+      refused.socket.write("GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n");
+      await refused.closed;
+      expect(refused.received()).toBe("");
+    }
+    held[0]!.socket.destroy();
+    await held[0]!.closed;
+    await sleep(100); // the server sees the close
+    const accepted = await openRaw(port, "GET /v2/health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    await accepted.closed;
+    expect(accepted.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    for (const connection of held) connection.socket.destroy();
+  });
+
+  it("closes an idle keep-alive connection after the keep-alive timeout", async () => {
+    const connection = await openRaw(portOf(server.httpUrl), "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n");
+    while (!connection.received().includes("\r\n\r\n")) await sleep(10);
+    const answeredAt = performance.now();
+    expect(connection.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    // Node keeps the socket a second longer than it advertises, so that well-behaved clients close first.
+    const idleMs = (await connection.closed) - answeredAt;
+    expect(idleMs).toBeGreaterThanOrEqual(300);
+    expect(idleMs).toBeLessThan(300 + 1000 + 1500);
+  });
+});
+
+describe("gRPC connection limits (--grpc-max-concurrent-streams, --grpc-max-connection-idle, --grpc-keepalive-*, --grpc-max-connection-age*)", () => {
+  // Two servers: a short keepalive would also end a connection that got GOAWAY before its grace is up.
+  let server: RunningServer;
+  let agingServer: RunningServer;
+  let port: number;
+  beforeAll(async () => {
+    [server, agingServer] = await Promise.all([
+      startServer({
+        services: ["grpc"],
+        args: [
+          "--allow-http", "false", "--grpc-max-concurrent-streams", "7", "--grpc-max-connection-idle", "1200",
+          "--grpc-keepalive-time", "200", "--grpc-keepalive-timeout", "200",
+        ],
+      }),
+      startServer({ services: ["grpc"], args: ["--allow-http", "false", "--grpc-max-connection-age", "1500", "--grpc-max-connection-age-grace", "500"] }),
+    ]);
+    port = Number(server.grpcAddress!.split(":")[1]);
+  });
+  afterAll(async () => {
+    await Promise.all([server?.stop(), agingServer?.stop()]);
+  });
+
+  it("announces the stream limit, and sends GOAWAY to a connection without calls after the idle time", async () => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on("error", () => undefined);
+    const settings = await new Promise<http2.Settings>((resolve) => session.once("remoteSettings", resolve));
+    expect(settings.maxConcurrentStreams).toBe(7);
+    const opened = performance.now();
+    await new Promise((resolve) => session.once("goaway", resolve));
+    const idleMs = performance.now() - opened;
+    expect(idleMs).toBeGreaterThanOrEqual(1100);
+    expect(idleMs).toBeLessThan(2500);
+    session.destroy();
+  });
+
+  it("closes a connection that does not answer keepalive pings, or says nothing at all", async () => {
+    const preface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+    const started = performance.now();
+    const [deaf, silent] = await Promise.all([openRaw(port, preface.toString("latin1")), openRaw(port)]);
+    const closedMs = (await Promise.all([deaf.closed, silent.closed])).map((at) => at - started);
+    // A ping after 200 ms of silence, 200 ms to answer it: closed well before the 1200 ms idle limit.
+    expect(Math.min(...closedMs)).toBeGreaterThanOrEqual(350);
+    expect(Math.max(...closedMs)).toBeLessThan(1100);
+  });
+
+  it("sends GOAWAY to a busy connection at the maximum age, and cuts its open calls after the grace", async () => {
+    const session = http2.connect(`http://${agingServer.grpcAddress!}`);
+    session.on("error", () => undefined);
+    await new Promise((resolve) => session.once("remoteSettings", resolve));
+    const opened = performance.now();
+    // An open ModelStreamInfer keeps the connection from ever being idle, and outlasts any grace.
+    const stream = session.request({ ":method": "POST", ":path": "/inference.GRPCInferenceService/ModelStreamInfer", "content-type": "application/grpc", te: "trailers" });
+    stream.on("error", () => undefined);
+    stream.resume();
+    const streamClosed = new Promise<number>((resolve) => stream.on("close", () => resolve(performance.now())));
+    await new Promise((resolve) => session.once("goaway", resolve));
+    const goawayAt = performance.now();
+    // grpc-js spreads connection ages by ±10%.
+    expect(goawayAt - opened).toBeGreaterThanOrEqual(1350 - 50);
+    expect(goawayAt - opened).toBeLessThan(1650 + 1500);
+    const graceMs = (await streamClosed) - goawayAt;
+    expect(graceMs).toBeGreaterThanOrEqual(450);
+    expect(graceMs).toBeLessThan(500 + 1500);
+    session.destroy();
+  });
+});
