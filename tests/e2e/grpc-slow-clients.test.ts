@@ -6,7 +6,7 @@ import { type ServiceDefinition, status } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GrpcMessageFraming } from "../../server/frontends/grpc/grpc-message-framing";
-import { openRaw } from "../helpers/raw-connection";
+import { openRaw, type RawConnection } from "../helpers/raw-connection";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { GrpcTestClient, PROTO_DIRECTORY } from "./grpc-transport";
 
@@ -87,6 +87,48 @@ function messagesReceived(stream: http2.ClientHttp2Stream, count: number): Promi
     };
     stream.on("data", onData);
   });
+}
+
+/** An HTTP/2 frame: 3-byte length, type, flags, stream id, payload. */
+function h2Frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
+  const header = Buffer.alloc(9);
+  header.writeUIntBE(payload.byteLength, 0, 3);
+  header[3] = type;
+  header[4] = flags;
+  header.writeUInt32BE(streamId, 5);
+  return Buffer.concat([header, payload]);
+}
+
+/**
+ * Makes one ModelInfer call as a client that grants the largest HTTP/2 windows and then reads nothing from its socket
+ * (so the server can push a whole answer into its socket). Resolves when the call is sent, with its connection.
+ */
+function callThenStopReading(port: number, request: Buffer): Promise<RawConnection> {
+  const literal = (name: string, value: string): Buffer => Buffer.concat([Buffer.of(0, name.length), Buffer.from(name), Buffer.of(value.length), Buffer.from(value)]);
+  // HPACK: :method POST and :scheme http from the static table, the rest as literals without indexing.
+  const headers = Buffer.concat([
+    Buffer.of(0x83, 0x86), literal(":path", "/inference.GRPCInferenceService/ModelInfer"), literal(":authority", "x"),
+    literal("content-type", "application/grpc"), literal("te", "trailers"),
+  ]);
+  const largestWindow = 2 ** 31 - 1;
+  const settings = Buffer.alloc(6);
+  settings.writeUInt16BE(4, 0); // SETTINGS_INITIAL_WINDOW_SIZE
+  settings.writeUInt32BE(largestWindow, 2);
+  const windowUpdate = Buffer.alloc(4);
+  windowUpdate.writeUInt32BE(largestWindow - 65_535, 0);
+  const data: Buffer[] = [];
+  for (let offset = 0; offset < request.byteLength; offset += 16_384) {
+    data.push(h2Frame(0, offset + 16_384 >= request.byteLength ? 1 : 0, 1, request.subarray(offset, offset + 16_384)));
+  }
+  return openRaw(port).then((connection) => new Promise((resolve) => {
+    connection.socket.write(Buffer.concat([
+      Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), h2Frame(4, 0, 0, settings), h2Frame(4, 1, 0, Buffer.alloc(0)), h2Frame(8, 0, 0, windowUpdate),
+      h2Frame(1, 4, 1, headers), ...data,
+    ]), () => {
+      connection.socket.pause();
+      resolve(connection);
+    });
+  }));
 }
 
 /** The resident memory of a process, from /proc. */
@@ -229,6 +271,18 @@ describe("gRPC clients that never read their large responses (--grpc-write-timeo
     const lastWavesGrowth = peakAfterWave[WAVES - 1]! - peakAfterWave[1]!;
     expect(lastWavesGrowth).toBeLessThan(CLIENTS * 3 * OUTPUT_BYTES);
     for (const session of sessions) session.close();
+  });
+
+  it("closes the connection of a client that reads nothing at all, once it answers no ping", async () => {
+    // With the largest windows, the answer leaves its stream for the socket, where no stream timeout sees it.
+    const connection = await callThenStopReading(portOf(server.grpcAddress!), framedRequest("bytes", 4 << 20));
+    // Quiet for the write timeout, then a ping left unanswered for the write timeout more: the server closes the
+    // connection, which a client that reads nothing cannot see until it reads again.
+    await sleep(2 * WRITE_TIMEOUT_MS + 1500);
+    const resumedAt = performance.now();
+    connection.socket.resume();
+    const closedAt = await Promise.race([connection.closed, sleep(3000).then(() => Infinity)]);
+    expect(closedAt - resumedAt).toBeLessThan(1000);
   });
 
   it("never cuts a client that reads slowly but steadily, nor a call the server works on for longer than the timeout", async () => {

@@ -1,5 +1,7 @@
-import type { Http2SecureServer, Http2Server, Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import type { Http2SecureServer, Http2Server, IncomingHttpHeaders, ServerHttp2Session, ServerHttp2Stream } from "node:http2";
+import type { Socket } from "node:net";
 import type { Server } from "@grpc/grpc-js";
+import { watchConnectionWrites } from "./connection-write-timeout";
 import { type StreamTimeouts, watchStreamTimeouts } from "./stream-timeouts";
 
 /** What the gRPC endpoint sets on the HTTP/2 servers grpc-js binds, which grpc-js's own options do not reach. */
@@ -13,9 +15,13 @@ export interface Http2ServerSettings {
   readonly streams: StreamTimeouts;
 }
 
+function peerOf(socket: Pick<Socket, "remoteAddress" | "remotePort">): string {
+  return `${socket.remoteAddress}:${socket.remotePort}`;
+}
+
 /**
- * Configures the HTTP/2 servers of a bound grpc-js server: receive windows, the connection limit, and the
- * timeouts of every call's stream.
+ * Configures the HTTP/2 servers of a bound grpc-js server: receive windows, the connection limit, the timeouts of
+ * every call's stream, and the write timeout of whole connections.
  *
  * Windows: grpc-js leaves every server session at Node's 64 KiB stream and connection windows (its
  * `grpc-node.flow_control_window` option is client-only; grpc-node PR #3058 would add it to servers), so a client
@@ -32,10 +38,22 @@ export function configureHttp2Servers(server: Server, settings: Http2ServerSetti
   const servers: unknown = Reflect.get(server, "http2Servers");
   if (!(servers instanceof Map)) return false;
   for (const http2Server of servers.keys() as Iterable<Http2Server | Http2SecureServer>) {
-    http2Server.on("session", (session: Http2Session) => {
+    // The TCP socket under each session (a TLS one's included), which the session does not hand out. Prepended: a
+    // plaintext server makes the session (and emits 'session') in its own 'connection' listener.
+    const tcpSockets = new Map<string, Socket>();
+    http2Server.prependListener("connection", (socket: Socket) => {
+      const peer = peerOf(socket);
+      tcpSockets.set(peer, socket);
+      socket.once("close", () => tcpSockets.delete(peer));
+    });
+    http2Server.on("session", (session: ServerHttp2Session) => {
       // The SETTINGS frame sets the window of every stream the client opens; the connection window is separate.
       session.settings({ initialWindowSize: settings.windowBytes });
       session.setLocalWindowSize(settings.windowBytes);
+      const tcpSocket = tcpSockets.get(peerOf(session.socket));
+      if (settings.streams.writeTimeoutMs > 0 && tcpSocket !== undefined) {
+        watchConnectionWrites(session, tcpSocket, settings.streams.writeTimeoutMs, settings.streams.logger);
+      }
     });
     http2Server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
       watchStreamTimeouts(stream, headers[":path"] ?? "", settings.streams);
