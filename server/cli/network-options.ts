@@ -52,7 +52,10 @@ export function addNetworkOptions(command: Command): Command {
     .option("--grpc-max-connection-idle <ms>", "close (GOAWAY) a gRPC connection without calls for this long (0 = never)", milliseconds, 300_000)
     .option("--grpc-max-connection-age <ms>", "close (GOAWAY) every gRPC connection after this long (0 = never)", milliseconds, 0)
     .option("--grpc-max-connection-age-grace <ms>", "after --grpc-max-connection-age, time for calls in flight before the connection is cut (0 = unlimited)", milliseconds, 0)
-    .option("--grpc-max-concurrent-streams <n>", "most concurrent calls per gRPC connection", parseInteger(1, 2 ** 31 - 1), 1000);
+    .option("--grpc-max-concurrent-streams <n>", "most concurrent calls per gRPC connection", parseInteger(1, 2 ** 31 - 1), 1000)
+    .option("--grpc-request-timeout-ms <ms>", "a gRPC call's request (each message of a stream) and a TLS handshake must arrive within this, else DEADLINE_EXCEEDED / reset (0 = no limit)", milliseconds, 60_000)
+    .option("--grpc-write-timeout-ms <ms>", "reset a gRPC call whose client takes nothing of its response for this long (0 = never)", milliseconds, 10_000)
+    .option("--grpc-max-connections <n>", "most gRPC connections open at once; more are closed on accept (0 = no limit)", parseInteger(0), 4096);
 }
 
 /** Reads the flags added by {@link addNetworkOptions}; files and secrets are read here, at start-up. */
@@ -89,6 +92,9 @@ export function parseNetworkOptions(o: Readonly<Record<string, unknown>>, source
       maxConnectionAgeMs: int("grpcMaxConnectionAge"),
       maxConnectionAgeGraceMs: int("grpcMaxConnectionAgeGrace"),
       maxConcurrentStreams: int("grpcMaxConcurrentStreams"),
+      requestTimeoutMs: int("grpcRequestTimeoutMs"),
+      writeTimeoutMs: int("grpcWriteTimeoutMs"),
+      maxConnections: int("grpcMaxConnections"),
     },
   };
 }

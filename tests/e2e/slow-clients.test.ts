@@ -1,34 +1,8 @@
 import http from "node:http";
-import http2 from "node:http2";
-import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InferenceClient } from "../../server/client/index";
+import { openRaw, type RawConnection } from "../helpers/raw-connection";
 import { type RunningServer, startServer } from "../helpers/server-process";
-
-/** A raw connection to the server that records what it received and when it was closed. */
-interface RawConnection {
-  readonly socket: Socket;
-  /** Everything the server sent. */
-  received(): string;
-  /** Resolves with the time (performance.now()) the connection closed. */
-  readonly closed: Promise<number>;
-}
-
-function openRaw(port: number, first = ""): Promise<RawConnection> {
-  return new Promise((resolve, reject) => {
-    let received = "";
-    let onClose: (at: number) => void = () => undefined;
-    const closed = new Promise<number>((done) => (onClose = done));
-    const socket = connect(port, "127.0.0.1", () => {
-      if (first !== "") socket.write(first);
-      resolve({ socket, received: () => received, closed });
-    });
-    socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
-    socket.on("close", () => onClose(performance.now()));
-    socket.once("error", reject);
-    socket.on("error", () => undefined);
-  });
-}
 
 const portOf = (url: string): number => Number(new URL(url).port);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -166,72 +140,5 @@ describe("connection limits over HTTP (--http-max-connections, --http-keepalive-
     const idleMs = (await connection.closed) - answeredAt;
     expect(idleMs).toBeGreaterThanOrEqual(300);
     expect(idleMs).toBeLessThan(300 + 1000 + 1500);
-  });
-});
-
-describe("gRPC connection limits (--grpc-max-concurrent-streams, --grpc-max-connection-idle, --grpc-keepalive-*, --grpc-max-connection-age*)", () => {
-  // Two servers: a short keepalive would also end a connection that got GOAWAY before its grace is up.
-  let server: RunningServer;
-  let agingServer: RunningServer;
-  let port: number;
-  beforeAll(async () => {
-    [server, agingServer] = await Promise.all([
-      startServer({
-        services: ["grpc"],
-        args: [
-          "--allow-http", "false", "--grpc-max-concurrent-streams", "7", "--grpc-max-connection-idle", "1200",
-          "--grpc-keepalive-time", "200", "--grpc-keepalive-timeout", "200",
-        ],
-      }),
-      startServer({ services: ["grpc"], args: ["--allow-http", "false", "--grpc-max-connection-age", "1500", "--grpc-max-connection-age-grace", "500"] }),
-    ]);
-    port = Number(server.grpcAddress!.split(":")[1]);
-  });
-  afterAll(async () => {
-    await Promise.all([server?.stop(), agingServer?.stop()]);
-  });
-
-  it("announces the stream limit, and sends GOAWAY to a connection without calls after the idle time", async () => {
-    const session = http2.connect(`http://127.0.0.1:${port}`);
-    session.on("error", () => undefined);
-    const settings = await new Promise<http2.Settings>((resolve) => session.once("remoteSettings", resolve));
-    expect(settings.maxConcurrentStreams).toBe(7);
-    const opened = performance.now();
-    await new Promise((resolve) => session.once("goaway", resolve));
-    const idleMs = performance.now() - opened;
-    expect(idleMs).toBeGreaterThanOrEqual(1100);
-    expect(idleMs).toBeLessThan(2500);
-    session.destroy();
-  });
-
-  it("closes a connection that does not answer keepalive pings, or says nothing at all", async () => {
-    const preface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
-    const started = performance.now();
-    const [deaf, silent] = await Promise.all([openRaw(port, preface.toString("latin1")), openRaw(port)]);
-    const closedMs = (await Promise.all([deaf.closed, silent.closed])).map((at) => at - started);
-    // A ping after 200 ms of silence, 200 ms to answer it: closed well before the 1200 ms idle limit.
-    expect(Math.min(...closedMs)).toBeGreaterThanOrEqual(350);
-    expect(Math.max(...closedMs)).toBeLessThan(1100);
-  });
-
-  it("sends GOAWAY to a busy connection at the maximum age, and cuts its open calls after the grace", async () => {
-    const session = http2.connect(`http://${agingServer.grpcAddress!}`);
-    session.on("error", () => undefined);
-    await new Promise((resolve) => session.once("remoteSettings", resolve));
-    const opened = performance.now();
-    // An open ModelStreamInfer keeps the connection from ever being idle, and outlasts any grace.
-    const stream = session.request({ ":method": "POST", ":path": "/inference.GRPCInferenceService/ModelStreamInfer", "content-type": "application/grpc", te: "trailers" });
-    stream.on("error", () => undefined);
-    stream.resume();
-    const streamClosed = new Promise<number>((resolve) => stream.on("close", () => resolve(performance.now())));
-    await new Promise((resolve) => session.once("goaway", resolve));
-    const goawayAt = performance.now();
-    // grpc-js spreads connection ages by ±10%.
-    expect(goawayAt - opened).toBeGreaterThanOrEqual(1350 - 50);
-    expect(goawayAt - opened).toBeLessThan(1650 + 1500);
-    const graceMs = (await streamClosed) - goawayAt;
-    expect(graceMs).toBeGreaterThanOrEqual(450);
-    expect(graceMs).toBeLessThan(500 + 1500);
-    session.destroy();
   });
 });

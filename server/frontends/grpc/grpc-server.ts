@@ -1,11 +1,13 @@
-import { Server, ServerCredentials, ServerInterceptingCall, type ServerInterceptor, type ServerOptions } from "@grpc/grpc-js";
+import {
+  Server, ServerCredentials, ServerInterceptingCall, type ServerInterceptor, type ServerOptions, type ServiceDefinition,
+} from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { InferenceCore } from "../../core/index";
 import type { ApiRestrictions } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
 import { loadGrpcServiceDefinitions } from "./grpc-service-definitions";
 import { healthServiceHandlers } from "./health-service";
-import { widenReceiveWindows } from "./http2-receive-window";
+import { configureHttp2Servers } from "./http2-servers";
 import { inferenceServiceHandlers } from "./inference-service";
 import type { StreamInferSession } from "./model-stream-infer";
 import { restrictedProtocolInterceptor } from "./restricted-protocol-interceptor";
@@ -24,6 +26,16 @@ export interface GrpcConnectionLimits {
   readonly maxConnectionAgeGraceMs: number;
   /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS: most calls open at once on one connection. */
   readonly maxConcurrentStreams: number;
+  /**
+   * A call's request must arrive within this (a unary call's message and end from the call's start, each message of
+   * ModelStreamInfer from its first byte), else DEADLINE_EXCEEDED or RST_STREAM; so must a TLS handshake. 0 = no
+   * limit (a TLS handshake then gets Node's 120 s).
+   */
+  readonly requestTimeoutMs: number;
+  /** Longest time a client takes nothing of a response; its stream is reset. 0 = never. */
+  readonly writeTimeoutMs: number;
+  /** Most connections open at once (per listening address); more are closed as they are accepted. 0 = no limit. */
+  readonly maxConnections: number;
 }
 
 export interface GrpcServerOptions {
@@ -74,9 +86,30 @@ function connectionOptions(limits: GrpcConnectionLimits): ServerOptions {
   };
 }
 
-function credentialsOf(tls: ServerTls | undefined): ServerCredentials {
+/**
+ * grpc-js's TLS credentials with a bound on the TLS handshake: its `createSsl` leaves Node's 120 s, for which a
+ * client that connects and never completes its handshake holds the connection. ServerCredentials' constructor takes
+ * the options of Node's secure HTTP/2 server, so this keeps everything `createSsl` chose and adds the timeout.
+ */
+class HandshakeBoundCredentials extends ServerCredentials {
+  constructor(base: ServerCredentials, handshakeTimeoutMs: number) {
+    super({ ...base._getConstructorOptions(), handshakeTimeout: handshakeTimeoutMs }, base._getSecureContextOptions() ?? undefined);
+  }
+
+  _equals(other: ServerCredentials): boolean {
+    return other === this;
+  }
+}
+
+function credentialsOf(tls: ServerTls | undefined, handshakeTimeoutMs: number): ServerCredentials {
   if (tls === undefined) return ServerCredentials.createInsecure();
-  return ServerCredentials.createSsl(tls.rootCert ?? null, [{ cert_chain: tls.cert, private_key: tls.key }], tls.mutual);
+  const credentials = ServerCredentials.createSsl(tls.rootCert ?? null, [{ cert_chain: tls.cert, private_key: tls.key }], tls.mutual);
+  return handshakeTimeoutMs > 0 ? new HandshakeBoundCredentials(credentials, handshakeTimeoutMs) : credentials;
+}
+
+/** The paths of the methods whose client sends a stream of messages (ModelStreamInfer). */
+function clientStreamingPaths(...services: ServiceDefinition[]): Set<string> {
+  return new Set(services.flatMap((service) => Object.values(service).filter((method) => method.requestStream).map((method) => method.path)));
 }
 
 /** Triton's --log-verbose 1 line for every call (never its metadata: it may carry a restricted protocol's value). */
@@ -96,25 +129,34 @@ function bindAddress(host: string, port: number): string {
  * HTTP/2 or TLS. Rejects when the address cannot be bound.
  */
 export async function startGrpcServer(core: InferenceCore, options: GrpcServerOptions): Promise<GrpcEndpoint> {
+  const { limits, logger } = options;
   const definitions = loadGrpcServiceDefinitions();
   const server = new Server({
-    ...connectionOptions(options.limits),
+    ...connectionOptions(limits),
     "grpc.max_receive_message_length": options.maxMessageBytes,
     "grpc.max_send_message_length": options.maxMessageBytes,
     interceptors: [
-      ...(options.logger.isLevelEnabled("debug") ? [callLogger(options.logger)] : []),
+      ...(logger.isLevelEnabled("debug") ? [callLogger(logger)] : []),
       ...(options.restrictions.size > 0 ? [restrictedProtocolInterceptor(options.restrictions)] : []),
     ],
   });
   const streams = new Set<StreamInferSession>();
-  server.addService(definitions.inference, inferenceServiceHandlers(core, options.logger, streams));
-  server.addService(definitions.health, healthServiceHandlers(core, options.logger));
+  server.addService(definitions.inference, inferenceServiceHandlers(core, logger, streams));
+  server.addService(definitions.health, healthServiceHandlers(core, logger));
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(bindAddress(options.host, options.port), credentialsOf(options.tls), (error, boundPort) =>
+    server.bindAsync(bindAddress(options.host, options.port), credentialsOf(options.tls, limits.requestTimeoutMs), (error, boundPort) =>
       error ? reject(error) : resolve(boundPort));
   });
-  if (!widenReceiveWindows(server, options.flowControlWindowBytes)) {
-    options.logger.warn("this @grpc/grpc-js version hides its HTTP/2 servers: gRPC receive windows stay at 64 KiB (--grpc-flow-control-window has no effect)");
+  const clientStreaming = clientStreamingPaths(definitions.inference, definitions.health);
+  const configured = configureHttp2Servers(server, {
+    windowBytes: options.flowControlWindowBytes,
+    maxConnections: limits.maxConnections,
+    onConnectionRefused: () => logger.debug(`gRPC connection refused: ${limits.maxConnections} connections are open (--grpc-max-connections)`),
+    streams: { requestTimeoutMs: limits.requestTimeoutMs, writeTimeoutMs: limits.writeTimeoutMs, isClientStreaming: (path) => clientStreaming.has(path), logger },
+  });
+  if (!configured) {
+    logger.warn("this @grpc/grpc-js version hides its HTTP/2 servers: gRPC receive windows stay at 64 KiB, and --grpc-flow-control-window, "
+      + "--grpc-request-timeout-ms, --grpc-write-timeout-ms and --grpc-max-connections have no effect");
   }
   return {
     port,

@@ -116,6 +116,7 @@ describe("connection limits", () => {
     });
     expect(options.grpcLimits).toEqual({
       keepaliveTimeMs: 7_200_000, keepaliveTimeoutMs: 20_000, maxConnectionIdleMs: 300_000, maxConnectionAgeMs: 0, maxConnectionAgeGraceMs: 0, maxConcurrentStreams: 1000,
+      requestTimeoutMs: 60_000, writeTimeoutMs: 10_000, maxConnections: 4096,
     });
   });
 
@@ -125,10 +126,12 @@ describe("connection limits", () => {
       "--http-keepalive-timeout-ms", "500", "--http-max-connections", "0",
       "--grpc-keepalive-time", "1000", "--grpc-keepalive-timeout", "2000", "--grpc-max-connection-idle", "3000",
       "--grpc-max-connection-age", "4000", "--grpc-max-connection-age-grace", "5000", "--grpc-max-concurrent-streams", "6",
+      "--grpc-request-timeout-ms", "7000", "--grpc-write-timeout-ms", "0", "--grpc-max-connections", "9",
     ]);
     expect(options.httpLimits).toEqual({ headerTimeoutMs: 100, requestTimeoutMs: 200, idleTimeoutMs: 0, writeTimeoutMs: 400, keepAliveTimeoutMs: 500, maxConnections: 0 });
     expect(options.grpcLimits).toEqual({
       keepaliveTimeMs: 1000, keepaliveTimeoutMs: 2000, maxConnectionIdleMs: 3000, maxConnectionAgeMs: 4000, maxConnectionAgeGraceMs: 5000, maxConcurrentStreams: 6,
+      requestTimeoutMs: 7000, writeTimeoutMs: 0, maxConnections: 9,
     });
   });
 
@@ -137,6 +140,9 @@ describe("connection limits", () => {
     [["--http-idle-timeout-ms", "-1"], /must be an integer/],
     [["--http-keepalive-timeout-ms", "0"], /must be an integer in \[1,/],
     [["--grpc-max-concurrent-streams", "0"], /must be an integer in \[1,/],
+    [["--grpc-request-timeout-ms", "1.5"], /must be an integer/],
+    [["--grpc-write-timeout-ms", "-1"], /must be an integer/],
+    [["--grpc-max-connections", "many"], /must be an integer/],
   ])("refuses %j", (args, message) => {
     expectRefused(args, message);
   });
