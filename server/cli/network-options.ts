@@ -21,7 +21,7 @@ export interface NetworkOptions {
  * Behind Google Cloud's Application Load Balancers the backend keep-alive must outlast the load balancer's fixed
  * 600 s, or it may reuse a connection the server is closing and answer the client 502.
  */
-export const DEFAULT_HTTP_KEEPALIVE_TIMEOUT_MS = 620_000;
+const DEFAULT_HTTP_KEEPALIVE_TIMEOUT_MS = 620_000;
 
 const milliseconds = parseInteger(0, 2 ** 31 - 1);
 

@@ -3,7 +3,7 @@ export { InferenceError, type ErrorCode } from "./errors";
 export { Cancellation } from "./cancellation";
 export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./inference-request";
 export type { Tensor } from "./tensor";
-export { bytesElementTexts, elementCount, joinBytesElements } from "./tensor";
+export { bytesElementTexts, elementCount, joinBytesElements, joinBytesStrings } from "./tensor";
 export { DATATYPES, ELEMENT_BYTE_SIZE, isDataType, type DataType } from "./datatypes";
 export type { CoreObserver, ExecutionOutcome, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";
 export type { InstancePlacement, ModelIndexEntry, ModelState } from "./model-version";

@@ -3,7 +3,7 @@ import { invalidArg } from "./errors";
 
 import { bytesElementStrings } from "../tensor-bytes";
 
-export { joinBytesElements } from "../tensor-bytes";
+export { joinBytesElements, joinBytesStrings } from "../tensor-bytes";
 
 /**
  * A tensor as the core sees it, whatever the transport: row-major little-endian bytes; BYTES elements are each

@@ -26,9 +26,11 @@ export type ApiRestrictions = ReadonlyMap<ApiGroup, ApiRestriction>;
 const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
 
 /**
- * Whether a request's header value unlocks the restriction. Both sides are hashed first so the comparison takes
- * the same time whatever the received value is: its duration tells an attacker nothing about the expected value.
+ * A test of whether a request's header value unlocks the restriction. Both sides are hashed so the comparison
+ * takes the same time whatever the received value is: its duration tells an attacker nothing about the expected
+ * value. The expected side is hashed once, here, rather than on every request.
  */
-export function unlocks(restriction: ApiRestriction, received: string | undefined): boolean {
-  return received !== undefined && timingSafeEqual(digest(restriction.value), digest(received));
+export function unlocker(restriction: ApiRestriction): (received: string | undefined) => boolean {
+  const expected = digest(restriction.value);
+  return (received) => received !== undefined && timingSafeEqual(expected, digest(received));
 }

@@ -37,23 +37,27 @@ function peerOf(socket: Pick<Socket, "remoteAddress" | "remotePort">): string {
 export function configureHttp2Servers(server: Server, settings: Http2ServerSettings): boolean {
   const servers: unknown = Reflect.get(server, "http2Servers");
   if (!(servers instanceof Map)) return false;
+  const { writeTimeoutMs } = settings.streams;
+  const watchesWrites = writeTimeoutMs > 0;
   for (const http2Server of servers.keys() as Iterable<Http2Server | Http2SecureServer>) {
-    // The TCP socket under each session (a TLS one's included), which the session does not hand out. Prepended: a
-    // plaintext server makes the session (and emits 'session') in its own 'connection' listener.
+    // The TCP socket under each session (a TLS one's included), which the session does not hand out; only the
+    // write timeout needs it. Prepended: a plaintext server makes the session (and emits 'session') in its own
+    // 'connection' listener.
     const tcpSockets = new Map<string, Socket>();
-    http2Server.prependListener("connection", (socket: Socket) => {
-      const peer = peerOf(socket);
-      tcpSockets.set(peer, socket);
-      socket.once("close", () => tcpSockets.delete(peer));
-    });
+    if (watchesWrites) {
+      http2Server.prependListener("connection", (socket: Socket) => {
+        const peer = peerOf(socket);
+        tcpSockets.set(peer, socket);
+        socket.once("close", () => tcpSockets.delete(peer));
+      });
+    }
     http2Server.on("session", (session: ServerHttp2Session) => {
       // The SETTINGS frame sets the window of every stream the client opens; the connection window is separate.
       session.settings({ initialWindowSize: settings.windowBytes });
       session.setLocalWindowSize(settings.windowBytes);
+      if (!watchesWrites) return;
       const tcpSocket = tcpSockets.get(peerOf(session.socket));
-      if (settings.streams.writeTimeoutMs > 0 && tcpSocket !== undefined) {
-        watchConnectionWrites(session, tcpSocket, settings.streams.writeTimeoutMs, settings.streams.logger);
-      }
+      if (tcpSocket !== undefined) watchConnectionWrites(session, tcpSocket, writeTimeoutMs, settings.streams.logger);
     });
     http2Server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
       watchStreamTimeouts(stream, headers[":path"] ?? "", settings.streams);

@@ -1,5 +1,5 @@
 import { ResponderBuilder, ServerInterceptingCall, type ServerInterceptor, ServerListenerBuilder, status } from "@grpc/grpc-js";
-import { type ApiGroup, type ApiRestrictions, unlocks } from "../api-restrictions";
+import { type ApiGroup, type ApiRestrictions, unlocker } from "../api-restrictions";
 
 /** Triton's header prefix for restricted protocols (src/grpc/grpc_server.h, kRestrictedProtocolHeaderTemplate). */
 export const RESTRICTED_PROTOCOL_PREFIX = "triton-grpc-protocol-";
@@ -36,17 +36,24 @@ const GROUP_OF_METHOD: Readonly<Record<string, ApiGroup>> = {
  * message. Unrestricted calls pass through untouched.
  */
 export function restrictedProtocolInterceptor(restrictions: ApiRestrictions): ServerInterceptor {
-  return (method, call) => {
-    const group = GROUP_OF_METHOD[method.path];
-    const restriction = group === undefined ? undefined : restrictions.get(group);
-    if (restriction === undefined) return new ServerInterceptingCall(call);
+  // Each restricted method's metadata key, refusal and check, built once so a call costs one lookup.
+  const guards = new Map<string, { key: string; details: string; unlocks: (received: string | undefined) => boolean }>();
+  for (const [path, group] of Object.entries(GROUP_OF_METHOD)) {
+    const restriction = restrictions.get(group);
+    if (restriction === undefined) continue;
     const key = RESTRICTED_PROTOCOL_PREFIX + restriction.header;
     // Triton's standard health service answers its own words (grpc_server.cc HealthCallbackService::Check).
-    const details = method.path === "/grpc.health.v1.Health/Check" ? "Missing or mismatched restricted header" : `This protocol is restricted, expecting header '${key}'`;
+    const details = path === "/grpc.health.v1.Health/Check" ? "Missing or mismatched restricted header" : `This protocol is restricted, expecting header '${key}'`;
+    guards.set(path, { key, details, unlocks: unlocker(restriction) });
+  }
+  return (method, call) => {
+    const guard = guards.get(method.path);
+    if (guard === undefined) return new ServerInterceptingCall(call);
+    const { key, details, unlocks } = guard;
     const listener = new ServerListenerBuilder()
       .withOnReceiveMetadata((metadata, next) => {
         const [value] = metadata.get(key);
-        if (unlocks(restriction, typeof value === "string" ? value : undefined)) next(metadata);
+        if (unlocks(typeof value === "string" ? value : undefined)) next(metadata);
         else call.sendStatus({ code: status.UNAVAILABLE, details });
       })
       .build();

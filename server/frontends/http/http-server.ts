@@ -5,7 +5,7 @@ import Fastify, {
 } from "fastify";
 import type { Logger } from "pino";
 import { Cancellation, InferenceError, type InferenceCore, refuseRepositoryName } from "../../core/index";
-import { type ApiGroup, type ApiRestrictions, unlocks } from "../api-restrictions";
+import { type ApiGroup, type ApiRestrictions, unlocker } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
 import { clientErrorHandler } from "./client-error-handler";
 import { ConnectionTimeouts } from "./connection-timeouts";
@@ -273,9 +273,10 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   const restricted = new Map<ApiGroup, onRequestHookHandler>();
   for (const [group, restriction] of options.restrictions) {
     const message = `This API is restricted, expecting header '${restriction.header}'`;
+    const unlocks = unlocker(restriction);
     restricted.set(group, (request, reply, done) => {
       const value = request.headers[restriction.header];
-      if (unlocks(restriction, Array.isArray(value) ? value[0] : value)) done();
+      if (unlocks(Array.isArray(value) ? value[0] : value)) done();
       else void sendError(reply, 403, message);
     });
   }

@@ -22,7 +22,8 @@ function invalid(message: string): InferenceError {
   return new InferenceError("INVALID_ARG", message);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** A JSON object: neither null nor an array. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 

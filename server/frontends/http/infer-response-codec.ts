@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { elementCount, type InferResponse, type OutputTensor } from "../../core/index";
+import { elementCount, type InferResponse } from "../../core/index";
 import type { OutputEncoding } from "./infer-request-codec";
 import { JSON_SLICE_ELEMENTS, jsonDataText } from "./json-tensor-data";
 
@@ -71,11 +71,20 @@ function* inChunks(parts: readonly Uint8Array[]): Generator<Uint8Array> {
  * first formats its JSON header, yielding between slices, then streams the tensors without copying them.
  */
 export async function encodeInferResponse(response: InferResponse, encoding: OutputEncoding): Promise<EncodedInferResponse> {
-  const isBinary = (output: OutputTensor): boolean => encoding.allBinary || encoding.binaryOutputs.has(output.name);
-  const binaryParts = response.outputs.filter(isBinary).map((output) => output.data);
+  const binaryParts: Uint8Array[] = [];
   // Prepared up front, so an output JSON cannot carry (FP16) is refused before any byte is sent.
-  const jsonData = response.outputs.map((output) => isBinary(output) ? undefined : jsonDataText(output.datatype, output.data, elementCount(output.shape), output.name));
-  const jsonElements = response.outputs.filter((output) => !isBinary(output)).reduce((sum, output) => sum + elementCount(output.shape), 0);
+  const jsonData: (Iterable<string> | undefined)[] = [];
+  let jsonElements = 0;
+  for (const output of response.outputs) {
+    if (encoding.allBinary || encoding.binaryOutputs.has(output.name)) {
+      binaryParts.push(output.data);
+      jsonData.push(undefined);
+    } else {
+      const count = elementCount(output.shape);
+      jsonData.push(jsonDataText(output.datatype, output.data, count, output.name));
+      jsonElements += count;
+    }
+  }
   const largeJson = jsonElements > JSON_SLICE_ELEMENTS;
   if (largeJson && binaryParts.length === 0) {
     const stream = Readable.from(pacedText(responseJson(response, jsonData)), { objectMode: false, highWaterMark: TEXT_CHUNK_CHARS });

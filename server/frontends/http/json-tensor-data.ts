@@ -1,7 +1,5 @@
-import { bytesElementTexts, type DataType, ELEMENT_BYTE_SIZE, InferenceError, joinBytesElements } from "../../core/index";
+import { bytesElementTexts, type DataType, ELEMENT_BYTE_SIZE, InferenceError, joinBytesStrings } from "../../core/index";
 import { jsonText } from "./exact-json";
-
-const encoder = new TextEncoder();
 
 const INTEGER_RANGES: Partial<Record<DataType, readonly [number, number]>> = {
   UINT8: [0, 255], UINT16: [0, 65535], UINT32: [0, 4294967295], INT8: [-128, 127], INT16: [-32768, 32767],
@@ -71,10 +69,10 @@ export function encodeJsonData(datatype: DataType, data: unknown, elementCount: 
     throw invalid(`unexpected number of elements for input '${tensorName}': its shape has ${elementCount}, the data has ${values.length}`);
   }
   if (datatype === "BYTES") {
-    return joinBytesElements(values.map((value) => {
+    for (const value of values) {
       if (typeof value !== "string") throw invalid(`unable to parse 'data' of input '${tensorName}': BYTES elements must be strings, got ${jsonText(value)}`);
-      return encoder.encode(value);
-    }));
+    }
+    return joinBytesStrings(values as string[]);
   }
   const size = ELEMENT_BYTE_SIZE[datatype];
   const write = numberWriter(datatype, tensorName);
@@ -143,9 +141,4 @@ function* slices(elementCount: number, format: (start: number, end: number) => s
     yield (start === 0 ? "" : ",") + format(start, end).join(",");
   }
   yield "]";
-}
-
-/** {@link jsonDataText} in one string, for outputs small enough to format at once. */
-export function decodeJsonData(datatype: DataType, data: Uint8Array, elementCount: number, tensorName: string): string {
-  return [...jsonDataText(datatype, data, elementCount, tensorName)].join("");
 }

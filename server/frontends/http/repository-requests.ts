@@ -1,11 +1,8 @@
 import { InferenceError, type LoadOverrides } from "../../core/index";
+import { isRecord } from "./infer-request-codec";
 
 function invalid(message: string): InferenceError {
   return new InferenceError("INVALID_ARG", message);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The JSON object a repository request may carry; an empty body is an empty object. */

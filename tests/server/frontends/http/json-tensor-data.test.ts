@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { decodeJsonData } from "../../../../server/frontends/http/json-tensor-data";
+import type { DataType } from "../../../../server/core/index";
+import { jsonDataText } from "../../../../server/frontends/http/json-tensor-data";
+
+/** {@link jsonDataText}'s pieces joined into the one array literal they make. */
+function decodeJsonData(datatype: DataType, data: Uint8Array, elementCount: number, tensorName: string): string {
+  return [...jsonDataText(datatype, data, elementCount, tensorName)].join("");
+}
 
 const fp64 = (values: number[]): Uint8Array => new Uint8Array(new Float64Array(values).buffer);
 const fp32 = (values: number[]): Uint8Array => new Uint8Array(new Float32Array(values).buffer);
