@@ -47,7 +47,10 @@ export function bytesElementStrings(data: Uint8Array): string[] {
   return texts;
 }
 
-/** Length-prefixes each text's UTF-8 bytes and concatenates them into one buffer, with no array per element. */
+/**
+ * Length-prefixes each text's UTF-8 bytes and concatenates them into one buffer, with no array per element. The
+ * buffer is exactly sized and never pooled, so the result can be transferred to another thread as it is.
+ */
 export function joinBytesStrings(texts: readonly string[]): Uint8Array {
   let total = 0;
   for (const text of texts) total += 4 + Buffer.byteLength(text, "utf8");

@@ -24,18 +24,18 @@ export interface NamedTensor extends BackendTensor {
 }
 
 /**
- * Tensors to post to a worker, and the buffers that can move with them instead of being copied: only whole
- * buffers, each once (the core hands every input over in a buffer of its own, so normally all of them).
+ * Tensors to post to a worker; the buffers that can move with them instead of being copied are added to `transfer`:
+ * only whole buffers (the core hands every input over in a buffer of its own, so normally all of them). A set, as a
+ * buffer listed twice fails the post, and one message may carry the tensors of several requests.
  */
-export function postableTensors(tensors: TensorMap): { tensors: NamedTensor[]; transfer: ArrayBuffer[] } {
+export function postableTensors(tensors: TensorMap, transfer: Set<ArrayBuffer>): NamedTensor[] {
   const named: NamedTensor[] = [];
-  const transfer: ArrayBuffer[] = [];
   for (const [name, tensor] of tensors) {
     named.push({ name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data });
     const buffer = tensor.data.buffer;
-    if (buffer instanceof ArrayBuffer && tensor.data.byteLength === buffer.byteLength && !transfer.includes(buffer)) transfer.push(buffer);
+    if (buffer instanceof ArrayBuffer && tensor.data.byteLength === buffer.byteLength) transfer.add(buffer);
   }
-  return { tensors: named, transfer };
+  return named;
 }
 
 /**
@@ -78,7 +78,7 @@ export class InstanceWorker<Reply extends WorkerReply> {
    * or with why it died while loading; the thread is gone then.
    */
   static start<Ready, Reply extends WorkerReply>(
-    file: string, options: WorkerOptions, instanceName: string, startWorker: WorkerFactory = startWorkerThread,
+    file: string, options: WorkerOptions, instanceName: string, startWorker: WorkerFactory,
   ): Promise<{ worker: InstanceWorker<Reply>; ready: Ready }> {
     const worker = startWorker(file, options);
     return new Promise((resolve, reject) => {
@@ -112,7 +112,7 @@ export class InstanceWorker<Reply extends WorkerReply> {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending = { id, resolve, reject };
-      this.#worker.postMessage({ ...request, id }, [...transfer]);
+      this.#worker.postMessage({ ...request, id }, transfer);
     });
   }
 

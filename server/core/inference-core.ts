@@ -109,9 +109,11 @@ export class InferenceCore {
   #shuttingDown = false;
   /** Versions unloaded, replaced or shut down that still answer what they accepted. */
   readonly #closing = new Set<ModelVersion>();
+  readonly #requestLimits: RequestLimits;
 
   constructor(settings: CoreSettings) {
     this.#settings = settings;
+    this.#requestLimits = settings.requestLimits ?? DEFAULT_REQUEST_LIMITS;
     this.#responseCache = settings.responseCacheBytes === undefined ? undefined : new ResponseCache(settings.responseCacheBytes);
   }
 
@@ -121,7 +123,7 @@ export class InferenceCore {
 
   /** Scans the repositories and loads the models the control mode asks for. Rejects only under exit-on-error. */
   async start(): Promise<void> {
-    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
+    const { models, duplicates } = this.#scanRepositories();
     for (const directory of models) this.#directories.set(directory.name, directory);
     const loadAll = this.#settings.modelControlMode !== "explicit" || this.#settings.startupModels.includes("*");
     // As Triton's explicit mode polls only the models it is asked to load, only those can fail as duplicates.
@@ -144,6 +146,11 @@ export class InferenceCore {
     if (this.#settings.modelControlMode === "poll") this.#schedulePoll();
   }
 
+  /** The repositories' model folders, under the configured symlink policy. */
+  #scanRepositories(): ReturnType<typeof listModelDirectories> {
+    return listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
+  }
+
   #schedulePoll(): void {
     this.#pollTimer = setTimeout(() => {
       this.#poll().catch((error: unknown) => this.#settings.log.warn(`repository poll failed: ${(error as Error).message}`)).finally(() => {
@@ -154,7 +161,7 @@ export class InferenceCore {
 
   /** One pass of poll mode: unload removed models, load new ones, reload changed ones (keeping the old on failure). */
   async #poll(): Promise<void> {
-    const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
+    const { models, duplicates } = this.#scanRepositories();
     const present = new Set(models.map((m) => m.name));
     const duplicated = new Set(duplicates.map((m) => m.name));
     for (const [name, entry] of [...this.#models]) {
@@ -298,7 +305,7 @@ export class InferenceCore {
   async #pollForLoad(name: string, overrides: LoadOverrides | undefined): Promise<ModelSource> {
     try {
       if (overrides !== undefined && overrides.files.size > 0) return await overrideSource(name, overrides);
-      const { models, duplicates } = listModelDirectories(this.#settings.modelRepositories, this.#settings.loader.modelSymlinks ?? "inside");
+      const { models, duplicates } = this.#scanRepositories();
       if (duplicates.some((m) => m.name === name)) throw new Error("not unique across all model repositories");
       const directory = models.find((m) => m.name === name);
       if (directory === undefined) throw new Error("model not found in any model repository");
@@ -497,7 +504,7 @@ export class InferenceCore {
     const model = this.#resolve(request.modelName, request.modelVersion);
     try {
       if (this.#shuttingDown) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
-      const validated = validateRequest(request, model.signature, this.#settings.requestLimits ?? DEFAULT_REQUEST_LIMITS);
+      const validated = validateRequest(request, model.signature, this.#requestLimits);
       const options = {
         priority: integerParameter(request.parameters, "priority"),
         timeoutUs: integerParameter(request.parameters, "timeout"),

@@ -245,7 +245,7 @@ function recordGpuProvider(config: ModelConfig, placements: readonly InstancePla
 }
 
 /** `2 x KIND_CPU on cpu, 1 x KIND_GPU on webgpu (device 0)`. */
-export function describePlacements(placements: readonly InstancePlacement[]): string {
+function describePlacements(placements: readonly InstancePlacement[]): string {
   const counts = new Map<string, number>();
   for (const p of placements) {
     const key = `${p.kind} on ${p.provider}${p.kind === "KIND_GPU" ? ` (device ${p.deviceId})` : ""}`;

@@ -16,7 +16,8 @@ export interface ModelDirectory {
   readonly problem?: string;
 }
 
-function isInside(root: string, candidate: string): boolean {
+/** Whether `candidate` is `root` or lies under it, judged on the paths as written (symlinks are the caller's concern). */
+export function isInside(root: string, candidate: string): boolean {
   const relative = path.relative(root, candidate);
   return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
 }

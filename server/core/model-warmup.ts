@@ -2,10 +2,10 @@ import { randomFillSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { BackendInstance } from "../backends/backend";
-import { assembleBatch } from "./batch-tensors";
+import { assembleBatch, batchSignature } from "./batch-tensors";
 import { type DataType, dataTypeFromConfig, ELEMENT_BYTE_SIZE } from "./datatypes";
 import type { ModelWarmup, ModelWarmupInput } from "./model-config";
-import { type ModelDirectory, resolveInsideModel } from "./model-repository";
+import { isInside, type ModelDirectory, resolveInsideModel } from "./model-repository";
 import type { ModelSignature } from "./model-signature";
 import { OPERATOR_INPUT_LIMITS, type ValidatedRequest, validateRequest } from "./request-validation";
 import { checkBytesElements, elementCount, type Tensor } from "./tensor";
@@ -26,8 +26,9 @@ function sampleError(sample: ModelWarmup, detail: string): Error {
 }
 
 function readWarmupFile(modelDirectory: ModelDirectory, file: string, sample: ModelWarmup): Uint8Array {
-  const inWarmup = path.relative(WARMUP_DIRECTORY, path.join(WARMUP_DIRECTORY, file));
-  if (path.isAbsolute(file) || inWarmup === "" || inWarmup === ".." || inWarmup.startsWith(`..${path.sep}`)) {
+  const joined = path.join(WARMUP_DIRECTORY, file);
+  const inWarmup = path.relative(WARMUP_DIRECTORY, joined);
+  if (path.isAbsolute(file) || inWarmup === "" || !isInside(WARMUP_DIRECTORY, joined)) {
     throw sampleError(sample, `input_data_file '${file}' must name a file inside the model's ${WARMUP_DIRECTORY}/ directory`);
   }
   let resolved: string;
@@ -126,11 +127,12 @@ export async function warmUpInstances(
 ): Promise<void> {
   if (samples.length === 0) return;
   const outputNames = signature.outputs.map((output) => output.name);
+  const batch = batchSignature(signature);
   await Promise.all(instances.map(async (instance, index) => {
     for (const sample of samples) {
       for (let run = 0; run < sample.runs; run++) {
         try {
-          await instance.execute(assembleBatch([sample.request], signature), outputNames);
+          await instance.execute(assembleBatch([sample.request], batch), outputNames);
         } catch (error) {
           throw new Error(`model_warmup sample '${sample.name}' failed on instance ${index}: ${(error as Error).message}`, { cause: error });
         }

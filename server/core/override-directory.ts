@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { ModelDirectory } from "./model-repository";
+import { isInside, type ModelDirectory } from "./model-repository";
 
 const FILE_PREFIX = "file:";
 
@@ -14,7 +14,7 @@ function overridePath(root: string, key: string): string {
   const relative = key.slice(FILE_PREFIX.length);
   const target = path.join(root, relative);
   const inside = path.relative(root, target);
-  if (relative.includes("\0") || inside === "" || inside === ".." || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) {
+  if (relative.includes("\0") || inside === "" || !isInside(root, target)) {
     throw new Error(`Invalid file parameter '${key}' with normalized path '${inside || "."}' must stay within model directory.`);
   }
   return target;

@@ -112,7 +112,7 @@ function validateOutputs(request: InferRequest, signature: ModelSignature): Requ
 }
 
 /** Checks a request against the model's signature; every failure is an INVALID_ARG the client can act on. */
-export function validateRequest(request: InferRequest, signature: ModelSignature, limits = DEFAULT_REQUEST_LIMITS): ValidatedRequest {
+export function validateRequest(request: InferRequest, signature: ModelSignature, limits: RequestLimits): ValidatedRequest {
   const byName = new Map<string, Tensor>();
   for (const tensor of request.inputs) {
     if (byName.has(tensor.name)) throw invalidArg(`input '${tensor.name}' is given more than once`);

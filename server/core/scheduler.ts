@@ -1,5 +1,5 @@
-import type { BackendInstance } from "../backends/backend";
-import { assembleBatch, requestOutputs, splitBatch } from "./batch-tensors";
+import type { BackendInstance, ExecutionResult } from "../backends/backend";
+import { assembleBatch, type BatchSignature, batchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "./errors";
 import type { CancellationSignal, OutputTensor, ParameterValue } from "./inference-request";
@@ -65,6 +65,15 @@ interface QueueEntry extends PendingView {
   delayed: boolean;
 }
 
+/** One execution as the scheduler's report needs it, and the function that hands each request its result. */
+interface Execution {
+  readonly assembledNs: bigint;
+  /** When the outputs were ready to hand out. */
+  readonly endNs: bigint;
+  readonly backend: Pick<ExecutionResult, "computeInputNs" | "computeInferNs">;
+  readonly deliver: () => void;
+}
+
 const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
 
 /**
@@ -74,7 +83,7 @@ const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
  * when nothing else waits. Aborted requests leave the queue and are never executed.
  */
 export class Scheduler implements RequestScheduler {
-  readonly #signature: ModelSignature;
+  readonly #signature: BatchSignature;
   readonly #settings: SchedulerSettings;
   readonly #pool: InstancePool;
   readonly #listener: SchedulerListener;
@@ -96,7 +105,7 @@ export class Scheduler implements RequestScheduler {
   readonly #finished = new Map<number, () => void>();
 
   constructor(signature: ModelSignature, settings: SchedulerSettings, pool: InstancePool, listener: SchedulerListener) {
-    this.#signature = signature;
+    this.#signature = batchSignature(signature);
     this.#settings = settings;
     this.#pool = pool;
     this.#listener = listener;
@@ -171,10 +180,7 @@ export class Scheduler implements RequestScheduler {
    */
   refuseQueued(message: string): void {
     this.#closed = true;
-    const error = new InferenceError("UNAVAILABLE", message);
-    for (const queue of this.#serviceOrder) {
-      while (queue.length > 0) this.#settle(queue.shift()!, error);
-    }
+    this.#failQueued(new InferenceError("UNAVAILABLE", message));
   }
 
   #resolveIfDrained(): void {
@@ -327,67 +333,62 @@ export class Scheduler implements RequestScheduler {
 
   /** Runs one batch; resolves (never rejects) with the function that hands each request its result. */
   async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
-    if (instance.executeRequests !== undefined) return this.#executeRequests(instance, entries);
     const startNs = process.hrtime.bigint();
-    const requests = entries.map((e) => e.request);
     try {
-      const inputs = assembleBatch(requests, this.#signature);
-      const assembledNs = process.hrtime.bigint();
-      const result = await instance.execute(inputs, this.#outputNames);
-      const perRequest = splitBatch(result.outputs, requests, this.#signature);
-      const endNs = process.hrtime.bigint();
-      const computeInputNs = Number(assembledNs - startNs) + result.computeInputNs;
+      const { assembledNs, endNs, backend, deliver } = instance.executeRequests !== undefined
+        ? await this.#runPerRequest(instance, entries, startNs) : await this.#runBatched(instance, entries, startNs);
+      const computeInputNs = Number(assembledNs - startNs) + backend.computeInputNs;
       const totalNs = Number(endNs - startNs);
       this.#listener.executed({
-        batchSize: requests.reduce((sum, r) => sum + r.batchSize, 0), requestCount: requests.length,
-        computeInputNs, computeInferNs: result.computeInferNs,
-        computeOutputNs: Math.max(0, totalNs - computeInputNs - result.computeInferNs),
+        batchSize: entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), requestCount: entries.length,
+        computeInputNs, computeInferNs: backend.computeInferNs,
+        computeOutputNs: Math.max(0, totalNs - computeInputNs - backend.computeInferNs),
       });
-      return () => entries.forEach((entry, i) => entry.resolve({ outputs: perRequest[i]!, queueNs: Number(startNs - entry.enqueueNs) }));
+      return deliver;
     } catch (error) {
       const failure = asInferenceError(error);
       return () => entries.forEach((entry) => entry.reject(failure));
     }
   }
 
-  /** A batch for a backend that takes it request by request: each request gets its own outputs or error. */
-  async #executeRequests(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
-    const startNs = process.hrtime.bigint();
-    try {
-      const requests = entries.map((entry) => ({
-        inputs: assembleBatch([entry.request], this.#signature), parameters: entry.parameters,
-        requestedOutputs: entry.request.outputs.map((output) => output.name),
-      }));
-      const assembledNs = process.hrtime.bigint();
-      const result = await instance.executeRequests!(requests);
-      if (result.responses.length !== entries.length) {
-        throw new InferenceError("INTERNAL", `the model answered ${result.responses.length} responses to a batch of ${entries.length} requests`);
-      }
-      const answers = entries.map((entry, i): (() => void) => {
-        const response = result.responses[i]!;
-        if ("error" in response) {
-          const error = new InferenceError(response.error.code, response.error.message);
-          return () => entry.reject(error);
-        }
-        try {
-          const outputs = requestOutputs(response.outputs, entry.request, this.#signature);
-          return () => entry.resolve({ outputs, queueNs: Number(startNs - entry.enqueueNs) });
-        } catch (error) {
-          const failure = asInferenceError(error);
-          return () => entry.reject(failure);
-        }
-      });
-      const totalNs = Number(process.hrtime.bigint() - startNs);
-      const computeInputNs = Number(assembledNs - startNs) + result.computeInputNs;
-      this.#listener.executed({
-        batchSize: entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), requestCount: entries.length,
-        computeInputNs, computeInferNs: result.computeInferNs,
-        computeOutputNs: Math.max(0, totalNs - computeInputNs - result.computeInferNs),
-      });
-      return () => answers.forEach((answer) => answer());
-    } catch (error) {
-      const failure = asInferenceError(error);
-      return () => entries.forEach((entry) => entry.reject(failure));
+  /** The requests concatenated into one execution, its outputs cut back per request. */
+  async #runBatched(instance: BackendInstance, entries: readonly QueueEntry[], startNs: bigint): Promise<Execution> {
+    const requests = entries.map((entry) => entry.request);
+    const inputs = assembleBatch(requests, this.#signature);
+    const assembledNs = process.hrtime.bigint();
+    const result = await instance.execute(inputs, this.#outputNames);
+    const perRequest = splitBatch(result.outputs, requests, this.#signature);
+    return {
+      assembledNs, endNs: process.hrtime.bigint(), backend: result,
+      deliver: () => entries.forEach((entry, i) => entry.resolve({ outputs: perRequest[i]!, queueNs: Number(startNs - entry.enqueueNs) })),
+    };
+  }
+
+  /** For a backend that takes the batch request by request: each request gets its own outputs or error. */
+  async #runPerRequest(instance: BackendInstance, entries: readonly QueueEntry[], startNs: bigint): Promise<Execution> {
+    const requests = entries.map((entry) => ({
+      inputs: assembleBatch([entry.request], this.#signature), parameters: entry.parameters,
+      requestedOutputs: entry.request.outputs.map((output) => output.name),
+    }));
+    const assembledNs = process.hrtime.bigint();
+    const result = await instance.executeRequests!(requests);
+    if (result.responses.length !== entries.length) {
+      throw new InferenceError("INTERNAL", `the model answered ${result.responses.length} responses to a batch of ${entries.length} requests`);
     }
+    const answers = entries.map((entry, i): (() => void) => {
+      const response = result.responses[i]!;
+      if ("error" in response) {
+        const error = new InferenceError(response.error.code, response.error.message);
+        return () => entry.reject(error);
+      }
+      try {
+        const outputs = requestOutputs(response.outputs, entry.request, this.#signature);
+        return () => entry.resolve({ outputs, queueNs: Number(startNs - entry.enqueueNs) });
+      } catch (error) {
+        const failure = asInferenceError(error);
+        return () => entry.reject(failure);
+      }
+    });
+    return { assembledNs, endNs: process.hrtime.bigint(), backend: result, deliver: () => answers.forEach((answer) => answer()) };
   }
 }

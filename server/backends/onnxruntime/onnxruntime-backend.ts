@@ -66,15 +66,15 @@ export class OnnxruntimeBackend implements Backend {
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
     const choice = chooseExecutionProviders(spec, this.#providerLibraryDirectory);
     const settings = sessionSettings(spec, choice.executionProviders);
-    const startWorker = (provider: ExecutionProviderName): Promise<BackendInstance> => OrtInstance.start(settings, spec.instanceName, provider, this.#startWorker);
+    const startWorker = (): Promise<BackendInstance> => OrtInstance.start(settings, spec.instanceName, choice.provider, this.#startWorker);
     if (spec.device === "cpu" && statSync(spec.modelPath).size <= INLINE_MODEL_MAX_BYTES) {
-      return InlineOrtInstance.create(settings, () => startWorker("cpu"));
+      return InlineOrtInstance.create(settings, startWorker);
     }
     // The TensorRT EP reads its precision from the process environment when the session is created; models load
     // one at a time, so setting it around the load is race-free.
     const previous = setEnvironment(choice.environment);
     try {
-      return await startWorker(choice.provider);
+      return await startWorker();
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       // The WebGPU provider fails at session creation when there is no Vulkan loader or adapter.
@@ -200,8 +200,9 @@ class OrtInstance implements BackendInstance {
   }
 
   async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
-    const { tensors, transfer } = postableTensors(inputs);
-    const reply = await this.#worker.call({ inputs: tensors, outputNames }, transfer);
+    const transfer = new Set<ArrayBuffer>();
+    const tensors = postableTensors(inputs, transfer);
+    const reply = await this.#worker.call({ inputs: tensors, outputNames }, [...transfer]);
     if (reply.type === "run-error") throw executionFailed(reply.message);
     const outputs: TensorMap = new Map();
     for (const output of reply.outputs) outputs.set(output.name, output);

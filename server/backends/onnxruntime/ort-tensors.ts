@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import type * as ort from "onnxruntime-node";
-import { bytesElementOffsets, bytesElementStrings, joinBytesStrings } from "../../tensor-bytes";
+import { bytesElementStrings, joinBytesStrings } from "../../tensor-bytes";
 import type { BackendTensor, InputProblem, TensorSpec } from "../backend";
 
 /** Protocol datatype <-> ONNX Runtime tensor type. BF16 has no ONNX Runtime JS type, so it is absent. */
@@ -65,9 +65,13 @@ export function fromOrtTensor(value: ort.Tensor): BackendTensor {
  */
 export function ortInputProblem(tensor: BackendTensor): InputProblem | undefined {
   if (tensor.datatype !== "BYTES") return undefined;
-  const offsets = bytesElementOffsets(tensor.data);
-  for (let i = 0; i + 1 < offsets.length; i++) {
-    const element = tensor.data.subarray(offsets[i]! + 4, offsets[i + 1]);
+  // Walks the length prefixes in place: a tensor may hold a million elements, too many for an array of offsets.
+  const data = tensor.data;
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  for (let i = 0, offset = 0; offset + 4 <= data.byteLength; i++) {
+    const end = offset + 4 + view.getUint32(offset, true);
+    const element = data.subarray(offset + 4, end);
+    offset = end;
     if (element.byteLength === 0) continue;
     if (element.includes(0)) {
       return { element: i, reason: "holds a NUL byte: ONNX Runtime's Node.js binding passes strings NUL-terminated, so the element would be cut short" };

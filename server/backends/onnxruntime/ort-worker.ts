@@ -44,9 +44,10 @@ async function run(session: ort.InferenceSession, request: WorkerRequest): Promi
     for (const name of request.outputNames) {
       const value = results[name];
       if (value === undefined) throw new Error(`the model produced no output '${name}'`);
-      // Output memory belongs to ONNX Runtime; one copy into a buffer we own lets it cross threads for free.
+      // Numeric output memory belongs to ONNX Runtime; one copy into a buffer we own lets it cross threads for free.
+      // A string tensor's bytes were already joined into a buffer of their own (joinBytesStrings) and move as they are.
       const tensor = fromOrtTensor(value);
-      const data = new Uint8Array(tensor.data);
+      const data = value.type === "string" ? tensor.data as Uint8Array<ArrayBuffer> : new Uint8Array(tensor.data);
       transfer.push(data.buffer);
       outputs.push({ name, datatype: tensor.datatype, shape: tensor.shape, data });
     }

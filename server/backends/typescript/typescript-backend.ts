@@ -9,10 +9,10 @@ import type { InitializeArgs, ModelConfigJson } from "./typescript-model";
 import type { TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
 
 /** How long finalize() may take when an instance closes before its thread is terminated. */
-export const FINALIZE_GRACE_MS = 5000;
+const FINALIZE_GRACE_MS = 5000;
 
 /** Model parameter capping an instance's JS heap (V8 old generation), in MiB: beyond it the worker dies and restarts. */
-export const MAX_HEAP_PARAMETER = "max_heap_size_mb";
+const MAX_HEAP_PARAMETER = "max_heap_size_mb";
 
 function resourceLimits(spec: InstanceSpec): ResourceLimits | undefined {
   const value = spec.parameters[MAX_HEAP_PARAMETER];
@@ -80,13 +80,11 @@ class TypeScriptInstance implements BackendInstance {
   }
 
   async executeRequests(requests: readonly BackendRequest[]): Promise<RequestsExecutionResult> {
-    const transfer: ArrayBuffer[] = [];
-    const wire = requests.map((request): WireRequest => {
-      const postable = postableTensors(request.inputs);
-      transfer.push(...postable.transfer.filter((buffer) => !transfer.includes(buffer)));
-      return { inputs: postable.tensors, parameters: request.parameters, requestedOutputs: request.requestedOutputs };
-    });
-    const reply = await this.#worker.call({ type: "execute", requests: wire }, transfer);
+    const transfer = new Set<ArrayBuffer>();
+    const wire = requests.map((request): WireRequest => ({
+      inputs: postableTensors(request.inputs, transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
+    }));
+    const reply = await this.#worker.call({ type: "execute", requests: wire }, [...transfer]);
     if (reply.type === "execute-error") throw new Error(reply.message);
     return {
       responses: reply.responses.map(toBackendResponse),
