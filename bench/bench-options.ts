@@ -1,5 +1,6 @@
 import path from "node:path";
-import { Command, InvalidArgumentError } from "commander";
+import { Command } from "commander";
+import { knownList, positiveInteger, positiveIntegerList } from "./option-parsers";
 
 /**
  * resnet50 and simple compare against baselines; mlp compares batching settings; metrics compares metrics on/off;
@@ -36,37 +37,20 @@ export interface BenchOptions {
   readonly tunedDir: string | undefined;
 }
 
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
-  return n;
-}
-
-function integerList(value: string): number[] {
-  return value.split(",").map((part) => positiveInteger(part.trim()));
-}
-
-function modelList(value: string): BenchModel[] {
-  const models = value.split(",").map((part) => part.trim()).filter((part) => part !== "");
-  const unknown = models.filter((model) => !(BENCH_MODELS as readonly string[]).includes(model));
-  if (unknown.length > 0) throw new InvalidArgumentError(`unknown model ${unknown.join(", ")} (${BENCH_MODELS.join(", ")})`);
-  return models as BenchModel[];
-}
-
 /** Parses `npm run bench -- <flags>`; `--quick` picks short windows and small sweeps so the run fits in 2 minutes. */
 export function parseBenchOptions(argv: readonly string[], repositoryRoot: string): BenchOptions {
   const command = new Command("run-bench")
     .description("Measure the server against its baselines (in-process ONNX Runtime, bare fastify, bare grpc-js, binary vs JSON), alternating A/B")
     .option("--quick", "short windows and sweeps: finishes in under 2 minutes on 2 cores", false)
-    .option("--models <list>", `comparisons to run: ${BENCH_MODELS.join(",")} (default all but tuned; empty: none, e.g. with --gpu)`, modelList, [...DEFAULT_BENCH_MODELS])
+    .option("--models <list>", `comparisons to run: ${BENCH_MODELS.join(",")} (default all but tuned; empty: none, e.g. with --gpu)`, knownList(BENCH_MODELS, "model", { skipEmpty: true }), [...DEFAULT_BENCH_MODELS])
     .option("--gpu", "add the GPU suite: resnet50 on the GPU vs in-process ONNX Runtime (HTTP, gRPC), batching, FP16 (needs an NVIDIA GPU)", false)
     .option("--rounds <n>", "A/B rounds per comparison (at least 3; default 5, quick 3); more rounds ride out a noisy neighbour better than longer windows", positiveInteger)
     .option("--window-ms <ms>", "measured window per side per round (default 5000, quick 1000)", positiveInteger)
     .option("--warmup-ms <ms>", "discarded load before each window (default 1000, quick 200)", positiveInteger)
-    .option("--resnet50-concurrency <list>", "server concurrencies to pick the best from (default 2,4,8,16; quick 8,16): with dynamic batching, concurrency 16 keeps batches of 8 going", integerList)
-    .option("--resnet50-batch <list>", "in-process ORT batch sizes to pick the best from (default 1,2,4,8; quick 1,8)", integerList)
+    .option("--resnet50-concurrency <list>", "server concurrencies to pick the best from (default 2,4,8,16; quick 8,16): with dynamic batching, concurrency 16 keeps batches of 8 going", positiveIntegerList)
+    .option("--resnet50-batch <list>", "in-process ORT batch sizes to pick the best from (default 1,2,4,8; quick 1,8)", positiveIntegerList)
     .option("--simple-concurrency <n>", "concurrency for the simple model and its baseline (and the TypeScript-backend identity)", positiveInteger, 8)
-    .option("--image-concurrency <list>", "concurrencies to pick each side of the image comparison's best from (default 2,4,8,16; quick 4,8)", integerList)
+    .option("--image-concurrency <list>", "concurrencies to pick each side of the image comparison's best from (default 2,4,8,16; quick 4,8)", positiveIntegerList)
     .option("--out <dir>", "where JSON, CSV and the chart go", path.join(repositoryRoot, "bench", "results"))
     .option("--tuned-dir <dir>", "tuned: use the inference-tune results in <dir>/mlp and <dir>/resnet50 (written with --out) instead of tuning first")
     .exitOverride()

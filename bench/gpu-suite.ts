@@ -9,9 +9,10 @@ import type { RequestSender } from "../server/perf/load-generator";
 import { type ComparisonResult, runAbComparison, type SideMeasurement } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../server/tune/inference-server-process";
-import { OrtBaseline } from "./ort-baseline";
+import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { preparedSender } from "../server/perf/prepared-sender";
 import { measureThroughput } from "../server/perf/throughput-measurement";
+import { sweepForBest } from "./sweep-for-best";
 
 const FP32 = "resnet50_gpu";
 const UNBATCHED = "resnet50_gpu_unbatched";
@@ -21,10 +22,6 @@ const ELEMENT_SHAPE = [3, 224, 224];
 const BATCHING_CONCURRENCY = 64;
 
 type Accelerator = InstanceSpec["accelerators"][number];
-
-function best<T>(candidates: readonly { setting: T; measured: SideMeasurement }[]): T {
-  return candidates.reduce((a, b) => (b.measured.throughput > a.measured.throughput ? b : a)).setting;
-}
 
 /** The accelerator the server chose for a KIND_GPU model, from the config it reports (cuda, tensorrt or webgpu). */
 async function servedAccelerators(client: InferenceClient, model: string): Promise<Accelerator[]> {
@@ -64,31 +61,19 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
     const accelerators = await servedAccelerators(http, FP32);
     context.notes.push(`gpu: resnet50 FP32 and FP16 (max_batch_size 32, dynamic batching, 1 KIND_GPU instance) on ${accelerators.map((a) => a.name).join("+")}; in-process ORT: child process, the same execution provider and session options`);
     baseline = await OrtBaseline.start({
-      instance: {
-        modelName: FP32, modelVersion: 1, modelPath: path.join(repository, FP32, "1", "model.onnx"), instanceName: "baseline",
-        modelDirectory: path.join(repository, FP32), modelConfig: {},
-        device: "gpu", deviceId: 0, accelerators, parameters: {}, intraOpThreads: context.setup.cores, graphOptimizationLevel: 0,
-      },
+      instance: { ...cpuInstance(path.join(repository, FP32, "1", "model.onnx"), context.setup.cores), device: "gpu", accelerators },
       inputName: "input", inputDatatype: "FP32", elementShape: ELEMENT_SHAPE,
     });
     const concurrencies = options.quick ? [32, 64] : [16, 32, 64, 128];
     const batchSizes = options.quick ? [8, 32] : [1, 8, 16, 32];
-    const serverSweep = [];
-    for (const concurrency of concurrencies) {
-      const measured = await serverAt(`${FP32} http`, concurrency, options.calibrationWindowMs)();
-      log(`gpu sweep: server concurrency ${concurrency}: ${measured.throughput.toFixed(1)} infer/s`);
-      context.chartPoints.push({ series: "resnet50 GPU server (binary)", level: concurrency, ...measured });
-      serverSweep.push({ setting: concurrency, measured });
-    }
-    const baselineSweep = [];
-    for (const batchSize of batchSizes) {
-      const measured = await baseline.measure({ batchSize, warmupMs: options.warmupMs, durationMs: options.calibrationWindowMs });
-      log(`gpu sweep: in-process ORT batch ${batchSize}: ${measured.throughput.toFixed(1)} infer/s`);
-      context.chartPoints.push({ series: "resnet50 GPU in-process ORT (per batch)", level: batchSize, ...measured });
-      baselineSweep.push({ setting: batchSize, measured });
-    }
-    const concurrency = best(serverSweep);
-    const batchSize = best(baselineSweep);
+    const concurrency = await sweepForBest(context, {
+      label: "gpu sweep: server concurrency", series: "resnet50 GPU server (binary)", settings: concurrencies,
+      measure: (level) => serverAt(`${FP32} http`, level, options.calibrationWindowMs)(),
+    });
+    const batchSize = await sweepForBest(context, {
+      label: "gpu sweep: in-process ORT batch", series: "resnet50 GPU in-process ORT (per batch)", settings: batchSizes,
+      measure: (batch) => baseline!.measure({ batchSize: batch, warmupMs: options.warmupMs, durationMs: options.calibrationWindowMs }),
+    });
     const inProcess = { label: "in-process ORT", measure: () => baseline!.measure({ batchSize, warmupMs: options.warmupMs, durationMs: options.windowMs }) };
     for (const protocol of ["http", "grpc"] as const) {
       results.push(await runAbComparison(

@@ -7,13 +7,10 @@ import { type ComparisonResult, runAbComparison, type SideMeasurement } from "..
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../server/tune/inference-server-process";
 import { measureThroughput } from "../server/perf/throughput-measurement";
+import { sweepForBest } from "./sweep-for-best";
 
 /** The photos of ../shared/data, sent in turn: a 3361x2521 JPEG, two 224x224 PNGs, two small JPEGs. */
 const PHOTOS = ["mug.jpg", "kitten_224.png", "fish.png", "image.jpg", "vulture.jpeg"];
-
-function best<T>(candidates: readonly { setting: T; measured: SideMeasurement }[]): T {
-  return candidates.reduce((a, b) => (b.measured.throughput > a.measured.throughput ? b : a)).setting;
-}
 
 /** A step of the pipeline run in this process: the same compiled model.js the server runs, called directly. */
 async function localModel(client: InferenceClient, modelRepository: string, name: string): Promise<TypeScriptModel> {
@@ -69,16 +66,10 @@ export async function runImageClassifierSuite(context: BenchContext): Promise<Co
     const at = (send: RequestSender, concurrency: number, durationMs = options.windowMs) => (): Promise<SideMeasurement> =>
       measureThroughput(send, { concurrency, warmupMs: options.warmupMs, durationMs });
 
-    const sweep = async (label: string, send: RequestSender): Promise<number> => {
-      const measured = [];
-      for (const concurrency of options.imageConcurrency) {
-        const side = await at(send, concurrency, options.calibrationWindowMs)();
-        log(`image sweep: ${label} concurrency ${concurrency}: ${side.throughput.toFixed(1)} images/s`);
-        context.chartPoints.push({ series: `image: ${label}`, level: concurrency, ...side });
-        measured.push({ setting: concurrency, measured: side });
-      }
-      return best(measured);
-    };
+    const sweep = (label: string, send: RequestSender): Promise<number> => sweepForBest(context, {
+      label: `image sweep: ${label} concurrency`, series: `image: ${label}`, unit: "images/s", settings: options.imageConcurrency,
+      measure: (concurrency) => at(send, concurrency, options.calibrationWindowMs)(),
+    });
     const ensembleConcurrency = await sweep("ensemble", ensemble);
     const clientConcurrency = await sweep("client preprocesses", clientSide);
     context.notes.push(

@@ -6,12 +6,9 @@ import type { BenchContext } from "./bench-context";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { preparedSender } from "../server/perf/prepared-sender";
 import { measureThroughput } from "../server/perf/throughput-measurement";
+import { sweepForBest } from "./sweep-for-best";
 
 const MODEL = "resnet50";
-
-function best<T>(candidates: readonly { setting: T; measured: SideMeasurement }[]): T {
-  return candidates.reduce((a, b) => (b.measured.throughput > a.measured.throughput ? b : a)).setting;
-}
 
 /**
  * resnet50 (compute-bound): the server at its best concurrency against ONNX Runtime in-process at its best batch
@@ -45,22 +42,14 @@ export async function runResnet50Suite(context: BenchContext): Promise<Compariso
     let bestConcurrency: number;
     const results: ComparisonResult[] = [];
     try {
-      const serverSweep = [];
-      for (const concurrency of options.resnet50Concurrency) {
-        const measured = await serverAt(concurrency, "binary", options.calibrationWindowMs)();
-        log(`resnet50 sweep: server concurrency ${concurrency}: ${measured.throughput.toFixed(1)} infer/s`);
-        context.chartPoints.push({ series: "resnet50 server (binary)", level: concurrency, ...measured });
-        serverSweep.push({ setting: concurrency, measured });
-      }
-      const baselineSweep = [];
-      for (const batchSize of options.resnet50BatchSizes) {
-        const measured = await baseline.measure({ batchSize, warmupMs: options.warmupMs, durationMs: options.calibrationWindowMs });
-        log(`resnet50 sweep: in-process ORT batch ${batchSize}: ${measured.throughput.toFixed(1)} infer/s`);
-        context.chartPoints.push({ series: "resnet50 in-process ORT (per batch)", level: batchSize, ...measured });
-        baselineSweep.push({ setting: batchSize, measured });
-      }
-      bestConcurrency = best(serverSweep);
-      const bestBatch = best(baselineSweep);
+      bestConcurrency = await sweepForBest(context, {
+        label: "resnet50 sweep: server concurrency", series: "resnet50 server (binary)", settings: options.resnet50Concurrency,
+        measure: (concurrency) => serverAt(concurrency, "binary", options.calibrationWindowMs)(),
+      });
+      const bestBatch = await sweepForBest(context, {
+        label: "resnet50 sweep: in-process ORT batch", series: "resnet50 in-process ORT (per batch)", settings: options.resnet50BatchSizes,
+        measure: (batchSize) => baseline.measure({ batchSize, warmupMs: options.warmupMs, durationMs: options.calibrationWindowMs }),
+      });
       results.push(await runAbComparison(
         MODEL, `server concurrency ${bestConcurrency}, ORT batch ${bestBatch}`,
         { label: "server", measure: serverAt(bestConcurrency, "binary") },

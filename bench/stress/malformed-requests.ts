@@ -63,7 +63,7 @@ const input = fc.record(
 const output = fc.record({ name: fc.oneof(fc.constantFrom("OUTPUT0", "OUTPUT1"), fc.string({ maxLength: 8 }), junk), parameters }, { requiredKeys: [] });
 
 /** A JSON infer body: a valid one's structure with any part replaced by something wrong. */
-export const inferBody = fc.record(
+const inferBody = fc.record(
   {
     id: fc.oneof(fc.string({ maxLength: 8 }), junk),
     inputs: fc.oneof({ weight: 5, arbitrary: fc.array(input, { maxLength: 3 }) }, { weight: 1, arbitrary: junk }),
@@ -90,7 +90,7 @@ function restInfer(path: string, body: Buffer | string, headers: Record<string, 
 const inferPath = fc.tuple(modelName, version).map(([model, v]) => `/v2/models/${model}${v}/infer`);
 
 /** Every kind of malformed REST request, weighted towards infer bodies (the largest attack surface). */
-export const malformedRestRequest: fc.Arbitrary<RestRequest> = fc.oneof(
+const malformedRestRequest: fc.Arbitrary<RestRequest> = fc.oneof(
   // Structurally wrong JSON bodies.
   { weight: 6, arbitrary: fc.tuple(inferPath, inferBody).map(([path, body]) => restInfer(path, JSON.stringify(body))) },
   // Literals past what a double holds exactly, in the places where integers matter.
@@ -167,7 +167,7 @@ const grpcInput = fc.record({
 }, { requiredKeys: ["name", "datatype", "shape"] });
 
 /** A ModelInferRequest that fits the proto but not the model, or asks for something absurd. */
-export const malformedGrpcMessage: fc.Arbitrary<Record<string, unknown>> = fc.record({
+const malformedGrpcMessage: fc.Arbitrary<Record<string, unknown>> = fc.record({
   model_name: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...MALFORMED_MODELS) }, { weight: 1, arbitrary: fc.string({ maxLength: 12 }) }),
   model_version: fc.constantFrom("", "1", "0", "x", "-1", "99999999999999999999"),
   id: fc.string({ maxLength: 8 }),
@@ -178,7 +178,7 @@ export const malformedGrpcMessage: fc.Arbitrary<Record<string, unknown>> = fc.re
 }, { requiredKeys: ["model_name"] });
 
 /** Bytes to send as a ModelInferRequest: a valid message cut, corrupted or extended, or noise. */
-export function malformedGrpcBytes(validMessage: Buffer): fc.Arbitrary<Buffer> {
+function malformedGrpcBytes(validMessage: Buffer): fc.Arbitrary<Buffer> {
   return fc.oneof(
     fc.uint8Array({ maxLength: 512 }).map((b) => Buffer.from(b)),
     fc.nat({ max: Math.max(0, validMessage.byteLength - 1) }).map((end) => validMessage.subarray(0, end)),

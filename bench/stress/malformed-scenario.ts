@@ -1,4 +1,4 @@
-import { Pool } from "undici";
+import { type Dispatcher, Pool } from "undici";
 import { describeCase, MALFORMED_MODELS, type MalformedCase, sampleMalformedCases } from "./malformed-requests";
 import { check, type ScenarioResult, scenarioResult, type StressLog } from "./scenario-result";
 import { GrpcStressClient, type Outcome, type OutcomeKind, restCall } from "./stress-clients";
@@ -66,12 +66,13 @@ export async function runMalformedScenario(paths: StressPaths, settings: Malform
   let crashes = 0;
   try {
     await target.start();
+    const validRest = simpleRestRequest("simple");
     const validGrpc = target.grpc.encode(simpleGrpcMessage("simple"));
     const cases = sampleMalformedCases(settings.count, settings.seed, validGrpc);
     log(`(a) ${cases.length} malformed requests (seed ${settings.seed}) against ${target.server.httpUrl} and grpc://${target.server.grpcAddress}`);
     for (const [index, entry] of cases.entries()) {
       const tally = tallies[entry.protocol];
-      const outcome = await send(target, entry, settings.timeoutMs);
+      const outcome = await sendMalformed({ pool: target.pool, httpUrl: target.server.httpUrl, grpc: target.grpc }, entry, settings.timeoutMs);
       tally.sent++;
       tally.byKind[outcome.kind]++;
       tally.byStatus[outcome.status] = (tally.byStatus[outcome.status] ?? 0) + 1;
@@ -79,8 +80,8 @@ export async function runMalformedScenario(paths: StressPaths, settings: Malform
         examples.push(`#${index} ${outcome.kind} ${outcome.status} "${outcome.detail}" <- ${describeCase(entry)}`);
       }
       const followUp = entry.protocol === "rest"
-        ? await restCall(target.pool, target.server.httpUrl, simpleRestRequest("simple"), settings.timeoutMs)
-        : await target.grpc.modelInfer(simpleGrpcMessage("simple"), settings.timeoutMs);
+        ? await restCall(target.pool, target.server.httpUrl, validRest, settings.timeoutMs)
+        : await target.grpc.modelInferBytes(validGrpc, settings.timeoutMs);
       if (followUp.kind !== "ok") {
         tally.followUpFailures++;
         if (examples.length < 20) examples.push(`#${index} follow-up ${followUp.kind} ${followUp.status} "${followUp.detail}" after ${describeCase(entry)}`);
@@ -122,8 +123,16 @@ export async function runMalformedScenario(paths: StressPaths, settings: Malform
   }, examples);
 }
 
-function send(target: Target, entry: MalformedCase, timeoutMs: number): Promise<Outcome> {
-  if (entry.protocol === "rest") return restCall(target.pool, target.server.httpUrl, entry.request, timeoutMs);
+/** Where a malformed case goes: the server's REST origin over `pool`, its gRPC endpoint over `grpc`. */
+export interface MalformedTarget {
+  readonly pool: Dispatcher;
+  readonly httpUrl: string;
+  readonly grpc: GrpcStressClient;
+}
+
+/** Sends one malformed case over its protocol; never rejects. */
+export function sendMalformed(target: MalformedTarget, entry: MalformedCase, timeoutMs: number): Promise<Outcome> {
+  if (entry.protocol === "rest") return restCall(target.pool, target.httpUrl, entry.request, timeoutMs);
   if ("bytes" in entry) return target.grpc.modelInferBytes(entry.bytes, timeoutMs);
   let bytes: Buffer;
   try {

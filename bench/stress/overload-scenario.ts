@@ -35,7 +35,8 @@ instance_group [ { count: 1 kind: KIND_CPU } ]`);
   const grpc = new GrpcStressClient(server.grpcAddress);
   const body = JSON.stringify({ inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], data: [...new Int32Array(INPUT.buffer)] }] });
   const restSend = () => restCall(pool, server.httpUrl, { method: "POST", path: `/v2/models/${MODEL}/infer`, headers: { "content-type": "application/json" }, body }, settings.timeoutMs);
-  const grpcSend = () => grpc.modelInfer({ model_name: MODEL, inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16] }], raw_input_contents: [INPUT] }, settings.timeoutMs);
+  const grpcRequest = grpc.encode({ model_name: MODEL, inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16] }], raw_input_contents: [INPUT] });
+  const grpcSend = () => grpc.modelInferBytes(grpcRequest, settings.timeoutMs);
   try {
     // Settle first so the baseline is the idle server, connections and gRPC channel included.
     await restSend();

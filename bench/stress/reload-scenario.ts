@@ -28,8 +28,11 @@ interface ModeResult {
 async function underLoad(server: StressServer, settings: ReloadSettings, reload: (index: number) => Promise<void>): Promise<ModeResult> {
   const pool = new Pool(server.httpUrl, { connections: settings.clientsPerProtocol });
   const grpc = new GrpcStressClient(server.grpcAddress);
-  const rest = () => restCall(pool, server.httpUrl, simpleRestRequest(MODEL), settings.timeoutMs);
-  const viaGrpc = () => grpc.modelInfer(simpleGrpcMessage(MODEL), settings.timeoutMs);
+  // Built and encoded once: every client sends the same request.
+  const restRequest = simpleRestRequest(MODEL);
+  const grpcRequest = grpc.encode(simpleGrpcMessage(MODEL));
+  const rest = () => restCall(pool, server.httpUrl, restRequest, settings.timeoutMs);
+  const viaGrpc = () => grpc.modelInferBytes(grpcRequest, settings.timeoutMs);
   const load = new ClosedLoopLoad([...Array.from({ length: settings.clientsPerProtocol }, () => rest), ...Array.from({ length: settings.clientsPerProtocol }, () => viaGrpc)]);
   try {
     await sleep(300);

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Pool } from "undici";
 import { ClosedLoopLoad, Sampler } from "./closed-loop-load";
 import { MALFORMED_MODELS, sampleMalformedCases } from "./malformed-requests";
+import { sendMalformed } from "./malformed-scenario";
 import { check, percentile, round, type ScenarioResult, scenarioResult, type StressLog } from "./scenario-result";
 import { resnetRequest } from "./resnet-request";
 import { simpleGrpcMessage, simpleRestRequest } from "./simple-requests";
@@ -47,27 +48,20 @@ export async function runSoakScenario(paths: StressPaths, settings: SoakSettings
   const server = await startStressServer(paths, paths.exampleRepository, ["--model-control-mode", "explicit", ...models.flatMap((m) => ["--load-model", m])]);
   const pool = new Pool(server.httpUrl, { connections: 8 });
   const grpc = new GrpcStressClient(server.grpcAddress);
-  const malformed = sampleMalformedCases(200, settings.seed, grpc.encode(simpleGrpcMessage("simple")));
+  const simpleGrpc = grpc.encode(simpleGrpcMessage("simple"));
+  const malformed = sampleMalformedCases(200, settings.seed, simpleGrpc);
   let nextMalformed = 0;
   const call = (request: RestRequest) => () => restCall(pool, server.httpUrl, request, settings.timeoutMs);
   const valid: (() => Promise<Outcome>)[] = [
     call(simpleRestRequest("simple")), call(simpleRestRequest("simple")),
-    () => grpc.modelInfer(simpleGrpcMessage("simple"), settings.timeoutMs), () => grpc.modelInfer(simpleGrpcMessage("simple"), settings.timeoutMs),
+    () => grpc.modelInferBytes(simpleGrpc, settings.timeoutMs), () => grpc.modelInferBytes(simpleGrpc, settings.timeoutMs),
     call(resnetRequest()), call(bytesRequest()),
     (() => {
       let next = 0;
       return () => restCall(pool, server.httpUrl, CONTROL_ROUTES[next++ % CONTROL_ROUTES.length]!, settings.timeoutMs);
     })(),
   ];
-  const hostile = async (): Promise<Outcome> => {
-    const entry = malformed[nextMalformed++ % malformed.length]!;
-    if (entry.protocol === "rest") return restCall(pool, server.httpUrl, entry.request, settings.timeoutMs);
-    try {
-      return await grpc.modelInferBytes("bytes" in entry ? entry.bytes : grpc.encode(entry.message), settings.timeoutMs);
-    } catch {
-      return { kind: "client-error", status: "UNENCODABLE", latencyMs: 0, detail: "" };
-    }
-  };
+  const hostile = (): Promise<Outcome> => sendMalformed({ pool, httpUrl: server.httpUrl, grpc }, malformed[nextMalformed++ % malformed.length]!, settings.timeoutMs);
   try {
     log(`(e) soak: ${valid.length} valid clients and 1 malformed-request client for ${Math.round(settings.durationMs / 1000)} s`);
     const memory = new Sampler(() => residentMiB(server.process.pid), 2000);

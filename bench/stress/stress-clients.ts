@@ -78,8 +78,8 @@ type GrpcMessage = Record<string, unknown>;
 const MODEL_INFER_PATH = "/inference.GRPCInferenceService/ModelInfer";
 
 /**
- * A gRPC client for the campaign: ModelInfer from a message object (serialized by our own protos) or from raw
- * bytes sent as the message, which is how undecodable protobuf reaches the server.
+ * A gRPC client for the campaign: ModelInfer with raw bytes sent as the message, a valid request encoded once by
+ * {@link encode} (our own protos) or undecodable protobuf, which reaches the server only this way.
  */
 export class GrpcStressClient {
   readonly #client: GrpcClient;
@@ -98,10 +98,6 @@ export class GrpcStressClient {
   /** The wire bytes of a ModelInferRequest; throws when the object does not fit the proto. */
   encode(message: GrpcMessage): Buffer {
     return this.#serialize(message);
-  }
-
-  modelInfer(message: GrpcMessage, timeoutMs: number): Promise<Outcome> {
-    return this.modelInferBytes(this.encode(message), timeoutMs);
   }
 
   modelInferBytes(bytes: Buffer, timeoutMs: number): Promise<Outcome> {

@@ -1,5 +1,6 @@
 import path from "node:path";
-import { Command, InvalidArgumentError } from "commander";
+import { Command } from "commander";
+import { knownList, positiveInteger } from "../option-parsers";
 import type { BurstSettings } from "./burst-retention-scenario";
 import type { MalformedSettings } from "./malformed-scenario";
 import type { OverloadSettings } from "./overload-scenario";
@@ -43,25 +44,12 @@ export function stressProfile(short: boolean, seed: number, outDir: string): Str
   };
 }
 
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
-  return n;
-}
-
-function scenarioList(value: string): ScenarioId[] {
-  const ids = value.split(",").map((part) => part.trim());
-  const unknown = ids.filter((id) => !(SCENARIOS as readonly string[]).includes(id));
-  if (unknown.length > 0) throw new InvalidArgumentError(`unknown scenario ${unknown.join(", ")} (${SCENARIOS.join(", ")})`);
-  return ids as ScenarioId[];
-}
-
 /** Parses `npm run stress -- <flags>`. */
 export function parseStressOptions(argv: readonly string[], repositoryRoot: string): StressOptions {
   const o = new Command("run-stress")
     .description("Stress campaign against the server on 127.0.0.1: (a) malformed requests, (b) overload, (c) SIGTERM under load, (d) reload under load, (e) soak, (f) overload bursts")
     .option("--short", "the profile npm test runs: (a)-(d) only, short windows", false)
-    .option("--scenarios <list>", `scenarios to run, of ${SCENARIOS.join(",")}`, scenarioList)
+    .option("--scenarios <list>", `scenarios to run, of ${SCENARIOS.join(",")}`, knownList(SCENARIOS, "scenario", { skipEmpty: false }))
     .option("--seed <n>", "fast-check seed of the malformed requests (the same seed sends the same requests)", positiveInteger, 15)
     .option("--malformed <n>", "malformed requests, half REST and half gRPC (default 600, short 300)", positiveInteger)
     .option("--overload-secs <s>", "length of the overload (default 20, short 3)", positiveInteger)

@@ -16,7 +16,7 @@ export interface StressSetup {
 const cell = (value: unknown): string => String(value).replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 /** The report as markdown: a summary table, then each scenario's checks, figures and examples. */
-export function stressMarkdown(setup: StressSetup, results: readonly ScenarioResult[]): string {
+function stressMarkdown(setup: StressSetup, results: readonly ScenarioResult[]): string {
   const lines = [
     "# Stress campaign report", "",
     `- command: \`${setup.command}\``, `- started: ${setup.startedAt}`, `- machine: ${setup.machine}`,

@@ -1,7 +1,8 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type ServiceProcess, startServiceProcess } from "../../server/tune/service-process";
+import { startInferenceServerProcess } from "../../server/tune/inference-server-process";
+import type { ServiceProcess } from "../../server/tune/service-process";
 
 /** The server under stress, a child process on 127.0.0.1 with OS-picked ports. */
 export interface StressServer {
@@ -18,12 +19,9 @@ export interface StressPaths {
 }
 
 export async function startStressServer(paths: StressPaths, modelRepository: string, extraArgs: readonly string[]): Promise<StressServer> {
-  const child = await startServiceProcess([
-    path.join(paths.repositoryRoot, "dist", "server", "main.js"), "--model-repository", modelRepository,
-    "--http-address", "127.0.0.1", "--http-port", "0", "--grpc-address", "127.0.0.1", "--grpc-port", "0",
-    "--allow-metrics", "false", ...extraArgs,
-  ], { http: /"service":"http","port":(\d+)/, grpc: /"service":"grpc","port":(\d+)/ }, 120_000, paths.repositoryRoot);
-  return { process: child, httpUrl: `http://127.0.0.1:${child.ports["http"]}`, grpcAddress: `127.0.0.1:${child.ports["grpc"]}` };
+  const server = await startInferenceServerProcess(modelRepository, ["--allow-metrics", "false", ...extraArgs], paths.repositoryRoot);
+  if (server.grpcAddress === undefined) throw new Error("the stress campaign needs the gRPC endpoint; do not pass --allow-grpc");
+  return { process: server.process, httpUrl: server.httpUrl, grpcAddress: server.grpcAddress };
 }
 
 /** Resident set size of a process, MiB (Linux /proc); undefined once it is gone. */

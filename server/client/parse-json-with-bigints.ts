@@ -1,6 +1,8 @@
-const LONG_INTEGER = /-?\d{16,}/;
-/** Triton's rapidjson writes NaN and infinities by name (kWriteNanAndInfFlag), as Python's json module does. */
-const NAMED_NUMBER = /NaN|-?Infinity/;
+/**
+ * What makes a response need the rewrite, in one scan: a 16+ digit run (an integer that may not fit a double), or
+ * a number by name (Triton's rapidjson writes NaN and infinities so, kWriteNanAndInfFlag, as Python's json module does).
+ */
+const NEEDS_REWRITE = /\d{16,}|NaN|Infinity/;
 const NAMED_VALUES: Readonly<Record<string, number>> = { "NaN": Number.NaN, "Infinity": Infinity, "-Infinity": -Infinity };
 /** Object key that cannot come from the server: JSON text never holds a raw NUL. */
 const MARKER = "\u0000bigint";
@@ -12,7 +14,7 @@ const MARKER = "\u0000bigint";
  * that contain a 16+ digit run or one of those names pay for the rewrite.
  */
 export function parseJsonWithBigInts(text: string): unknown {
-  if (!LONG_INTEGER.test(text) && !NAMED_NUMBER.test(text)) return JSON.parse(text);
+  if (!NEEDS_REWRITE.test(text)) return JSON.parse(text);
   let rewritten = "";
   let copiedUpTo = 0;
   for (let i = 0; i < text.length; i++) {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { booleanFlag } from "../cli/option-parsers";
+import { booleanFlag, integer, positiveNumber, shape } from "../cli/option-parsers";
 import type { ClientTls, TensorFormat } from "../client/index";
 import { type LoadRange, parseLoadRange } from "./load-range";
 
@@ -47,23 +47,8 @@ export interface PerfOptions {
   readonly prometheusLingerMs: number;
 }
 
-/** commander argument parser: an integer of at least `min`. */
-export function integer(min: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`must be an integer >= ${min}`);
-    return n;
-  };
-}
-
-/** commander argument parser: a finite number above 0. */
-export function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("must be a positive number");
-  return n;
-}
-
-function range(kind: "concurrency" | "request-rate") {
+/** commander argument parser: a `start:end:step` load range, {@link parseLoadRange}'s complaint as the error. */
+export function loadRange(kind: "concurrency" | "request-rate") {
   return (value: string): LoadRange => {
     try {
       return parseLoadRange(value, kind);
@@ -78,13 +63,6 @@ function header(value: string, previous: Record<string, string> = {}): Record<st
   const match = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):(.*)$/.exec(value);
   if (match === null) throw new InvalidArgumentError("expected NAME:VALUE, NAME a header field name");
   return { ...previous, [match[1]!.toLowerCase()]: match[2]!.trim() };
-}
-
-/** commander argument parser for a repeatable `--shape NAME:d1,d2` (dimensions without the batch dimension). */
-export function shape(value: string, previous: Map<string, number[]> = new Map()): Map<string, number[]> {
-  const match = /^(.+):(\d+(?:,\d+)*)$/.exec(value);
-  if (match === null) throw new InvalidArgumentError("expected NAME:d1,d2,... (dimensions without the batch dimension)");
-  return new Map(previous).set(match[1]!, match[2]!.split(",").map(Number));
 }
 
 /**
@@ -139,8 +117,8 @@ export function buildPerfCommand(): Command {
     .option("-u, --url <host:port>", "server address (default: localhost:8000 for http, localhost:8001 for grpc)")
     .addOption(new Option("-i, --protocol <protocol>", "protocol").choices(["http", "grpc"]).default("http"))
     .option("-b, --batch-size <n>", "batch size of each request", integer(1), 1)
-    .option("--concurrency-range <start:end:step>", "closed loop: requests kept outstanding (end 0: grow until --latency-threshold) (default: 1)", range("concurrency"))
-    .option("--request-rate-range <start:end:step>", "open loop: requests started per second", range("request-rate"))
+    .option("--concurrency-range <start:end:step>", "closed loop: requests kept outstanding (end 0: grow until --latency-threshold) (default: 1)", loadRange("concurrency"))
+    .option("--request-rate-range <start:end:step>", "open loop: requests started per second", loadRange("request-rate"))
     .addOption(new Option("--request-distribution <kind>", "arrival pattern of --request-rate-range").choices(["constant", "poisson"]).default("constant"))
     .option("-p, --measurement-interval <ms>", "length of one measurement window", integer(1), 5000)
     .option("-s, --stability-percentage <pct>", "largest spread (max/min - 1, %) of throughput and latency over the last 3 windows", positiveNumber, 10)

@@ -1,15 +1,16 @@
 import { InferenceServerError, type InferInput } from "../client/index";
-import { type ComparisonResult, runAbComparison } from "../perf/ab-comparison";
+import type { ComparisonResult } from "../perf/ab-comparison";
 import { loadLevels } from "../perf/load-range";
 import type { ProgressLine } from "../perf/progress-line";
-import { measureThroughput } from "../perf/throughput-measurement";
 import type { CandidateRecord } from "./candidate-results";
 import { CandidateLoadError, CandidateServer } from "./candidate-server";
+import { compareServedConfigs } from "./compare-served-configs";
 import { type MeasuredPoint, measureAtConcurrency } from "./measure-candidate";
 import type { TuneOptions } from "./tune-options";
 import { defaultConcurrency, describeSettings, type TunedSettings } from "./tuned-settings";
 
-function fixed(value: number, digits = 1): string {
+/** A figure of a progress or report line, with `digits` decimals. */
+export function fixed(value: number, digits = 1): string {
   return value.toFixed(digits);
 }
 
@@ -47,8 +48,9 @@ export class CandidateRunner {
     const points: MeasuredPoint[] = [];
     const { measurement, verbose } = this.options;
     try {
+      const send = server.sender(inputs);
       for (const concurrency of this.levels(settings)) {
-        points.push(await measureAtConcurrency(server.sender(inputs), server.readStatistics, concurrency, measurement, (trial, window, windowMs) => {
+        points.push(await measureAtConcurrency(send, server.readStatistics, concurrency, measurement, (trial, window, windowMs) => {
           const line = `[${id}] concurrency ${concurrency} · window ${trial}/${measurement.maxTrials} of ${windowMs} ms · ${fixed(window.throughput)} infer/s`;
           if (verbose) this.log(line);
           else this.progress.update(line);
@@ -83,18 +85,12 @@ export class CandidateRunner {
    */
   async compareSideBySide(pickText: string, startText: string, concurrency: number, durationMs: number, inputs: readonly InferInput[]): Promise<ComparisonResult> {
     const { modelName, protocol, abRounds, measurement } = this.options;
-    const servers: CandidateServer[] = [];
-    try {
-      for (const text of [pickText, startText]) servers.push(await this.start(text));
-      const side = (label: string, server: CandidateServer) => ({
-        label,
-        measure: () => measureThroughput(server.sender(inputs), { concurrency, warmupMs: measurement.measurementIntervalMs, durationMs }),
-      });
-      return await runAbComparison(modelName, `concurrency ${concurrency}, ${protocol}`, side("pick", servers[0]!), side("start", servers[1]!), abRounds,
-        (round, r) => this.log(`A/B round ${round}: pick ${fixed(r.a.throughput)} infer/s (p99 ${fixed(r.a.p99Ms, 2)} ms), start ${fixed(r.b.throughput)} infer/s (p99 ${fixed(r.b.p99Ms, 2)} ms): ${r.ratio.toFixed(2)}`));
-    } finally {
-      await Promise.all(servers.map((server) => server.stop()));
-    }
+    return compareServedConfigs({
+      start: (text) => this.start(text), a: { label: "pick", configText: pickText }, b: { label: "start", configText: startText },
+      inputs: () => inputs, concurrency, warmupMs: measurement.measurementIntervalMs, durationMs,
+      name: modelName, setting: `concurrency ${concurrency}, ${protocol}`, rounds: abRounds,
+      onRound: (round, r) => this.log(`A/B round ${round}: pick ${fixed(r.a.throughput)} infer/s (p99 ${fixed(r.a.p99Ms, 2)} ms), start ${fixed(r.b.throughput)} infer/s (p99 ${fixed(r.b.p99Ms, 2)} ms): ${r.ratio.toFixed(2)}`),
+    });
   }
 
   #reported(record: CandidateRecord): CandidateRecord {

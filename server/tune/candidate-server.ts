@@ -3,6 +3,7 @@ import type { RequestSender } from "../perf/load-generator";
 import { preparedSender } from "../perf/prepared-sender";
 import { createCandidateRepository, type CandidateRepository } from "./candidate-repository";
 import { type InferenceServerProcess, startInferenceServerProcess } from "./inference-server-process";
+import { ServiceStartError } from "./service-process";
 
 /** A candidate configuration that did not serve: the server's own reason. */
 export class CandidateLoadError extends Error {
@@ -70,9 +71,8 @@ export class CandidateServer {
       ]);
     } catch (error) {
       await repository.remove();
-      const message = (error as Error).message;
-      const output = message.slice(message.indexOf("\n") + 1);
-      throw new CandidateLoadError(serverFailureReason(output));
+      if (!(error instanceof ServiceStartError)) throw error;
+      throw new CandidateLoadError(serverFailureReason(error.output));
     }
     const url = options.protocol === "grpc" ? `grpc://${server.grpcAddress!}` : server.httpUrl;
     return new CandidateServer(repository, server, options, new InferenceClient({ url }), new InferenceClient({ url: server.httpUrl }));

@@ -23,7 +23,7 @@ export interface WalkSettings {
 }
 
 /** Model Analyzer's quick-search constants. */
-export const MODEL_ANALYZER_WALK: WalkSettings = { radius: 2, minInitialized: 3, stepMagnitude: 2 };
+const MODEL_ANALYZER_WALK: WalkSettings = { radius: 2, minInitialized: 3, stepMagnitude: 2 };
 
 export interface WalkState {
   readonly home: Coordinate;

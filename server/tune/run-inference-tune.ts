@@ -3,11 +3,11 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { InferInput, ModelConfig } from "../client/index";
-import { buildInputSets } from "../perf/input-sets";
+import { buildInputSets, readInputDataSource } from "../perf/input-sets";
 import { PerfError } from "../perf/perf-error";
 import { type ProgressStream, ProgressLine } from "../perf/progress-line";
 import { type CandidateRecord, candidateScore, describeCandidate, type RatedPoint, ratePoints } from "./candidate-results";
-import { CandidateRunner, describePoint } from "./candidate-runner";
+import { CandidateRunner, describePoint, fixed } from "./candidate-runner";
 import { CandidateLoadError, type CandidateServer } from "./candidate-server";
 import { confirmPick } from "./confirm-pick";
 import { runSearch } from "./run-search";
@@ -39,10 +39,6 @@ function checkTunable(config: ModelConfig, modelName: string): void {
   if (config.model_transaction_policy?.decoupled === true) throw new TuneError(`model '${modelName}' is decoupled (many responses per request); inference-tune drives request/response models`);
 }
 
-function fixed(value: number, digits = 1): string {
-  return value.toFixed(digits);
-}
-
 /** What the starting configuration tells: its effective settings, the request inputs, the GPUs, and its measurement. */
 interface StartingPoint {
   readonly settings: TunedSettings;
@@ -64,12 +60,10 @@ async function measureStart(runner: CandidateRunner, userText: string, options: 
     const [config, metadata] = await Promise.all([server.control.modelConfig(modelName), server.control.modelMetadata(modelName)]);
     checkTunable(config, modelName);
     const settings = settingsOfConfig(config, cores);
+    const source = await readInputDataSource(options.inputData);
     let inputs: InferInput[];
     try {
-      inputs = buildInputSets(metadata.inputs, {
-        batchSize: 1, maxBatchSize: config.max_batch_size, shapes: options.shapes,
-        source: options.inputData === "zero" ? { kind: "zero" } : { kind: "random", seed: 1 },
-      })[0]!;
+      inputs = buildInputSets(metadata.inputs, { batchSize: 1, maxBatchSize: config.max_batch_size, shapes: options.shapes, source })[0]!;
     } catch (error) {
       if (error instanceof PerfError) throw new TuneError(error.message);
       throw error;

@@ -108,7 +108,7 @@ export function dimensionSizes(space: SearchSpace): number[] {
 }
 
 /** The dimension names, in coordinate order (for messages). */
-export const DIMENSION_NAMES = ["instance count", "intra-op threads", "max batch size", "max queue delay", "preferred batch size"] as const;
+const DIMENSION_NAMES = ["instance count", "intra-op threads", "max batch size", "max queue delay", "preferred batch size"] as const;
 
 /** The settings at a coordinate, in canonical form. Throws for an index outside its dimension. */
 export function settingsAt(space: SearchSpace, coordinate: Coordinate): TunedSettings {
@@ -133,7 +133,7 @@ export function settingsAt(space: SearchSpace, coordinate: Coordinate): TunedSet
  * The constraint filter on generated candidates: CPU instances never ask for more threads in total than there are
  * cores (they would only take turns on them), and a preferred batch size never exceeds the max batch size.
  */
-export function isValidCandidate(settings: TunedSettings, cores: number): boolean {
+function isValidCandidate(settings: TunedSettings, cores: number): boolean {
   if (settings.device.kind === "KIND_CPU" && settings.instanceCount * (settings.intraOpThreads ?? 1) > cores) return false;
   return (settings.dynamicBatching?.preferredBatchSizes ?? []).every((size) => size <= settings.maxBatchSize);
 }

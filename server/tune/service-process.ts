@@ -13,10 +13,17 @@ export interface ServiceProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** A service that exited or timed out before it announced its ports; `output` is everything it printed. */
+export class ServiceStartError extends Error {
+  constructor(reason: string, readonly output: string) {
+    super(`${reason}:\n${output}`);
+  }
+}
+
 /**
  * Starts `node <args>` and resolves once its output matched every pattern in `portPatterns` (the first capture
- * group is the port). Rejects with the output if it exits or has not announced them all within `timeoutMs`;
- * the child is killed then.
+ * group is the port). Rejects with a {@link ServiceStartError} if it exits or has not announced them all within
+ * `timeoutMs`; the child is killed then.
  */
 export function startServiceProcess(
   args: readonly string[], portPatterns: Readonly<Record<string, RegExp>>, timeoutMs: number, cwd: string,
@@ -29,11 +36,11 @@ export function startServiceProcess(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`${args[0]} did not start within ${timeoutMs} ms:\n${output}`));
+      reject(new ServiceStartError(`${args[0]} did not start within ${timeoutMs} ms`, output));
     }, timeoutMs);
     const onExit = (code: number | null): void => {
       clearTimeout(timer);
-      reject(new Error(`${args[0]} exited with code ${code} before it was ready:\n${output}`));
+      reject(new ServiceStartError(`${args[0]} exited with code ${code} before it was ready`, output));
     };
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();

@@ -1,7 +1,8 @@
 import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { type LoadRange, parseLoadRange } from "../perf/load-range";
-import { integer, positiveNumber, shape } from "../perf/perf-options";
+import { integer, positiveNumber, shape } from "../cli/option-parsers";
+import type { LoadRange } from "../perf/load-range";
+import { loadRange } from "../perf/perf-options";
 import type { SearchMode } from "./run-search";
 import type { SearchLists } from "./search-space";
 import type { TuneConstraints } from "./tune-constraints";
@@ -50,13 +51,9 @@ function acceleratorList(value: string): GpuAccelerator[] {
 }
 
 function concurrencyRange(value: string): LoadRange {
-  try {
-    const range = parseLoadRange(value, "concurrency");
-    if (range.end === 0) throw new RangeError("end 0 (grow without bound) is not available here; give the last concurrency");
-    return range;
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message);
-  }
+  const range = loadRange("concurrency")(value);
+  if (range.end === 0) throw new InvalidArgumentError("end 0 (grow without bound) is not available here; give the last concurrency");
+  return range;
 }
 
 /** The commander program: flags, defaults and help text. */
