@@ -1,12 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
-import { definedEntries, parseStackConfig, type RawStackConfig, type StackConfig } from "./stack-config";
+import { definedEntries, parseStackConfig, rawStackConfigKeys, type RawStackConfig, type StackConfig } from "./stack-config";
 
 // Keys whose stack-file value is a string; every other key is a number or an object, read as JSON.
-const stringKeys = ["environment", "namePrefix", "domain"] as const satisfies readonly (keyof RawStackConfig)[];
-const structuredKeys = [
-  "regions", "gpusPerNode", "cluster", "protectResources", "image", "modelRepository", "server", "autoscaling", "loadBalancer",
-  "vpc", "monitoring", "loadTest",
-] as const satisfies readonly (keyof RawStackConfig)[];
+const stringKeys: readonly (keyof RawStackConfig)[] = ["environment", "namePrefix", "domain"];
+const structuredKeys = rawStackConfigKeys.filter((key) => key !== "project" && !stringKeys.includes(key));
 
 /**
  * Reads the stack's configuration: the only place in the program that touches `pulumi.Config`.

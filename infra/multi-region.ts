@@ -27,6 +27,6 @@ export function multiRegionOf(region: string): MultiRegion {
 export function isNearLocation(region: string, location: string): boolean {
   const wanted = location.toLowerCase();
   const home = multiRegionOf(region);
-  return wanted === region || wanted === home.artifactRegistry || wanted === home.storage.toLowerCase()
-    || multiRegionOf(wanted).artifactRegistry === home.artifactRegistry;
+  // The region itself and its Artifact Registry multi-region map to its own multi-region; Cloud Storage's EU does not.
+  return wanted === home.storage.toLowerCase() || multiRegionOf(wanted).artifactRegistry === home.artifactRegistry;
 }

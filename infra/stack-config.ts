@@ -189,6 +189,9 @@ const rawStackConfigSchema = z.object({
 /** What the stack file says, as the program reads it (keys without the `<project>:` prefix). */
 export type RawStackConfig = z.input<typeof rawStackConfigSchema>;
 
+/** Every key of the schema, `project` (read from `gcp:project`) included. */
+export const rawStackConfigKeys = Object.keys(rawStackConfigSchema.shape) as (keyof RawStackConfig)[];
+
 /** One region's settings with every default filled in. */
 export interface RegionConfig {
   readonly name: string;

@@ -107,7 +107,7 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
     clusters: regions.map((region) => region.cluster),
   });
   const serving = regions.map((region) => region.serve({
-    stack: { ...config, negWait: config.loadBalancer.negWait },
+    stack: config,
     serverServiceAccountEmail: accounts.serverAccount.email,
     serverIdentity,
     image,

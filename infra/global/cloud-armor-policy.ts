@@ -1,5 +1,6 @@
 import * as gcp from "@pulumi/gcp";
 import type * as pulumi from "@pulumi/pulumi";
+import { type StackConfig } from "../stack-config";
 
 /** Cloud Armor's lowest priority: the rule that applies when no other matches. */
 const DEFAULT_RULE_PRIORITY = 2_147_483_647;
@@ -11,19 +12,23 @@ const everySourceAddress = { versionedExpr: "SRC_IPS_V1", config: { srcIpRanges:
  * and inclusions in paths, headers and JSON bodies, Node.js-specific attacks, scanners, protocol attacks
  * (request smuggling, header injection) and methods other than GET/HEAD/POST/OPTIONS.
  */
-export const WAF_RULES = [
+const WAF_RULES = [
   "sqli-v33-stable", "xss-v33-stable", "lfi-v33-stable", "rfi-v33-stable", "rce-v33-stable",
   "methodenforcement-v33-stable", "scannerdetection-v33-stable", "protocolattack-v33-stable", "nodejs-v33-stable",
 ] as const;
+
+/** The policy's rules: the WAF rules, the per-client throttle and the default rule (Cloud Armor bills per rule). */
+export const CLOUD_ARMOR_RULE_COUNT = WAF_RULES.length + 2;
 
 /** Arguments of {@link createCloudArmorPolicy}. */
 export interface CloudArmorPolicyArgs {
   readonly project: string;
   readonly requestsPerMinute: number;
-  /** 1-4: the OWASP paranoia level of the WAF signatures enabled (1 has the fewest false positives). */
-  readonly wafSensitivity: number;
-  /** Log what the WAF rules would block without blocking it (to tune the sensitivity on real traffic). */
-  readonly wafPreview: boolean;
+  /**
+   * `sensitivity` 1-4: the OWASP paranoia level of the WAF signatures enabled (1 has the fewest false positives);
+   * `preview`: log what the WAF rules would block without blocking it (to tune the sensitivity on real traffic).
+   */
+  readonly waf: StackConfig["loadBalancer"]["waf"];
 }
 
 /**
@@ -44,8 +49,8 @@ export function createCloudArmorPolicy(name: string, args: CloudArmorPolicyArgs,
         priority: 100 + index,
         description: `Preconfigured WAF: ${rule}`,
         action: "deny(403)",
-        preview: args.wafPreview,
-        match: { expr: { expression: `evaluatePreconfiguredWaf('${rule}', {'sensitivity': ${args.wafSensitivity}})` } },
+        preview: args.waf.preview,
+        match: { expr: { expression: `evaluatePreconfiguredWaf('${rule}', {'sensitivity': ${args.waf.sensitivity}})` } },
       })),
       {
         priority: 1000,

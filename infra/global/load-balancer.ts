@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { deletionPolicy } from "../deletion-policy";
 import { inferenceServer } from "../inference-server";
 import { describeMissingNegs, MISSING_NEG_HINT, type RegionNegs } from "../region";
-import { createCloudArmorPolicy } from "./cloud-armor-policy";
+import { createCloudArmorPolicy, type CloudArmorPolicyArgs } from "./cloud-armor-policy";
 import { publicApiPathMatcher, REFUSE } from "./public-api-routes";
 
 /** The standalone NEGs of every region and the Services that own them. */
@@ -26,7 +26,7 @@ export interface LoadBalancerArgs {
   readonly domain?: string;
   readonly maxRatePerEndpoint: number;
   readonly rateLimitRequestsPerMinute: number;
-  readonly waf: { readonly sensitivity: number; readonly preview: boolean };
+  readonly waf: CloudArmorPolicyArgs["waf"];
   readonly logSampleRate: number;
   readonly requestTimeoutSec: number;
   readonly grpcTimeoutSec: number;
@@ -88,8 +88,7 @@ export class LoadBalancer extends pulumi.ComponentResource {
     const securityPolicy = createCloudArmorPolicy(`${name}-armor`, {
       project: args.project,
       requestsPerMinute: args.rateLimitRequestsPerMinute,
-      wafSensitivity: args.waf.sensitivity,
-      wafPreview: args.waf.preview,
+      waf: args.waf,
     }, child);
     const negs = attachableNegs(args.backends.regions, this);
     const backendService = (suffix: string, protocol: "HTTP" | "H2C", groups: pulumi.Output<string[]>, timeoutSec: number) =>

@@ -5,7 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
  * Every Google API the program calls, directly or through GKE. Enabling one needs Service Usage and Cloud
  * Resource Manager already on (the README's preflight enables those two).
  */
-export const REQUIRED_APIS = [
+const REQUIRED_APIS = [
   "compute.googleapis.com", // VPC, firewall, NAT, load balancer, Cloud Armor, managed certificates
   "container.googleapis.com", // GKE
   "containerfilesystem.googleapis.com", // image streaming on the node pools

@@ -1,10 +1,10 @@
-import { WAF_RULES } from "../global/cloud-armor-policy";
+import { CLOUD_ARMOR_RULE_COUNT } from "../global/cloud-armor-policy";
 import { isNearLocation } from "../multi-region";
+import { SYSTEM_NODE_DISK_GIB } from "../region/gke-cluster";
+import { GPU_NODE_DISK_GIB } from "../region/gpu-node-pool";
+import { PROMETHEUS_VOLUME_GIB } from "../region/kube-prometheus-stack-values";
 import { type StackConfig } from "../stack-config";
 import { PRICE_TABLE, type PricedFamily } from "./price-table";
-
-/** Boot disks and the Prometheus volume the program asks for, GiB (see gke-cluster.ts, gpu-node-pool.ts, kube-prometheus-stack-values.ts). */
-const DISK_GIB = { gpuNode: 100, systemNode: 50, prometheus: 50 } as const;
 
 /** One priced item of the estimate, per hour, at the stack's smallest and largest scale. */
 export interface CostLine {
@@ -44,19 +44,18 @@ export function machineHourPrice(machineType: string, spot: boolean): MachinePri
 const diskHour = (gib: number) => (gib * PRICE_TABLE.balancedDiskGibMonth) / PRICE_TABLE.hoursPerMonth;
 
 /** Fewest GPU nodes a region keeps: the pool's minimum, or what the HPA's minimum replicas need (one GPU each). */
-export function minimumGpuNodes(config: Pick<StackConfig, "autoscaling" | "gpusPerNode">, minNodes: number): number {
+function minimumGpuNodes(config: Pick<StackConfig, "autoscaling" | "gpusPerNode">, minNodes: number): number {
   return Math.max(minNodes, Math.ceil(config.autoscaling.minReplicas / config.gpusPerNode));
 }
 
 function regionLines(config: StackConfig, region: StackConfig["regions"][number], unpriced: Set<string>): CostLine[] {
   const { gpuPool, systemPool } = region;
-  const t4Hour = config.gpusPerNode * PRICE_TABLE.t4Hour[gpuPool.spot ? "spot" : "onDemand"];
-  const gpuMachine = machineHourPrice(gpuPool.machineType, gpuPool.spot);
+  const gpuNodeHourAt = (spot: boolean) => (machineHourPrice(gpuPool.machineType, spot)?.hour ?? 0) + config.gpusPerNode * PRICE_TABLE.t4Hour[spot ? "spot" : "onDemand"];
+  const gpuNodeHour = gpuNodeHourAt(gpuPool.spot);
+  const otherTierHour = gpuNodeHourAt(!gpuPool.spot);
   const systemMachine = machineHourPrice(systemPool.machineType, false);
-  if (gpuMachine === undefined) unpriced.add(gpuPool.machineType);
+  if (machineHourPrice(gpuPool.machineType, gpuPool.spot) === undefined) unpriced.add(gpuPool.machineType);
   if (systemMachine === undefined) unpriced.add(systemPool.machineType);
-  const gpuNodeHour = (gpuMachine?.hour ?? 0) + t4Hour;
-  const otherTierHour = (machineHourPrice(gpuPool.machineType, !gpuPool.spot)?.hour ?? 0) + config.gpusPerNode * PRICE_TABLE.t4Hour[gpuPool.spot ? "onDemand" : "spot"];
   const gpuMin = minimumGpuNodes(config, gpuPool.minNodes);
   const gpuMax = gpuPool.maxNodes;
   const nodes = (min: number, max: number) => (min === max ? `${min}` : `${min}-${max}`);
@@ -78,9 +77,9 @@ function regionLines(config: StackConfig, region: StackConfig["regions"][number]
     { scope, item: "GKE cluster management fee (regional cluster)", minHour: PRICE_TABLE.gkeClusterHour, maxHour: PRICE_TABLE.gkeClusterHour },
     {
       scope,
-      item: `pd-balanced disks: ${DISK_GIB.gpuNode} GiB/GPU node, ${DISK_GIB.systemNode} GiB/system node, ${DISK_GIB.prometheus} GiB Prometheus`,
-      minHour: diskHour(gpuMin * DISK_GIB.gpuNode + systemPool.minNodes * DISK_GIB.systemNode + DISK_GIB.prometheus),
-      maxHour: diskHour(gpuMax * DISK_GIB.gpuNode + systemPool.maxNodes * DISK_GIB.systemNode + DISK_GIB.prometheus),
+      item: `pd-balanced disks: ${GPU_NODE_DISK_GIB} GiB/GPU node, ${SYSTEM_NODE_DISK_GIB} GiB/system node, ${PROMETHEUS_VOLUME_GIB} GiB Prometheus`,
+      minHour: diskHour(gpuMin * GPU_NODE_DISK_GIB + systemPool.minNodes * SYSTEM_NODE_DISK_GIB + PROMETHEUS_VOLUME_GIB),
+      maxHour: diskHour(gpuMax * GPU_NODE_DISK_GIB + systemPool.maxNodes * SYSTEM_NODE_DISK_GIB + PROMETHEUS_VOLUME_GIB),
     },
     {
       scope,
@@ -99,12 +98,11 @@ function regionLines(config: StackConfig, region: StackConfig["regions"][number]
 export function estimateStackCost(config: StackConfig): CostEstimate {
   const unpriced = new Set<string>();
   const forwardingRules = config.domain === undefined ? 1 : 2;
-  const armorRules = WAF_RULES.length + 2;
-  const armorHour = (PRICE_TABLE.cloudArmor.policyMonth + armorRules * PRICE_TABLE.cloudArmor.ruleMonth) / PRICE_TABLE.hoursPerMonth;
+  const armorHour = (PRICE_TABLE.cloudArmor.policyMonth + CLOUD_ARMOR_RULE_COUNT * PRICE_TABLE.cloudArmor.ruleMonth) / PRICE_TABLE.hoursPerMonth;
   const lines: CostLine[] = [
     ...config.regions.flatMap((region) => regionLines(config, region, unpriced)),
     { scope: "global", item: `load balancer: ${forwardingRules} forwarding rule${forwardingRules === 1 ? "" : "s"}`, minHour: PRICE_TABLE.forwardingRulesFirstFiveHour, maxHour: PRICE_TABLE.forwardingRulesFirstFiveHour, note: "up to five cost the same" },
-    { scope: "global", item: `Cloud Armor: 1 policy, ${armorRules} rules`, minHour: armorHour, maxHour: armorHour },
+    { scope: "global", item: `Cloud Armor: 1 policy, ${CLOUD_ARMOR_RULE_COUNT} rules`, minHour: armorHour, maxHour: armorHour },
   ];
   const notes: string[] = [];
   const gpuNodesHeldByHpa = config.regions.filter((region) => minimumGpuNodes(config, region.gpuPool.minNodes) > region.gpuPool.minNodes);
@@ -125,7 +123,7 @@ export function estimateStackCost(config: StackConfig): CostEstimate {
 }
 
 /** `$1.23/h`. */
-export function formatHour(hour: number): string {
+function formatHour(hour: number): string {
   return `$${hour.toFixed(2)}/h`;
 }
 

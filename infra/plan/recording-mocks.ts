@@ -72,7 +72,7 @@ export class RecordingMocks implements pulumi.runtime.Mocks {
         }
         return {
           ...inputs,
-          selfLink: `https://www.googleapis.com/compute/v1/projects/${project}/zones/${String(inputs["zone"])}/networkEndpointGroups/${String(inputs["name"])}`,
+          selfLink: `https://www.googleapis.com/compute/v1/projects/${project}/zones/${zone}/networkEndpointGroups/${name}`,
           networkEndpointType: "GCE_VM_IP_PORT",
           size: 1,
         };
@@ -96,7 +96,6 @@ export class RecordingMocks implements pulumi.runtime.Mocks {
       case "gcp:container/cluster:Cluster":
         return {
           name: physicalName,
-          endpoint: TEST_NET_ADDRESS,
           controlPlaneEndpointsConfig: { dnsEndpointConfig: { allowExternalTraffic: true, endpoint: `gke-${physicalName}.${String(inputs["location"])}.gke.goog` } },
         };
       case "random:index/randomPassword:RandomPassword":

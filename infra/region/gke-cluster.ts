@@ -5,6 +5,9 @@ import { type RegionConfig } from "../stack-config";
 import { fastImagePulls, hardenedNodeConfig, type NodeIdentity } from "./node-config";
 import { secondaryRangeNames } from "./regional-network";
 
+/** Boot disk of each system-pool node, GiB (pd-balanced). */
+export const SYSTEM_NODE_DISK_GIB = 50;
+
 /** Arguments of {@link createGkeCluster}. */
 export interface GkeClusterArgs {
   readonly project: string;
@@ -103,7 +106,7 @@ export function createGkeCluster(name: string, args: GkeClusterArgs, opts: pulum
       ...hardenedNodeConfig(args.nodes),
       ...fastImagePulls,
       machineType: region.systemPool.machineType,
-      diskSizeGb: 50,
+      diskSizeGb: SYSTEM_NODE_DISK_GIB,
       diskType: "pd-balanced",
       labels: { "inference.gke.io/pool": "system" },
     },

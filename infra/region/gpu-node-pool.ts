@@ -9,6 +9,9 @@ export const T4_ACCELERATOR = "nvidia-tesla-t4";
 /** The taint that keeps everything but GPU workloads off GPU nodes (pods requesting nvidia.com/gpu tolerate it). */
 export const GPU_TAINT = { key: "nvidia.com/gpu", value: "present", effect: "NO_SCHEDULE" } as const;
 
+/** Boot disk of each GPU node, GiB (pd-balanced). */
+export const GPU_NODE_DISK_GIB = 100;
+
 /** Arguments of {@link createGpuNodePool}. */
 export interface GpuNodePoolArgs {
   readonly project: string;
@@ -53,7 +56,7 @@ export function createGpuNodePool(name: string, args: GpuNodePoolArgs, opts: pul
       }],
       taints: [{ ...GPU_TAINT }],
       spot: region.gpuPool.spot,
-      diskSizeGb: 100,
+      diskSizeGb: GPU_NODE_DISK_GIB,
       diskType: "pd-balanced",
       labels: { "inference.gke.io/pool": "gpu" },
     },

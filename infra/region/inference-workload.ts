@@ -64,8 +64,22 @@ function negAnnotation(negNames: { readonly http: string; readonly grpc: string 
   });
 }
 
+/** The environment entry that hands a container the restricted APIs' key from its Secret (the server and the load test). */
+export function adminKeyEnv(adminKeySecret: k8s.core.v1.Secret): k8s.types.input.core.v1.EnvVar {
+  const { environmentVariable, secret } = inferenceServer.restrictedApis;
+  return { name: environmentVariable, valueFrom: { secretKeyRef: { name: adminKeySecret.metadata.name, key: secret.key } } };
+}
+
+/** Containers running the server image (the server and the load test): its non-root user, no privileges. */
+export const serverImageSecurityContext: k8s.types.input.core.v1.SecurityContext = {
+  runAsNonRoot: true,
+  runAsUser: 1000,
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ["ALL"] },
+};
+
 function serverContainer(args: InferenceWorkloadArgs, adminKeySecret: k8s.core.v1.Secret): k8s.types.input.core.v1.Container {
-  const { ports, health, restrictedApis } = inferenceServer;
+  const { ports, health } = inferenceServer;
   const httpGet = (path: string) => ({ path, port: "http" });
   return {
     name: "inference-server",
@@ -81,10 +95,7 @@ function serverContainer(args: InferenceWorkloadArgs, adminKeySecret: k8s.core.v
       `--http-restricted-api=${restrictedApiFlagValue()}`,
       `--grpc-restricted-protocol=${restrictedApiFlagValue()}`,
     ],
-    env: [{
-      name: restrictedApis.environmentVariable,
-      valueFrom: { secretKeyRef: { name: adminKeySecret.metadata.name, key: restrictedApis.secret.key } },
-    }],
+    env: [adminKeyEnv(adminKeySecret)],
     ports: [
       { name: "http", containerPort: ports.http },
       { name: "grpc", containerPort: ports.grpc },
@@ -100,12 +111,7 @@ function serverContainer(args: InferenceWorkloadArgs, adminKeySecret: k8s.core.v
     livenessProbe: { httpGet: httpGet(health.livePath), periodSeconds: 10, failureThreshold: 3, timeoutSeconds: 2 },
     lifecycle: { preStop: { exec: { command: ["sleep", String(PRE_STOP_SLEEP_SECONDS)] } } },
     volumeMounts: [{ name: "model-repository", mountPath: inferenceServer.modelRepositoryMountPath, readOnly: true }],
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: 1000,
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ["ALL"] },
-    },
+    securityContext: serverImageSecurityContext,
   };
 }
 

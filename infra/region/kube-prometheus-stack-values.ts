@@ -1,6 +1,9 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { monitoringNames } from "./monitoring-names";
 
+/** Prometheus's volume, GiB (standard-rwo: pd-balanced). */
+export const PROMETHEUS_VOLUME_GIB = 50;
+
 /** Inputs of {@link kubePrometheusStackValues}. */
 export interface KubePrometheusStackValuesArgs {
   /** The GCP region; every series scraped in the cluster gets a `region` label with it. */
@@ -56,7 +59,7 @@ export function kubePrometheusStackValues(args: KubePrometheusStackValuesArgs): 
         resources: { requests: { cpu: "500m", memory: "2Gi" }, limits: { memory: "4Gi" } },
         storageSpec: {
           volumeClaimTemplate: {
-            spec: { storageClassName: "standard-rwo", accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "50Gi" } } },
+            spec: { storageClassName: "standard-rwo", accessModes: ["ReadWriteOnce"], resources: { requests: { storage: `${PROMETHEUS_VOLUME_GIB}Gi` } } },
           },
         },
       },

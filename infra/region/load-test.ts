@@ -2,10 +2,11 @@ import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import { inferenceServer } from "../inference-server";
 import { type StackConfig } from "../stack-config";
+import { adminKeyEnv, serverImageSecurityContext } from "./inference-workload";
 import { monitoringNames } from "./monitoring-names";
 
 /** Names the load test's Job, pods and PodMonitor share. */
-export const loadTestNames = {
+const loadTestNames = {
   name: "inference-load-test",
   /** The port inference-perf serves its results on (`--prometheus-port`). */
   metricsPort: 9102,
@@ -27,7 +28,7 @@ export interface LoadTestArgs {
 const { environmentVariable, header, grpcMetadataPrefix } = inferenceServer.restrictedApis;
 
 /** inference-perf's command line: perf_analyzer's flags, the sweep from the stack config, the CSV to the log. */
-export function loadTestArguments(loadTest: StackConfig["loadTest"]): string[] {
+function loadTestArguments(loadTest: StackConfig["loadTest"]): string[] {
   const { namespace, name } = inferenceServer.kubernetes;
   const port = loadTest.protocol === "grpc" ? inferenceServer.ports.grpc : inferenceServer.ports.http;
   const keyHeader = loadTest.protocol === "grpc" ? `${grpcMetadataPrefix}${header}` : header;
@@ -74,13 +75,10 @@ export function createLoadTest(name: string, args: LoadTestArgs, opts: pulumi.Cu
             image: args.image,
             command: ["node", "dist/server/perf/main.js"],
             args: loadTestArguments(args.loadTest),
-            env: [{
-              name: environmentVariable,
-              valueFrom: { secretKeyRef: { name: args.adminKeySecret.metadata.name, key: inferenceServer.restrictedApis.secret.key } },
-            }],
+            env: [adminKeyEnv(args.adminKeySecret)],
             ports: [{ name: "metrics", containerPort: loadTestNames.metricsPort }],
             resources: { requests: { cpu: "2", memory: "2Gi" }, limits: { memory: "2Gi" } },
-            securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+            securityContext: serverImageSecurityContext,
           }],
         },
       },

@@ -23,9 +23,7 @@ export interface RegionArgs {
 
 /** What the serving part of a region needs beyond the cluster: the workload's settings and global resources. */
 export interface RegionServingArgs {
-  readonly stack: Pick<StackConfig, "project" | "server" | "autoscaling" | "monitoring" | "grafanaAdminPassword" | "alertmanagerConfig" | "loadTest"> & {
-    readonly negWait: StackConfig["loadBalancer"]["negWait"];
-  };
+  readonly stack: Pick<StackConfig, "project" | "server" | "autoscaling" | "monitoring" | "grafanaAdminPassword" | "alertmanagerConfig" | "loadTest" | "loadBalancer">;
   readonly serverServiceAccountEmail: pulumi.Input<string>;
   /** The Workload Identity binding the pods need; it exists only once a cluster does, hence the two steps. */
   readonly serverIdentity: pulumi.Resource;
@@ -115,14 +113,14 @@ export class Region extends pulumi.ComponentResource {
       adminKey: args.adminKey,
       server: stack.server,
       autoscaling: stack.autoscaling,
-      negWait: stack.negWait,
+      negWait: stack.loadBalancer.negWait,
     }, inCluster);
     const monitoring = createMonitoringStack(name, {
       region: this.#config,
       clusterName: this.clusterName,
       monitoring: stack.monitoring,
-      ...(stack.grafanaAdminPassword === undefined ? {} : { grafanaAdminPassword: stack.grafanaAdminPassword }),
-      ...(stack.alertmanagerConfig === undefined ? {} : { alertmanagerConfig: stack.alertmanagerConfig }),
+      grafanaAdminPassword: stack.grafanaAdminPassword,
+      alertmanagerConfig: stack.alertmanagerConfig,
       assets: args.monitoringAssets,
     }, inCluster);
     if (stack.loadTest.enabled) {

@@ -1,11 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { type StackConfig } from "../stack-config";
 
 /** How long and how often to look for a region's NEGs (stack config `loadBalancer.negWait`). */
-export interface NegWaitSettings {
-  readonly timeoutSeconds: number;
-  readonly settleSeconds: number;
-  readonly pollIntervalSeconds: number;
-}
+export type NegWaitSettings = StackConfig["loadBalancer"]["negWait"];
 
 /** The standalone NEGs of one region's Service that exist, and the zones that have none (yet). */
 export interface RegionNegs {
@@ -40,7 +37,7 @@ export interface FindNegsArgs {
 /** The Compute API's answer for a NEG that does not exist, as the provider reports it. */
 export function isNotFoundError(error: unknown): boolean {
   const message = error instanceof Error ? error.message : String(error);
-  return /\b404\b|notFound|was not found|not found/i.test(message);
+  return /\b404\b|notFound|not found/i.test(message);
 }
 
 async function lookUpZone(args: FindNegsArgs, zone: string): Promise<{ http: string; grpc: string } | undefined> {

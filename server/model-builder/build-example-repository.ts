@@ -37,22 +37,47 @@ function defaultSharedDataDir(): string {
   return path.resolve(PACKAGE_ROOT, "..", "shared", "data");
 }
 
-function hasImageClassifierSources(sharedDataDir: string): boolean {
+/** The options with their defaults filled in, and whether the shared data for image_classifier is there. */
+interface ResolvedBuildOptions {
+  readonly seed: number;
+  readonly gpu: boolean;
+  readonly sharedDataDir: string;
+  readonly hasImageClassifierSources: boolean;
+}
+
+function resolveBuildOptions(options: BuildExampleRepositoryOptions): ResolvedBuildOptions {
+  const sharedDataDir = options.sharedDataDir ?? defaultSharedDataDir();
   const sources = imageClassifierSources(sharedDataDir);
-  return existsSync(sources.model) && existsSync(sources.labels);
+  return {
+    seed: options.seed ?? DEFAULT_EXAMPLE_SEED,
+    gpu: options.gpu === true,
+    sharedDataDir,
+    hasImageClassifierSources: existsSync(sources.model) && existsSync(sources.labels),
+  };
 }
 
 // A generator so that only one model's bytes (resnet50: ~100 MB) are in memory at a time.
-function* exampleModels(seed: number, sharedDataDir: string, log: (line: string) => void): Generator<ExampleModel> {
+function* exampleModels(options: ResolvedBuildOptions, log: (line: string) => void): Generator<ExampleModel> {
   yield buildSimpleModel();
   yield* buildIdentityModels();
-  yield buildMlpModel(seed);
-  yield buildResnet50Model(seed);
-  if (hasImageClassifierSources(sharedDataDir)) {
-    yield* buildImageClassifierModels(PACKAGE_ROOT, sharedDataDir);
+  yield buildMlpModel(options.seed);
+  yield buildResnet50Model(options.seed);
+  if (options.hasImageClassifierSources) {
+    yield* buildImageClassifierModels(PACKAGE_ROOT, options.sharedDataDir);
   } else {
-    log(`example repository: leaving out image_classifier and its steps: no SqueezeNet 1.1 FP16 and labels under ${sharedDataDir}`);
+    log(`example repository: leaving out image_classifier and its steps: no SqueezeNet 1.1 FP16 and labels under ${options.sharedDataDir}`);
   }
+}
+
+function stampOf(options: ResolvedBuildOptions): string {
+  const hash = createHash("sha256");
+  const builderDir = path.join(PACKAGE_ROOT, "server", "model-builder");
+  for (const entry of readdirSync(builderDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())) {
+    const file = path.join(entry.parentPath, entry.name);
+    hash.update(path.relative(builderDir, file)).update(readFileSync(file));
+  }
+  hash.update(`seed=${options.seed};gpu=${options.gpu};image_classifier=${options.hasImageClassifierSources}`);
+  return hash.digest("hex");
 }
 
 /**
@@ -61,14 +86,7 @@ function* exampleModels(seed: number, sharedDataDir: string, log: (line: string)
  * A repository whose stamp differs is out of date.
  */
 export function exampleRepositoryStamp(options: BuildExampleRepositoryOptions = {}): string {
-  const hash = createHash("sha256");
-  const builderDir = path.join(PACKAGE_ROOT, "server", "model-builder");
-  for (const entry of readdirSync(builderDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())) {
-    const file = path.join(entry.parentPath, entry.name);
-    hash.update(path.relative(builderDir, file)).update(readFileSync(file));
-  }
-  hash.update(`seed=${options.seed ?? DEFAULT_EXAMPLE_SEED};gpu=${options.gpu === true};image_classifier=${hasImageClassifierSources(options.sharedDataDir ?? defaultSharedDataDir())}`);
-  return hash.digest("hex");
+  return stampOf(resolveBuildOptions(options));
 }
 
 async function writeModel(repositoryDir: string, model: ExampleModel): Promise<void> {
@@ -124,13 +142,12 @@ export async function buildExampleRepository(
     // mkdtemp creates the directory as 0700; the repository must stay readable by a server running as
     // another user (e.g. a container's non-root user).
     await fs.chmod(stagingDir, 0o755);
-    const seed = options.seed ?? DEFAULT_EXAMPLE_SEED;
-    const sharedDataDir = options.sharedDataDir ?? defaultSharedDataDir();
-    const models = options.gpu === true ? buildGpuResnet50Models(seed) : exampleModels(seed, sharedDataDir, options.log ?? console.log);
+    const resolved = resolveBuildOptions(options);
+    const models = resolved.gpu ? buildGpuResnet50Models(resolved.seed) : exampleModels(resolved, options.log ?? console.log);
     for (const model of models) {
       await writeModel(stagingDir, model);
     }
-    await fs.writeFile(path.join(stagingDir, STAMP_FILE_NAME), `${exampleRepositoryStamp(options)}\n`);
+    await fs.writeFile(path.join(stagingDir, STAMP_FILE_NAME), `${stampOf(resolved)}\n`);
     await replaceDirectory(stagingDir, targetDir);
   } catch (error) {
     await fs.rm(stagingDir, { recursive: true, force: true });

@@ -7,7 +7,7 @@ import ts from "typescript";
  * model.js with it), ES2022 as the server's own code. `tsc --module commonjs --target es2022 --esModuleInterop
  * model.ts` gives the same file.
  */
-export const MODEL_COMPILER_OPTIONS: ts.CompilerOptions = {
+const MODEL_COMPILER_OPTIONS: ts.CompilerOptions = {
   module: ts.ModuleKind.CommonJS,
   target: ts.ScriptTarget.ES2022,
   esModuleInterop: true,

@@ -22,8 +22,6 @@ export interface ModelConfigSpec {
   /** Present turns on the dynamic batcher; an empty object is `dynamic_batching { }` (Triton's defaults). */
   readonly dynamicBatching?: { readonly maxQueueDelayUs?: number };
   readonly instanceGroups?: readonly { readonly count: number; readonly kind: "KIND_CPU" | "KIND_GPU" }[];
-  /** `optimization { execution_accelerators { gpu_execution_accelerator [ { name } ] } }`. */
-  readonly gpuAccelerator?: string;
   /** One `model_warmup` sample of zeros for every input, run before the model is ready. */
   readonly warmup?: { readonly name: string; readonly batchSize: number };
   /** Model `parameters` (string values), e.g. a backend's settings. */
@@ -101,9 +99,6 @@ export function renderModelConfigText(config: ModelConfigSpec): string {
       `count: ${group.count}`,
       `kind: ${group.kind}`,
     ])));
-  }
-  if (config.gpuAccelerator !== undefined) {
-    lines.push(`optimization { execution_accelerators { gpu_execution_accelerator: [ { name: ${quoted(config.gpuAccelerator)} } ] } }`);
   }
   for (const [key, value] of Object.entries(config.parameters ?? {})) {
     lines.push("parameters {", `${INDENT}key: ${quoted(key)}`, `${INDENT}value: { string_value: ${quoted(value)} }`, "}");

@@ -20,7 +20,7 @@ export function imageClassifierSources(sharedDataDir: string): { readonly model:
 }
 
 /** Where the example TypeScript models' sources are, relative to the package root. */
-export const TYPESCRIPT_MODELS_DIR = path.join("server", "model-builder", "typescript-models");
+const TYPESCRIPT_MODELS_DIR = path.join("server", "model-builder", "typescript-models");
 
 /**
  * `image_classifier`, an ensemble that takes encoded images and answers ImageNet classes, and its three steps:

@@ -175,7 +175,6 @@ export interface Resnet50Variant {
   /** Default: the dynamic batcher with Triton's defaults. */
   readonly dynamicBatching?: boolean;
   readonly instanceGroups?: ModelConfigSpec["instanceGroups"];
-  readonly gpuAccelerator?: string;
 }
 
 /**
@@ -216,7 +215,6 @@ export function buildResnet50Model(seed: number, variant: Resnet50Variant = {}):
       outputs: [{ name: "output", dataType, dims: [CLASS_COUNT], labelFilename: LABELS_FILE_NAME }],
       ...((variant.dynamicBatching ?? true) ? { dynamicBatching: {} } : {}),
       instanceGroups: variant.instanceGroups ?? [{ count: 1, kind: "KIND_CPU" }],
-      ...(variant.gpuAccelerator !== undefined ? { gpuAccelerator: variant.gpuAccelerator } : {}),
       // On a GPU the first run picks kernels (cuDNN search, TensorRT engine build): done before the model is ready.
       warmup: { name: "zero_image", batchSize: 1 },
     },
@@ -226,7 +224,7 @@ export function buildResnet50Model(seed: number, variant: Resnet50Variant = {}):
 }
 
 /** Largest batch of the GPU variants: in-process WebGPU on an H100 peaks at batch 32 (898 img/s; 716 at 8). */
-export const GPU_MAX_BATCH_SIZE = 32;
+const GPU_MAX_BATCH_SIZE = 32;
 
 /**
  * The resnet50 variants the GPU checks and benchmarks serve (`--gpu` repositories): FP32 with and without the
