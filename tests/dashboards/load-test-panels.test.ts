@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePerfOptions } from "../../server/perf/perf-options";
 import { PrometheusResults } from "../../server/perf/prometheus-results";
 import { runInferencePerf } from "../../server/perf/run-inference-perf";
+import { type RunningPrometheus, startPrometheus } from "../helpers/prometheus-process";
 import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
-import { freePort } from "../server/metrics/free-port";
 import { listDashboardQueries } from "./promql-inventory";
 import { waitFor } from "../helpers/wait-for";
 
@@ -18,7 +16,6 @@ import { waitFor } from "../helpers/wait-for";
  * return data, and the fixture the end-to-end dashboard test serves must look like the real exporter.
  */
 
-const PROMETHEUS_BIN = "/usr/bin/prometheus";
 const DASHBOARDS_DIR = path.join(REPO_ROOT, "dashboards");
 const FIXTURE = path.join(__dirname, "fixtures", "cluster-metrics.prom");
 const LOAD_TEST_PANELS = /^Load test: /;
@@ -37,38 +34,22 @@ function labelNamesByMetric(text: string, prefix: string): Map<string, string> {
 }
 
 describe("the overview dashboard's load-test panels against Prometheus scraping a real inference-perf run", () => {
-  let tempDir = "";
   let server: RunningServer | undefined;
   let results: PrometheusResults | undefined;
-  let prometheus: ChildProcess | undefined;
-  let prometheusUrl = "";
+  let prometheus: RunningPrometheus | undefined;
   let exporterText = "";
 
-  const query = async (expr: string): Promise<string[]> => {
-    const response = await fetch(`${prometheusUrl}/api/v1/query?${new URLSearchParams({ query: expr }).toString()}`);
-    const body = (await response.json()) as { status: string; error?: string; data: { result: { value: [number, string] }[] } };
-    if (body.status !== "success") throw new Error(`${expr}: ${body.error}`);
-    return body.data.result.map((sample) => sample.value[1]);
-  };
+  const query = async (expr: string): Promise<string[]> =>
+    (await prometheus!.api<{ result: { value: [number, string] }[] }>("query", { query: expr })).result.map((sample) => sample.value[1]);
 
   beforeAll(async () => {
-    if (!fs.existsSync(PROMETHEUS_BIN)) throw new Error(`${PROMETHEUS_BIN} is missing: install Debian's prometheus package, as npm test's pretest does`);
-    tempDir = fs.mkdtempSync(path.join(os.tmpdir(), "load-test-panels-"));
     server = await startServer({ services: ["http", "metrics"], args: ["--metrics-interval-ms", "500"] });
     results = await PrometheusResults.start({ model: "simple", protocol: "http", mode: "concurrency" }, { port: 0, host: "127.0.0.1", lingerMs: 0 });
     const target = (job: string, hostPort: string) => ({ job_name: job, static_configs: [{ targets: [hostPort], labels: { region: REGION } }] });
-    const configFile = path.join(tempDir, "prometheus.yml");
-    fs.writeFileSync(configFile, JSON.stringify({
+    prometheus = await startPrometheus({
       global: { scrape_interval: "1s", scrape_timeout: "1s" },
       scrape_configs: [target("inference-server", new URL(server.metricsUrl!).host), target("inference-load-test", `127.0.0.1:${results.port}`)],
-    }));
-    const port = await freePort();
-    prometheusUrl = `http://127.0.0.1:${port}`;
-    let log = "";
-    prometheus = spawn(PROMETHEUS_BIN, [`--config.file=${configFile}`, `--storage.tsdb.path=${path.join(tempDir, "data")}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: ["ignore", "pipe", "pipe"] });
-    prometheus.stdout!.on("data", (chunk: Buffer) => (log += chunk.toString()));
-    prometheus.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString()));
-    await waitFor(`Prometheus to be ready (${log})`, 20_000, async () => ((await fetch(`${prometheusUrl}/-/ready`)).ok ? true : undefined));
+    });
 
     // A short sweep over two concurrency levels: the panels must show it while it runs.
     const options = parsePerfOptions(["-m", "simple", "-u", new URL(server.httpUrl).host, "--concurrency-range", "1:2:1", "-p", "1000", "-r", "3"]);
@@ -80,14 +61,9 @@ describe("the overview dashboard's load-test panels against Prometheus scraping 
   }, 120_000);
 
   afterAll(async () => {
-    if (prometheus !== undefined && prometheus.exitCode === null) {
-      const exited = new Promise((resolve) => prometheus!.once("exit", resolve));
-      prometheus.kill("SIGTERM");
-      await exited;
-    }
+    await prometheus?.stop();
     await results?.finish();
     await server?.stop();
-    if (tempDir !== "") fs.rmSync(tempDir, { recursive: true, force: true });
   });
 
   it("returns data for every query of the load-test panels, client and server side", async () => {

@@ -3,26 +3,13 @@ import os from "node:os";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { joinBytesElements } from "../../server/tensor-bytes";
 import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
 import { GrpcCallError, GrpcTestClient } from "./grpc-transport";
+import { binaryRequest } from "./http-transport";
 
-/** BYTES elements as the binary extension carries them: each a 4-byte little-endian length, then the bytes. */
-function bytesTensor(elements: readonly Buffer[]): Buffer {
-  return Buffer.concat(elements.flatMap((element) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(element.byteLength);
-    return [length, element];
-  }));
-}
-
-/** A binary request for a one-input model, asking for OUTPUT0 back as JSON or binary. */
-function binaryRequest(datatype: string, count: number, data: Buffer, outputBinary: boolean): { body: Buffer; headers: Record<string, string> } {
-  const header = Buffer.from(JSON.stringify({
-    inputs: [{ name: "INPUT0", datatype, shape: [1, count], parameters: { binary_data_size: data.byteLength } }],
-    outputs: [{ name: "OUTPUT0", parameters: { binary_data: outputBinary } }],
-  }));
-  return { body: Buffer.concat([header, data]), headers: { "inference-header-content-length": String(header.byteLength) } };
-}
+/** Triton's BYTES serialization as a Buffer: toEqual tells a Buffer from a Uint8Array, and the responses' binary tails are Buffers. */
+const bytesTensor = (elements: readonly Buffer[]): Buffer => Buffer.from(joinBytesElements(elements));
 
 /** The binary tail of a response (everything after its JSON header). */
 async function binaryOutput(response: Response): Promise<Buffer> {

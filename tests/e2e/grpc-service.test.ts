@@ -3,7 +3,9 @@ import { status } from "@grpc/grpc-js";
 import { Root } from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../helpers/server-process";
-import { caseOutputs, GrpcCallError, type GrpcMessage, GrpcTestClient, modelInferRequest, PROTO_DIRECTORY } from "./grpc-transport";
+import {
+  caseOutputs, GrpcCallError, grpcCallError as callError, type GrpcMessage, GrpcTestClient, modelInferRequest, PROTO_DIRECTORY, streamResponses,
+} from "./grpc-transport";
 import type { CaseRequest } from "./protocol-transport";
 
 const range = (n: number, f: (i: number) => number = (i) => i): number[] => Array.from({ length: n }, (_, i) => f(i));
@@ -18,24 +20,6 @@ const SIMPLE: CaseRequest = {
 const SUMS = range(16, (i) => i + 1);
 const DIFFERENCES = range(16, (i) => i - 1);
 const MAX_MESSAGE_BYTES = 1 << 20;
-
-async function callError(promise: Promise<unknown>): Promise<GrpcCallError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  if (!(error instanceof GrpcCallError)) throw new Error(`expected the call to fail with a gRPC status, got ${String(error)}`);
-  return error;
-}
-
-/** Reads every response of a ModelStreamInfer call until the server ends it; rejects with its error status. */
-function streamResponses(stream: ReturnType<GrpcTestClient["modelStreamInfer"]>, requests: GrpcMessage[]): Promise<GrpcMessage[]> {
-  const responses: GrpcMessage[] = [];
-  return new Promise((resolve, reject) => {
-    stream.on("data", (response: GrpcMessage) => responses.push(response));
-    stream.on("error", (error: Error & { code: status; details: string }) => reject(new GrpcCallError(error.code, error.details)));
-    stream.on("end", () => resolve(responses));
-    for (const request of requests) stream.write(request);
-    stream.end();
-  });
-}
 
 describe("KServe v2 gRPC: every GRPCInferenceService RPC", () => {
   let server: RunningServer;

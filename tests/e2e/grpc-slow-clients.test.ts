@@ -1,17 +1,19 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http2 from "node:http2";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type ServiceDefinition, status } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GrpcMessageFraming } from "../../server/frontends/grpc/grpc-message-framing";
+import { processMemory } from "../helpers/process-memory";
 import { openRaw, type RawConnection } from "../helpers/raw-connection";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { GrpcTestClient, PROTO_DIRECTORY } from "./grpc-transport";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const portOf = (address: string): number => Number(address.split(":")[1]);
+/** How long the `slow` identity model takes: longer than the request and write timeouts (1000 ms) under test. */
+const SLOW_MODEL_MS = 1500;
 
 const inference = loadSync(path.join(PROTO_DIRECTORY, "grpc_service.proto"), { keepCase: true, includeDirs: [PROTO_DIRECTORY] })[
   "inference.GRPCInferenceService"
@@ -27,9 +29,9 @@ function framedRequest(model: string, bytes: number, id = ""): Buffer {
   return Buffer.concat([prefix, message]);
 }
 
-/** Identity models over UINT8[-1]: `bytes` answers at once, `slow` after `delayMs`. */
-function writeIdentityModels(repository: string, delayMs: number): void {
-  for (const [name, delay] of [["bytes", 0], ["slow", delayMs]] as const) {
+/** Identity models over UINT8[-1]: `bytes` answers at once, `slow` after SLOW_MODEL_MS. */
+function writeIdentityModels(repository: string): void {
+  for (const [name, delay] of [["bytes", 0], ["slow", SLOW_MODEL_MS]] as const) {
     mkdirSync(path.join(repository, name, "1"), { recursive: true });
     writeFileSync(path.join(repository, name, "config.pbtxt"), `backend: "identity"
 max_batch_size: 0
@@ -99,6 +101,10 @@ function h2Frame(type: number, flags: number, streamId: number, payload: Buffer)
   return Buffer.concat([header, payload]);
 }
 
+const HTTP2_MAGIC = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+/** A client's connection preface: the magic, then an empty SETTINGS frame. */
+const HTTP2_PREFACE = Buffer.concat([HTTP2_MAGIC, h2Frame(4, 0, 0, Buffer.alloc(0))]).toString("latin1");
+
 /**
  * Makes one ModelInfer call as a client that grants the largest HTTP/2 windows and then reads nothing from its socket
  * (so the server can push a whole answer into its socket). Resolves when the call is sent, with its connection.
@@ -122,7 +128,7 @@ function callThenStopReading(port: number, request: Buffer): Promise<RawConnecti
   }
   return openRaw(port).then((connection) => new Promise((resolve) => {
     connection.socket.write(Buffer.concat([
-      Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), h2Frame(4, 0, 0, settings), h2Frame(4, 1, 0, Buffer.alloc(0)), h2Frame(8, 0, 0, windowUpdate),
+      HTTP2_MAGIC, h2Frame(4, 0, 0, settings), h2Frame(4, 1, 0, Buffer.alloc(0)), h2Frame(8, 0, 0, windowUpdate),
       h2Frame(1, 4, 1, headers), ...data,
     ]), () => {
       connection.socket.pause();
@@ -131,25 +137,24 @@ function callThenStopReading(port: number, request: Buffer): Promise<RawConnecti
   }));
 }
 
-/** The resident memory of a process, from /proc. */
-function residentBytes(pid: number): number {
-  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return Number(match![1]) * 1024;
-}
+/** The identity models' repository, which the request-timeout and write-timeout servers share. */
+let repository: string;
+beforeAll(() => {
+  repository = mkdtempSync(path.join(os.tmpdir(), "grpc-slow-clients-"));
+  writeIdentityModels(repository);
+});
+afterAll(() => {
+  rmSync(repository, { recursive: true, force: true });
+});
 
 describe("gRPC requests that do not arrive (--grpc-request-timeout-ms)", () => {
   const REQUEST_TIMEOUT_MS = 1000;
-  const SLOW_MODEL_MS = 1500;
-  let repository: string;
   let server: RunningServer;
   beforeAll(async () => {
-    repository = mkdtempSync(path.join(os.tmpdir(), "grpc-request-timeout-"));
-    writeIdentityModels(repository, SLOW_MODEL_MS);
     server = await startServer({ repository, services: ["grpc"], args: ["--allow-http", "false", "--grpc-request-timeout-ms", String(REQUEST_TIMEOUT_MS)] });
   });
   afterAll(async () => {
     await server?.stop();
-    rmSync(repository, { recursive: true, force: true });
   });
 
   it("answers DEADLINE_EXCEEDED to 300 calls sent in part, within the timeout, while serving other calls meanwhile", async () => {
@@ -225,28 +230,23 @@ describe("gRPC requests that do not arrive (--grpc-request-timeout-ms)", () => {
 
 describe("gRPC clients that never read their large responses (--grpc-write-timeout-ms)", () => {
   const WRITE_TIMEOUT_MS = 1000;
-  const SLOW_MODEL_MS = 1500;
   const CLIENTS = 6;
   const WAVES = 4;
   const OUTPUT_BYTES = 8 << 20;
-  let repository: string;
   let server: RunningServer;
   beforeAll(async () => {
-    repository = mkdtempSync(path.join(os.tmpdir(), "grpc-write-timeout-"));
-    writeIdentityModels(repository, SLOW_MODEL_MS);
     server = await startServer({ repository, services: ["grpc"], args: ["--allow-http", "false", "--grpc-write-timeout-ms", String(WRITE_TIMEOUT_MS)] });
   });
   afterAll(async () => {
     await server?.stop();
-    rmSync(repository, { recursive: true, force: true });
   });
 
   it("resets each stalled call after the write timeout, which frees its response: memory stops growing wave after wave", async () => {
     const pid = server.process.pid!;
     const request = framedRequest("bytes", OUTPUT_BYTES);
     const sessions = await Promise.all(Array.from({ length: CLIENTS }, () => connected(server.grpcAddress!)));
-    let peak = residentBytes(pid);
-    const sampler = setInterval(() => (peak = Math.max(peak, residentBytes(pid))), 50);
+    let peak = processMemory(pid).rssBytes;
+    const sampler = setInterval(() => (peak = Math.max(peak, processMemory(pid).rssBytes)), 50);
     const peakAfterWave: number[] = [];
     try {
       for (let wave = 0; wave < WAVES; wave++) {
@@ -260,7 +260,7 @@ describe("gRPC clients that never read their large responses (--grpc-write-timeo
           expect(at - stalledAt[i]!).toBeGreaterThanOrEqual(WRITE_TIMEOUT_MS - 50);
           expect(at - stalledAt[i]!).toBeLessThan(WRITE_TIMEOUT_MS + 2000);
         });
-        peakAfterWave.push(Math.max(peak, residentBytes(pid)));
+        peakAfterWave.push(Math.max(peak, processMemory(pid).rssBytes));
       }
     } finally {
       clearInterval(sampler);
@@ -275,7 +275,7 @@ describe("gRPC clients that never read their large responses (--grpc-write-timeo
 
   it("closes the connection of a client that reads nothing at all, once it answers no ping", async () => {
     // With the largest windows, the answer leaves its stream for the socket, where no stream timeout sees it.
-    const connection = await callThenStopReading(portOf(server.grpcAddress!), framedRequest("bytes", 4 << 20));
+    const connection = await callThenStopReading(server.grpcPort!, framedRequest("bytes", 4 << 20));
     // Quiet for the write timeout, then a ping left unanswered for the write timeout more: the server closes the
     // connection, which a client that reads nothing cannot see until it reads again.
     await sleep(2 * WRITE_TIMEOUT_MS + 1500);
@@ -317,8 +317,7 @@ describe("gRPC connection limit (--grpc-max-connections)", () => {
 
   it("closes connections beyond the limit as they arrive, and takes new ones once below it", async () => {
     const held = await Promise.all([0, 1, 2].map(() => connected(server.grpcAddress!)));
-    const preface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
-    const refused = await openRaw(portOf(server.grpcAddress!), preface.toString("latin1")).catch(() => undefined);
+    const refused = await openRaw(server.grpcPort!, HTTP2_PREFACE).catch(() => undefined);
     if (refused !== undefined) {
       await refused.closed;
       // Not even the server's SETTINGS: the connection was closed on accept.
@@ -356,7 +355,7 @@ describe("gRPC connection limits (--grpc-max-concurrent-streams, --grpc-max-conn
       }),
       startServer({ services: ["grpc"], args: ["--allow-http", "false", "--grpc-max-connection-age", "1500", "--grpc-max-connection-age-grace", "500"] }),
     ]);
-    port = Number(server.grpcAddress!.split(":")[1]);
+    port = server.grpcPort!;
   });
   afterAll(async () => {
     await Promise.all([server?.stop(), agingServer?.stop()]);
@@ -376,9 +375,8 @@ describe("gRPC connection limits (--grpc-max-concurrent-streams, --grpc-max-conn
   });
 
   it("closes a connection that does not answer keepalive pings, or says nothing at all", async () => {
-    const preface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
     const started = performance.now();
-    const [deaf, silent] = await Promise.all([openRaw(port, preface.toString("latin1")), openRaw(port)]);
+    const [deaf, silent] = await Promise.all([openRaw(port, HTTP2_PREFACE), openRaw(port)]);
     const closedMs = (await Promise.all([deaf.closed, silent.closed])).map((at) => at - started);
     // A ping after 200 ms of silence, 200 ms to answer it: closed well before the 1200 ms idle limit.
     expect(Math.min(...closedMs)).toBeGreaterThanOrEqual(350);
@@ -386,15 +384,12 @@ describe("gRPC connection limits (--grpc-max-concurrent-streams, --grpc-max-conn
   });
 
   it("sends GOAWAY to a busy connection at the maximum age, and cuts its open calls after the grace", async () => {
-    const session = http2.connect(`http://${agingServer.grpcAddress!}`);
-    session.on("error", () => undefined);
-    await new Promise((resolve) => session.once("remoteSettings", resolve));
+    const session = await connected(agingServer.grpcAddress!);
     const opened = performance.now();
     // An open ModelStreamInfer keeps the connection from ever being idle, and outlasts any grace.
-    const stream = session.request({ ":method": "POST", ":path": "/inference.GRPCInferenceService/ModelStreamInfer", "content-type": "application/grpc", te: "trailers" });
-    stream.on("error", () => undefined);
-    stream.resume();
-    const streamClosed = new Promise<number>((resolve) => stream.on("close", () => resolve(performance.now())));
+    const call = openCall(session, "ModelStreamInfer");
+    call.stream.resume();
+    const streamClosed = call.closed.then(({ at }) => at);
     await new Promise((resolve) => session.once("goaway", resolve));
     const goawayAt = performance.now();
     // grpc-js spreads connection ages by ±10%.

@@ -23,6 +23,13 @@ export class GrpcCallError extends Error {
   }
 }
 
+/** The error status a call failed with; throws if it succeeded or failed some other way. */
+export async function grpcCallError(call: Promise<unknown>): Promise<GrpcCallError> {
+  const error = await call.then(() => undefined, (e: unknown) => e);
+  if (!(error instanceof GrpcCallError)) throw new Error(`expected the call to fail with a gRPC status, got ${String(error)}`);
+  return error;
+}
+
 /** A plain @grpc/grpc-js client for our protos, for tests: unary calls as promises, ModelStreamInfer as a stream. */
 export class GrpcTestClient {
   readonly #inference: ServiceDefinition;
@@ -67,6 +74,18 @@ export class GrpcTestClient {
   close(): void {
     this.#client.close();
   }
+}
+
+/** Writes `requests` on a ModelStreamInfer call, half-closes it, and reads every response until the server ends it; rejects with its error status. */
+export function streamResponses(stream: ReturnType<GrpcTestClient["modelStreamInfer"]>, requests: readonly GrpcMessage[]): Promise<GrpcMessage[]> {
+  const responses: GrpcMessage[] = [];
+  return new Promise((resolve, reject) => {
+    stream.on("data", (response: GrpcMessage) => responses.push(response));
+    stream.on("error", (error: Error & { code: status; details: string }) => reject(new GrpcCallError(error.code, error.details)));
+    stream.on("end", () => resolve(responses));
+    for (const request of requests) stream.write(request);
+    stream.end();
+  });
 }
 
 const CODE_BY_STATUS: Partial<Record<status, ErrorCode>> = {

@@ -1,6 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../helpers/server-process";
+import { withBinary } from "./http-transport";
 
 /** A raw HTTP exchange that must be refused with Triton's `{"error": ...}` shape, whatever the transport table covers. */
 interface HttpBadCase {
@@ -18,10 +19,6 @@ const INFER = "/v2/models/simple/infer";
 const validInput0 = { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) };
 const validInput1 = { ...validInput0, name: "INPUT1" };
 const json = (value: unknown): string => JSON.stringify(value);
-function withBinary(header: unknown, binary: Buffer, headerLength?: number): { body: Buffer; headers: Record<string, string> } {
-  const head = Buffer.from(json(header));
-  return { body: Buffer.concat([head, binary]), headers: { "inference-header-content-length": String(headerLength ?? head.byteLength) } };
-}
 const sixteenInts = Buffer.alloc(64);
 
 const CASES: readonly HttpBadCase[] = [

@@ -65,6 +65,20 @@ export function tensorValues(datatype: DataType, bytes: Uint8Array): CaseTensor[
   return values;
 }
 
+/** A binary-extension body: `header` as JSON, then the binary tensor data, with the header's length in its HTTP header. */
+export function withBinary(header: unknown, binary: Uint8Array): { body: Buffer; headers: Record<string, string> } {
+  const head = Buffer.from(JSON.stringify(header));
+  return { body: Buffer.concat([head, binary]), headers: { "inference-header-content-length": String(head.byteLength) } };
+}
+
+/** A binary request for a one-input model (INPUT0 `[1, count]`), asking for OUTPUT0 back as JSON or binary. */
+export function binaryRequest(datatype: DataType, count: number, data: Uint8Array, outputBinary: boolean): { body: Buffer; headers: Record<string, string> } {
+  return withBinary({
+    inputs: [{ name: "INPUT0", datatype, shape: [1, count], parameters: { binary_data_size: data.byteLength } }],
+    outputs: [{ name: "OUTPUT0", parameters: { binary_data: outputBinary } }],
+  }, data);
+}
+
 function jsonValue(value: CaseTensor["values"][number]): string {
   return typeof value === "bigint" ? value.toString() : JSON.stringify(value);
 }

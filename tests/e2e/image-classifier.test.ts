@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { joinBytesElements } from "../../server/tensor-bytes";
 import { type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 import { parseExposition } from "../server/metrics/prometheus-text";
-import { type BinaryTransports, binaryTransports } from "./binary-transports";
+import { type BinaryTransports, binaryTransports, type Protocol } from "./binary-transports";
 import type { CaseResult, ProtocolTransport } from "./protocol-transport";
 
 const photo = (name: string): Uint8Array => new Uint8Array(readFileSync(path.join(SHARED_DATA, "images", name)));
@@ -53,33 +53,31 @@ function classes(result: CaseResult): { shape: readonly number[]; values: string
 describe("image_classifier: JPEG/PNG bytes in, ImageNet classes out (TypeScript pre/post-processing around SqueezeNet)", () => {
   let server: RunningServer;
   let clients: BinaryTransports;
-  const transports: Record<string, ProtocolTransport> = {};
 
   beforeAll(async () => {
     server = await startServer({
       services: ["http", "grpc", "metrics"], args: ["--model-control-mode", "explicit", "--load-model", "image_classifier"],
     });
     clients = binaryTransports(server);
-    Object.assign(transports, clients.byProtocol);
   });
   afterAll(async () => {
     clients?.close();
     await server?.stop();
   });
 
-  describe.each(["REST", "gRPC"])("over %s", (protocol) => {
+  describe.each<Protocol>(["REST", "gRPC"])("over %s", (protocol) => {
     it.each([
       ["mug.jpg", /^0\.9\d{5}:504:COFFEE MUG$/],
       ["kitten_224.png", /^0\.93\d{4}:281:TABBY$/],
       ["fish.png", /^0\.73\d{4}:0:TENCH$/],
     ])("classifies %s as ../shared/data/README.md says", async (name, top1) => {
-      const result = classes(await classify(transports[protocol]!, [photo(name)]));
+      const result = classes(await classify(clients.byProtocol[protocol], [photo(name)]));
       expect(result.shape).toEqual([1, 1]);
       expect(result.values[0]).toMatch(top1);
     });
 
     it("answers the top k classes for k given as a request parameter, for each image of a batch", async () => {
-      const result = classes(await classify(transports[protocol]!, [photo("kitten_224.png"), photo("fish.png")], 3));
+      const result = classes(await classify(clients.byProtocol[protocol], [photo("kitten_224.png"), photo("fish.png")], 3));
       expect(result.shape).toEqual([2, 3]);
       expect(result.values.map((value) => value.split(":").slice(1).join(":"))).toEqual([
         "281:TABBY", "285:EGYPTIAN CAT", "282:TIGER CAT", "0:TENCH", "389:BARRACOUTA", "395:GAR",
@@ -88,13 +86,13 @@ describe("image_classifier: JPEG/PNG bytes in, ImageNet classes out (TypeScript 
     });
 
     it.each(BROKEN)("refuses $what with INVALID_ARG naming the image", async ({ bytes, message }) => {
-      const result = await classify(transports[protocol]!, [bytes]);
+      const result = await classify(clients.byProtocol[protocol], [bytes]);
       expect(result).toMatchObject({ kind: "error", code: "INVALID_ARG", message: expect.stringMatching(/^in ensemble step model 'image_preprocess': /) });
       expect((result as { message: string }).message).toMatch(message);
     });
 
     it("refuses a k that is not a positive integer", async () => {
-      const result = await classify(transports[protocol]!, [photo("fish.png")], 0);
+      const result = await classify(clients.byProtocol[protocol], [photo("fish.png")], 0);
       expect(result).toEqual({ kind: "error", code: "INVALID_ARG", message: "in ensemble step model 'image_postprocess': request parameter 'k' must be a positive integer, got '0'" });
     });
   });
@@ -103,7 +101,7 @@ describe("image_classifier: JPEG/PNG bytes in, ImageNet classes out (TypeScript 
     const good = ["kitten_224.png", "fish.png", "mug.jpg"].map(photo);
     const requests = [...good.map((image) => [image]), ...BROKEN.map(({ bytes }) => [bytes])];
     const before = await fetch(`${server.httpUrl}/v2/models/image_preprocess/stats`).then((r) => r.json()) as { model_stats: { execution_count: number; inference_count: number }[] };
-    const results = await Promise.all(requests.map((images, i) => classify(transports[i % 2 === 0 ? "REST" : "gRPC"]!, images)));
+    const results = await Promise.all(requests.map((images, i) => classify(clients.byProtocol[i % 2 === 0 ? "REST" : "gRPC"], images)));
     expect(results.slice(0, 3).map((result) => classes(result).values[0]!.split(":").slice(1).join(":"))).toEqual(["281:TABBY", "0:TENCH", "504:COFFEE MUG"]);
     expect(results.slice(3).map((result) => result.kind === "error" && result.code)).toEqual(["INVALID_ARG", "INVALID_ARG", "INVALID_ARG"]);
     const after = await fetch(`${server.httpUrl}/v2/models/image_preprocess/stats`).then((r) => r.json()) as typeof before;

@@ -1,11 +1,10 @@
-import { readFileSync } from "node:fs";
 import http from "node:http";
 import { connect, type Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { processMemory } from "../helpers/process-memory";
 import { type RunningServer, startServer } from "../helpers/server-process";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Exchange {
   readonly status: number;
@@ -54,12 +53,6 @@ async function healthDuring(baseUrl: string, request: () => Promise<Exchange>): 
   await polling;
   agent.destroy();
   return { exchange, slowestHealthMs };
-}
-
-/** The resident memory of a process, from /proc. */
-function residentBytes(pid: number): number {
-  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return Number(match![1]) * 1024;
 }
 
 describe("large JSON tensors do not stop the server (issue 15, defect 8c)", () => {
@@ -131,15 +124,15 @@ describe("clients that never read their large responses (issue 15, defect 8c; --
       header, tensor,
     ]);
     const pid = server.process.pid!;
-    const baseline = residentBytes(pid);
+    const baseline = processMemory(pid).rssBytes;
     // Raw sockets that are never read from: the server's writes stall once the kernel buffers are full.
     const sockets = await Promise.all(Array.from({ length: CLIENTS }, () => new Promise<Socket>((resolve, reject) => {
-      const socket = connect(Number(new URL(server.httpUrl).port), "127.0.0.1", () => socket.write(request, () => resolve(socket)));
+      const socket = connect(server.httpPort!, "127.0.0.1", () => socket.write(request, () => resolve(socket)));
       socket.on("error", reject);
     })));
     let peak = 0;
     for (let waited = 0; waited < WRITE_TIMEOUT_MS; waited += 100) {
-      peak = Math.max(peak, residentBytes(pid));
+      peak = Math.max(peak, processMemory(pid).rssBytes);
       await sleep(100);
     }
     // Formatted all at once, every response's JSON text (24 MB, twice while it becomes bytes) stays until its

@@ -5,7 +5,7 @@ import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
 import { writeSimpleModel } from "../helpers/simple-model";
-import { GrpcCallError, type GrpcMessage, GrpcTestClient } from "./grpc-transport";
+import { type GrpcCallError, grpcCallError as grpcError, type GrpcMessage, GrpcTestClient } from "./grpc-transport";
 
 const SIMPLE_ONNX = readFileSync(path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx"));
 const SIMPLE_CONFIG = {
@@ -18,12 +18,6 @@ const simpleBody = JSON.stringify({
 });
 
 const b64 = (bytes: Buffer): string => bytes.toString("base64");
-
-async function grpcError(promise: Promise<unknown>): Promise<GrpcCallError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  if (!(error instanceof GrpcCallError)) throw new Error(`expected a gRPC error status, got ${String(error)}`);
-  return error;
-}
 
 describe("model repository API in explicit mode: load overrides and Triton's errors, over REST and gRPC", () => {
   let repository: string;

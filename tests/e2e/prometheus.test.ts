@@ -1,14 +1,12 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDashboardQueries, listRuleExpressions } from "../dashboards/promql-inventory";
 import { promqlMetricNames } from "../dashboards/promql-metric-names";
+import { type RunningPrometheus, startPrometheus } from "../helpers/prometheus-process";
 import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
-import { freePort } from "../server/metrics/free-port";
 import { waitFor } from "../helpers/wait-for";
 
 /**
@@ -17,7 +15,6 @@ import { waitFor } from "../helpers/wait-for";
  * of load, every panel query and every rule is evaluated through Prometheus' HTTP API.
  */
 
-const PROMETHEUS_BIN = "/usr/bin/prometheus";
 const DASHBOARDS_DIR = path.join(REPO_ROOT, "dashboards");
 const RULE_FILE = path.join(DASHBOARDS_DIR, "alerts.yaml");
 const CLUSTER_FIXTURE = path.join(REPO_ROOT, "tests", "dashboards", "fixtures", "cluster-metrics.prom");
@@ -106,19 +103,11 @@ async function driveLoad(httpUrl: string): Promise<void> {
 }
 
 describe("dashboards and rules against a real Prometheus scraping the server", () => {
-  let tempDir: string;
   let server: RunningServer | undefined;
   let exporters: Server | undefined;
-  let prometheus: ChildProcess | undefined;
-  let prometheusLog = "";
-  let prometheusUrl: string;
+  let prometheus: RunningPrometheus | undefined;
 
-  async function api<T>(endpoint: string, params: Record<string, string> = {}): Promise<T> {
-    const response = await fetch(`${prometheusUrl}/api/v1/${endpoint}?${new URLSearchParams(params).toString()}`);
-    const body = (await response.json()) as { status: string; data: T; error?: string };
-    if (body.status !== "success") throw new Error(`${endpoint} ${JSON.stringify(params)}: ${body.error}`);
-    return body.data;
-  }
+  const api = <T>(endpoint: string, params?: Record<string, string>): Promise<T> => prometheus!.api<T>(endpoint, params);
   const query = (expr: string): Promise<QueryData> => api<QueryData>("query", { query: expr });
   const samplesOf = (data: QueryData): string[] =>
     data.resultType === "vector" ? data.result.map((s) => s.value[1]) : data.resultType === "scalar" ? [data.result[1]] : [];
@@ -126,26 +115,10 @@ describe("dashboards and rules against a real Prometheus scraping the server", (
     (await api<{ groups: { rules: RuleStatus[] }[] }>("rules")).groups.flatMap((group) => group.rules);
 
   beforeAll(async () => {
-    if (!fs.existsSync(PROMETHEUS_BIN)) {
-      throw new Error(`${PROMETHEUS_BIN} is missing: install Debian's prometheus package (apt-get install --no-install-recommends prometheus), as .ci/run does`);
-    }
-    tempDir = fs.mkdtempSync(path.join(os.tmpdir(), "prometheus-e2e-"));
     server = await startServer({ services: ["http", "metrics"], args: ["--metrics-interval-ms", "500"] });
     const cluster = await startClusterExporters();
     exporters = cluster.server;
-
-    const configFile = path.join(tempDir, "prometheus.yml");
-    // JSON is YAML: no serializer needed.
-    fs.writeFileSync(configFile, JSON.stringify(prometheusConfig(new URL(server.metricsUrl!).host, `127.0.0.1:${cluster.port}`), null, 2));
-    const port = await freePort();
-    prometheusUrl = `http://127.0.0.1:${port}`;
-    prometheus = spawn(PROMETHEUS_BIN, [
-      `--config.file=${configFile}`, `--storage.tsdb.path=${path.join(tempDir, "data")}`, `--web.listen-address=127.0.0.1:${port}`,
-    ], { cwd: tempDir, stdio: ["ignore", "pipe", "pipe"] });
-    prometheus.stdout!.on("data", (chunk: Buffer) => (prometheusLog += chunk.toString()));
-    prometheus.stderr!.on("data", (chunk: Buffer) => (prometheusLog += chunk.toString()));
-    const exited = new Promise<never>((_, reject) => prometheus!.once("exit", (code) => reject(new Error(`prometheus exited with ${code}:\n${prometheusLog}`))));
-    await Promise.race([exited, waitFor("Prometheus to be ready", 20_000, async () => ((await fetch(`${prometheusUrl}/-/ready`)).ok ? true : undefined))]);
+    prometheus = await startPrometheus(prometheusConfig(new URL(server.metricsUrl!).host, `127.0.0.1:${cluster.port}`));
     await waitFor("every target to be scraped", 15_000, async () => {
       const { activeTargets } = await api<{ activeTargets: { health: string }[] }>("targets");
       return activeTargets.length === 4 && activeTargets.every((t) => t.health === "up") ? true : undefined;
@@ -162,16 +135,9 @@ describe("dashboards and rules against a real Prometheus scraping the server", (
   }, 120_000);
 
   afterAll(async () => {
-    if (prometheus !== undefined && prometheus.exitCode === null) {
-      const exit = new Promise((resolve) => prometheus!.once("exit", resolve));
-      prometheus.kill("SIGTERM");
-      const kill = setTimeout(() => prometheus!.kill("SIGKILL"), 10_000);
-      await exit;
-      clearTimeout(kill);
-    }
+    await prometheus?.stop();
     await server?.stop();
     await new Promise((resolve) => (exporters ? exporters.close(resolve) : resolve(undefined)));
-    if (tempDir) fs.rmSync(tempDir, { recursive: true, force: true });
   });
 
   it("has every metric that a panel or rule names in Prometheus (a metric the server does not export fails here)", async () => {

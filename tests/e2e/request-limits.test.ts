@@ -1,25 +1,14 @@
-import { readFileSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { joinBytesElements as bytesPayload } from "../../server/tensor-bytes";
+import { processMemory } from "../helpers/process-memory";
 import { type RunningServer, startServer } from "../helpers/server-process";
-import { GrpcCallError, GrpcTestClient } from "./grpc-transport";
-
-/** Triton's BYTES serialization: each element a 4-byte little-endian length, then its bytes. */
-function bytesPayload(elements: readonly Buffer[]): Buffer {
-  return Buffer.concat(elements.flatMap((element) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(element.byteLength);
-    return [length, element];
-  }));
-}
+import { grpcCallError as grpcError, GrpcTestClient } from "./grpc-transport";
+import { binaryRequest } from "./http-transport";
 
 /** A binary-extension infer body for identity_bytes' INPUT0 `[1, count]`, output asked for in binary. */
-function identityBytesBody(payload: Buffer, count: number): { body: Buffer; headers: Record<string, string> } {
-  const header = JSON.stringify({
-    inputs: [{ name: "INPUT0", datatype: "BYTES", shape: [1, count], parameters: { binary_data_size: payload.byteLength } }],
-    outputs: [{ name: "OUTPUT0", parameters: { binary_data: true } }],
-  });
-  return { body: Buffer.concat([Buffer.from(header), payload]), headers: { "Inference-Header-Content-Length": String(Buffer.byteLength(header)) } };
+function identityBytesBody(payload: Uint8Array, count: number): { body: Buffer; headers: Record<string, string> } {
+  return binaryRequest("BYTES", count, payload, true);
 }
 
 async function inferHttp(server: RunningServer, model: string, request: { body: Buffer; headers: Record<string, string> }): Promise<{ status: number; text: string }> {
@@ -27,16 +16,10 @@ async function inferHttp(server: RunningServer, model: string, request: { body: 
   return { status: response.status, text: response.status === 200 ? "" : await response.text() };
 }
 
-function inferGrpc(client: GrpcTestClient, payload: Buffer, shape: readonly number[]): Promise<unknown> {
+function inferGrpc(client: GrpcTestClient, payload: Uint8Array, shape: readonly number[]): Promise<unknown> {
   return client.unary("ModelInfer", {
     model_name: "identity_bytes", inputs: [{ name: "INPUT0", datatype: "BYTES", shape }], raw_input_contents: [payload],
   });
-}
-
-async function grpcError(promise: Promise<unknown>): Promise<GrpcCallError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  if (!(error instanceof GrpcCallError)) throw new Error(`expected a gRPC error status, got ${String(error)}`);
-  return error;
 }
 
 const elements = (count: number, size: number): Buffer[] => Array.from({ length: count }, (_, i) => Buffer.alloc(size, 97 + (i % 26)));
@@ -91,11 +74,10 @@ describe("request limits: --max-bytes-elements, --max-bytes-element-size and the
   });
 });
 
-/** The server's resident set now and at its peak, MB (Linux /proc). */
+/** The server's resident set now and at its peak, MB. */
 function memoryMb(server: RunningServer): { rss: number; peak: number } {
-  const text = readFileSync(`/proc/${server.process.pid}/status`, "utf8");
-  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]);
-  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+  const { rssBytes, peakBytes } = processMemory(server.process.pid!);
+  return { rss: rssBytes / 2 ** 20, peak: peakBytes / 2 ** 20 };
 }
 
 describe("the default BYTES element bound", () => {

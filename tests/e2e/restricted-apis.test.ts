@@ -1,7 +1,7 @@
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, runServerToExit, startServer } from "../helpers/server-process";
-import { GrpcCallError, type GrpcMessage, GrpcTestClient } from "./grpc-transport";
+import { grpcCallError as grpcError, type GrpcMessage, GrpcTestClient, streamResponses } from "./grpc-transport";
 
 const ADMIN_KEY = "adm1n-Value-7f3c";
 const INFER_KEY = "1nfer-Value-91aa";
@@ -94,12 +94,6 @@ describe("restricted APIs (--http-restricted-api, --grpc-restricted-protocol)", 
     expect(await metrics.text()).toContain("nv_inference_request_success");
   });
 
-  const grpcError = async (call: Promise<unknown>): Promise<GrpcCallError> => {
-    const error = await call.then(() => undefined, (e: unknown) => e);
-    if (!(error instanceof GrpcCallError)) throw new Error(`expected a gRPC status, got ${String(error)}`);
-    return error;
-  };
-
   it.each([
     ["RepositoryIndex", {}, "admin"], ["ModelConfig", { name: "simple" }, "admin"], ["ModelStatistics", { name: "simple" }, "admin"],
     ["SystemSharedMemoryStatus", {}, "admin"], ["TraceSetting", {}, "admin"], ["LogSettings", {}, "admin"],
@@ -135,15 +129,7 @@ describe("restricted APIs (--http-restricted-api, --grpc-restricted-protocol)", 
       stream.write(grpcInfer);
     });
     expect(refused).toMatchObject({ code: status.UNAVAILABLE, details: "This protocol is restricted, expecting header 'triton-grpc-protocol-infer-key'" });
-    const served = await new Promise<GrpcMessage[]>((resolve, reject) => {
-      const responses: GrpcMessage[] = [];
-      const stream = grpc.modelStreamInfer(GRPC_INFER);
-      stream.on("data", (response: GrpcMessage) => responses.push(response));
-      stream.on("error", reject);
-      stream.on("end", () => resolve(responses));
-      stream.write(grpcInfer);
-      stream.end();
-    });
+    const served = await streamResponses(grpc.modelStreamInfer(GRPC_INFER), [grpcInfer]);
     expect(served).toHaveLength(1);
     expect(served[0]!["error_message"]).toBe("");
   });

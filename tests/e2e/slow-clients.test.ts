@@ -1,11 +1,9 @@
 import http from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InferenceClient } from "../../server/client/index";
 import { openRaw, type RawConnection } from "../helpers/raw-connection";
 import { type RunningServer, startServer } from "../helpers/server-process";
-
-const portOf = (url: string): number => Number(new URL(url).port);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Writes `text` one byte every `everyMs`, until it is sent or the connection closes. */
 async function trickle(connection: RawConnection, text: string, everyMs: number): Promise<void> {
@@ -42,7 +40,7 @@ describe("slow clients over HTTP (--http-idle-timeout-ms, --http-header-timeout-
   });
 
   it("serves other clients while 1,000 half-sent requests are open, then closes each of those within the idle timeout", async () => {
-    const port = portOf(server.httpUrl);
+    const port = server.httpPort!;
     const slow = await Promise.all(Array.from({ length: 1000 }, async (_, i) => {
       const connection = await openRaw(port, HALF_SENT[i % HALF_SENT.length]);
       return { connection, sentAt: performance.now() };
@@ -69,7 +67,7 @@ describe("slow clients over HTTP (--http-idle-timeout-ms, --http-header-timeout-
   });
 
   it("answers 408 in Triton's shape to a client that trickles its headers or its body past their deadlines", async () => {
-    const port = portOf(deadlineServer.httpUrl);
+    const port = deadlineServer.httpPort!;
     const headers = await openRaw(port);
     const body = await openRaw(port, "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n");
     const started = performance.now();
@@ -98,7 +96,7 @@ describe("slow clients over HTTP (--http-idle-timeout-ms, --http-header-timeout-
   });
 
   it("answers a malformed request at once in Triton's shape", async () => {
-    const connection = await openRaw(portOf(server.httpUrl), "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n");
+    const connection = await openRaw(server.httpPort!, "POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1FFFFFFFFFFFFFFFF\r\n");
     await connection.closed;
     expect(connection.received()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*\r\n\r\n\{"error":"malformed HTTP request: [^"]+"\}$/);
   });
@@ -114,7 +112,7 @@ describe("connection limits over HTTP (--http-max-connections, --http-keepalive-
   });
 
   it("closes connections beyond the limit as they arrive, and takes new ones once below it", async () => {
-    const port = portOf(server.httpUrl);
+    const port = server.httpPort!;
     const held = await Promise.all([0, 1, 2].map(() => openRaw(port, "GET /v2/health/live HTTP/1.1\r\n")));
     const refused = await openRaw(port).catch(() => undefined);
     if (refused !== undefined) {
@@ -132,7 +130,7 @@ describe("connection limits over HTTP (--http-max-connections, --http-keepalive-
   });
 
   it("closes an idle keep-alive connection after the keep-alive timeout", async () => {
-    const connection = await openRaw(portOf(server.httpUrl), "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n");
+    const connection = await openRaw(server.httpPort!, "GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n");
     while (!connection.received().includes("\r\n\r\n")) await sleep(10);
     const answeredAt = performance.now();
     expect(connection.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);

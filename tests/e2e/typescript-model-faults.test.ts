@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { writeProbeModel } from "../helpers/typescript-test-models";
 import { parseExposition } from "../server/metrics/prometheus-text";
-import { type BinaryTransports, binaryTransports } from "./binary-transports";
-import type { CaseResult, ProtocolTransport } from "./protocol-transport";
+import { type BinaryTransports, binaryTransports, type Protocol } from "./binary-transports";
+import type { CaseResult } from "./protocol-transport";
 
 /**
  * What a client sees when a TypeScript model fails, through the real server: a model whose initialize() throws,
@@ -16,7 +16,6 @@ describe("TypeScript model failures, over REST and gRPC", () => {
   let repository: string;
   let server: RunningServer;
   let clients: BinaryTransports;
-  const transports: Record<string, ProtocolTransport> = {};
 
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "typescript-faults-"));
@@ -26,7 +25,6 @@ describe("TypeScript model failures, over REST and gRPC", () => {
       repository, services: ["http", "grpc", "metrics"], args: ["--exit-on-error", "false", "--instance-restart-backoff-ms", "10"],
     });
     clients = binaryTransports(server);
-    Object.assign(transports, clients.byProtocol);
   });
   afterAll(async () => {
     clients?.close();
@@ -34,8 +32,8 @@ describe("TypeScript model failures, over REST and gRPC", () => {
     rmSync(repository, { recursive: true, force: true });
   });
 
-  function probe(protocol: string, value: number, behave?: string, model = "probe"): Promise<CaseResult> {
-    return transports[protocol]!.infer({
+  function probe(protocol: Protocol, value: number, behave?: string, model = "probe"): Promise<CaseResult> {
+    return clients.byProtocol[protocol].infer({
       model, inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], values: [value] }], outputs: [{ name: "OUTPUT0" }],
       ...(behave !== undefined ? { parameters: { behave } } : {}),
     });
@@ -49,7 +47,7 @@ describe("TypeScript model failures, over REST and gRPC", () => {
   it("leaves a model whose initialize() throws UNAVAILABLE, with the message as the reason", async () => {
     const index = await fetch(`${server.httpUrl}/v2/repository/index`, { method: "POST", body: "{}" }).then((r) => r.json());
     expect(index).toContainEqual({ name: "needs_camera", version: "1", state: "UNAVAILABLE", reason: "TypeScript model initialize() failed: no camera attached" });
-    for (const protocol of ["REST", "gRPC"]) {
+    for (const protocol of ["REST", "gRPC"] as const) {
       expect(await probe(protocol, 1, undefined, "needs_camera")).toEqual({
         kind: "error", code: "UNAVAILABLE",
         message: "Request for unknown model: 'needs_camera' has no available versions (version 1: TypeScript model initialize() failed: no camera attached)",
@@ -57,7 +55,7 @@ describe("TypeScript model failures, over REST and gRPC", () => {
     }
   });
 
-  describe.each(["REST", "gRPC"])("over %s", (protocol) => {
+  describe.each<Protocol>(["REST", "gRPC"])("over %s", (protocol) => {
     it("fails a request the model refuses with the model's code and message", async () => {
       expect(await probe(protocol, 1, "invalid")).toEqual({ kind: "error", code: "INVALID_ARG", message: "the model refuses this request" });
       expect(await probe(protocol, 1, "internal")).toEqual({ kind: "error", code: "INTERNAL", message: "the model failed on this request" });

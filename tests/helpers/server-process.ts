@@ -8,8 +8,11 @@ const SERVER_MAIN = path.join(REPO_ROOT, "dist", "server", "main.js");
 
 export interface RunningServer {
   readonly httpUrl: string;
+  /** When the HTTP endpoint is enabled. */
+  readonly httpPort: number | undefined;
   /** host:port, when the gRPC endpoint is enabled. */
   readonly grpcAddress: string | undefined;
+  readonly grpcPort: number | undefined;
   readonly metricsUrl: string | undefined;
   readonly process: ChildProcess;
   /** Everything the server printed so far. */
@@ -64,7 +67,9 @@ export function startServer(options: StartOptions = {}): Promise<RunningServer> 
         child.off("exit", onExit);
         resolve({
           httpUrl: `http://127.0.0.1:${ports.get("http")}`,
+          httpPort: ports.get("http"),
           grpcAddress: ports.has("grpc") ? `127.0.0.1:${ports.get("grpc")}` : undefined,
+          grpcPort: ports.get("grpc"),
           metricsUrl: ports.has("metrics") ? `http://127.0.0.1:${ports.get("metrics")}` : undefined,
           process: child,
           logs: () => output,

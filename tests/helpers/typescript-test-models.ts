@@ -13,7 +13,7 @@ import path from "node:path";
  * - `grow`: allocates JS arrays until the worker's heap limit stops it
  * The config parameter `init_fail` makes initialize() throw; finalize() writes `finalized` beside model.js.
  */
-export const PROBE_MODEL_JS = String.raw`
+const PROBE_MODEL_JS = String.raw`
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");
@@ -59,10 +59,7 @@ module.exports = ProbeModel;
 
 export interface ProbeModelOptions {
   readonly name: string;
-  /** Datatype of INPUT0/OUTPUT0 in the config. */
-  readonly configDataType?: string;
   readonly parameters?: Readonly<Record<string, string>>;
-  readonly instanceCount?: number;
 }
 
 /** Writes `<repository>/<name>` with the probe model: INPUT0 -> OUTPUT0 (dims [-1]) and INFO, batching up to 8. */
@@ -70,15 +67,14 @@ export function writeProbeModel(repository: string, options: ProbeModelOptions):
   const dir = path.join(repository, options.name);
   mkdirSync(path.join(dir, "1"), { recursive: true });
   writeFileSync(path.join(dir, "1", "model.js"), PROBE_MODEL_JS);
-  const dataType = options.configDataType ?? "TYPE_FP32";
   const parameters = Object.entries(options.parameters ?? {}).map(([key, value]) => `parameters { key: "${key}" value: { string_value: "${value}" } }`);
   writeFileSync(path.join(dir, "config.pbtxt"), [
     'backend: "typescript"',
     "max_batch_size: 8",
-    `input [ { name: "INPUT0" data_type: ${dataType} dims: [ -1 ] } ]`,
-    `output [ { name: "OUTPUT0" data_type: ${dataType} dims: [ -1 ] }, { name: "INFO" data_type: TYPE_STRING dims: [ 1 ] } ]`,
+    'input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]',
+    'output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] }, { name: "INFO" data_type: TYPE_STRING dims: [ 1 ] } ]',
     "dynamic_batching { }",
-    `instance_group [ { count: ${options.instanceCount ?? 1} kind: KIND_CPU } ]`,
+    "instance_group [ { count: 1 kind: KIND_CPU } ]",
     ...parameters,
   ].join("\n"));
 }
