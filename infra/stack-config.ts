@@ -2,6 +2,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { parseIpv4Cidr, rangesOverlap } from "./cidr";
 import { multiRegionOf } from "./multi-region";
+import { parseLoadRange } from "../server/perf/load-range";
 
 // Every key below is a stack config key `<project>:<key>` (see Pulumi.dev.yaml); `project` is `gcp:project`.
 // Each has a default except the GCP project, so a stack file only says what differs.
@@ -174,8 +175,11 @@ const rawStackConfigSchema = z.object({
     protocol: z.enum(["http", "grpc"]).default("http"),
     /** perf_analyzer's sweep: `concurrency` (closed loop, requests kept outstanding) or `request-rate` (open loop, per second). */
     mode: z.enum(["concurrency", "request-rate"]).default("concurrency"),
-    /** start:end:step of the sweep, as perf_analyzer's --concurrency-range / --request-rate-range. */
-    range: z.string().regex(/^\d+:\d+:\d+$/, "must be start:end:step such as 1:8:1").default("1:8:1"),
+    /**
+     * start[:end[:step]] of the sweep, as perf_analyzer's --concurrency-range / --request-rate-range; checked
+     * against `mode` by the parser the Job's inference-perf uses, so a range accepted here is one it runs.
+     */
+    range: z.string().min(1).default("1:8:1"),
     batchSize: z.number().int().min(1).default(1),
     /** One measurement window, ms (perf_analyzer -p). */
     measurementIntervalMs: z.number().int().min(100).default(10_000),
@@ -314,14 +318,26 @@ function crossFieldProblems(config: StackConfig, namespace: string): string[] {
   if (config.autoscaling.minReplicas > config.autoscaling.maxReplicas) {
     problems.push(`${key("autoscaling", "minReplicas")}: ${config.autoscaling.minReplicas} is more than maxReplicas ${config.autoscaling.maxReplicas}`);
   }
-  const [start, end] = config.loadTest.range.split(":").map(Number);
-  if (start === 0 || (start ?? 0) > (end ?? 0)) {
-    problems.push(`${key("loadTest", "range")}: ${config.loadTest.range} must start at 1 or more and not end before it starts`);
-  }
+  problems.push(...loadRangeProblems(config.loadTest, key("loadTest", "range")));
   if (config.modelRepository.bucketName.length > 63) {
     problems.push(`${key("modelRepository", "bucketName")}: default name ${config.modelRepository.bucketName} is longer than 63 characters; set one`);
   }
   return problems;
+}
+
+/**
+ * What inference-perf would refuse in the load test's range, found before `pulumi up` instead of in a failed Job.
+ * An endless concurrency sweep (end 0) is refused too: it stops only at a latency threshold, which the Job does
+ * not set.
+ */
+function loadRangeProblems(loadTest: StackConfig["loadTest"], rangeKey: string): string[] {
+  try {
+    const range = parseLoadRange(loadTest.range, loadTest.mode);
+    if (range.end === 0) return [`${rangeKey}: ${loadTest.range} never ends (end 0 sweeps until a latency threshold, which the load test does not set); give an end`];
+    return [];
+  } catch (error) {
+    return [`${rangeKey}: ${error instanceof Error ? error.message : String(error)}`];
+  }
 }
 
 /**

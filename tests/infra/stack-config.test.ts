@@ -100,9 +100,22 @@ describe("parseStackConfig", () => {
     ["a region listed twice", { project: "my-project-1", regions: [{ name: "us-east1", zones: ["us-east1-c"] }, { name: "us-east1", zones: ["us-east1-d"] }] }, "gpu-inference:regions[1].name: region us-east1 is listed twice"],
     ["overlapping address ranges", { project: "my-project-1", regions: [{ name: "us-east1", zones: ["us-east1-c"] }, { name: "us-west1", zones: ["us-west1-a"], network: { subnetCidr: "10.0.0.0/16" } }] }, "gpu-inference:regions[0].network.subnetCidr: 10.0.0.0/20 overlaps gpu-inference:regions[1].network.subnetCidr (10.0.0.0/16)"],
     ["fewer maximum than minimum replicas", { project: "my-project-1", autoscaling: { minReplicas: 2, maxReplicas: 1 } }, "gpu-inference:autoscaling.minReplicas: 2 is more than maxReplicas 1"],
-    ["a load-test sweep that ends before it starts", { project: "my-project-1", loadTest: { range: "8:2:1" } }, "gpu-inference:loadTest.range: 8:2:1 must start at 1 or more and not end before it starts"],
+    ["a load-test sweep that ends before it starts", { project: "my-project-1", loadTest: { range: "8:2:1" } }, "gpu-inference:loadTest.range: end of '8:2:1' is below its start"],
+    ["a load-test sweep that never steps", { project: "my-project-1", loadTest: { range: "1:8:0" } }, "gpu-inference:loadTest.range: step of '1:8:0' must be a positive integer"],
+    ["a load-test sweep from 0 clients", { project: "my-project-1", loadTest: { range: "0:8:1" } }, "gpu-inference:loadTest.range: start of '0:8:1' must be a positive integer"],
+    ["a fractional concurrency", { project: "my-project-1", loadTest: { range: "1.5:4" } }, "gpu-inference:loadTest.range: start of '1.5:4' must be a positive integer"],
+    ["a load-test range of four parts", { project: "my-project-1", loadTest: { range: "1:8:1:2" } }, "gpu-inference:loadTest.range: '1:8:1:2' is not start[:end[:step]]"],
+    ["an endless load-test sweep", { project: "my-project-1", loadTest: { range: "1:0:1" } }, "gpu-inference:loadTest.range: 1:0:1 never ends (end 0 sweeps until a latency threshold, which the load test does not set); give an end"],
   ])("rejects %s, saying what to change", (_case, raw, expected) => {
     expect(problemsOf(raw)).toContain(expected);
+  });
+
+  it("takes every load-test range inference-perf runs: one level, fractional request rates", () => {
+    const rangeOf = (loadTest: RawStackConfig["loadTest"]) => parseStackConfig({ project: "my-project-1", loadTest }, context).loadTest.range;
+    expect(rangeOf({ range: "4" })).toBe("4");
+    expect(rangeOf({ mode: "request-rate", range: "0.5:2:0.5" })).toBe("0.5:2:0.5");
+    expect(problemsOf({ project: "my-project-1", loadTest: { mode: "concurrency", range: "0.5:2:0.5" } }))
+      .toEqual(["gpu-inference:loadTest.range: start of '0.5:2:0.5' must be a positive integer"]);
   });
 
   it("asks for a name prefix when the stack name does not make a valid default", () => {
