@@ -1,5 +1,6 @@
 import type { InferResult } from "./infer-result";
 import type { CallOptions, InferRequest, PreparedInferRequest } from "./infer-types";
+import type { ModelLoadOverrides } from "./model-load-overrides";
 import type { ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 
 /**
@@ -22,8 +23,8 @@ export interface ClientTransport {
   /** Every model's statistics when `model` is undefined; every version's when `version` is. */
   modelStatistics(model: string | undefined, version: string | undefined, options?: CallOptions): Promise<ModelStatistics[]>;
   repositoryIndex(readyOnly: boolean, options?: CallOptions): Promise<RepositoryIndexEntry[]>;
-  loadModel(model: string, options?: CallOptions): Promise<void>;
-  unloadModel(model: string, options?: CallOptions): Promise<void>;
+  loadModel(model: string, overrides: ModelLoadOverrides, options?: CallOptions): Promise<void>;
+  unloadModel(model: string, unloadDependents: boolean, options?: CallOptions): Promise<void>;
 
   /** Encodes a request once; the result may be sent any number of times, concurrently. */
   prepareInfer(request: InferRequest): PreparedInferRequest;

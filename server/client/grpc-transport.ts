@@ -10,6 +10,7 @@ import type { ClientTransport } from "./client-transport";
 import { errorFromGrpcStatus } from "./error-from-grpc-status";
 import { InferResult } from "./infer-result";
 import type { CallOptions, InferRequest, OutputTensor, ParameterValue, PreparedInferRequest } from "./infer-types";
+import { loadConfigText, type ModelLoadOverrides } from "./model-load-overrides";
 import type { ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 import { bytesToTensorData, tensorDataToBytes } from "./tensor-data";
 
@@ -116,6 +117,15 @@ function channelCredentials(tls: ClientTls | undefined): ChannelCredentials {
   });
 }
 
+/** The parameters of a load request as Triton's gRPC frontend takes them: `config` a string, `file:<path>` bytes. */
+function grpcLoadParameters(overrides: ModelLoadOverrides): Record<string, { string_param: string } | { bytes_param: Uint8Array }> {
+  const parameters: Record<string, { string_param: string } | { bytes_param: Uint8Array }> = {};
+  const config = loadConfigText(overrides);
+  if (config !== undefined) parameters["config"] = { string_param: config };
+  for (const [file, contents] of Object.entries(overrides.files ?? {})) parameters[`file:${file}`] = { bytes_param: contents };
+  return parameters;
+}
+
 /**
  * Triton's GRPCInferenceService over one @grpc/grpc-js channel (HTTP/2 multiplexes concurrent calls on it).
  * Tensors always travel as `raw_input_contents`/`raw_output_contents`, so tensor formats do not apply. Failed
@@ -175,12 +185,13 @@ export class GrpcTransport implements ClientTransport {
     return response.models.map(({ version, ...entry }) => (version === "" || version === undefined ? entry : { ...entry, version }));
   }
 
-  async loadModel(model: string, options?: CallOptions): Promise<void> {
-    await this.#call("RepositoryModelLoad", { repository_name: "", model_name: model }, options);
+  async loadModel(model: string, overrides: ModelLoadOverrides, options?: CallOptions): Promise<void> {
+    await this.#call("RepositoryModelLoad", { repository_name: "", model_name: model, parameters: grpcLoadParameters(overrides) }, options);
   }
 
-  async unloadModel(model: string, options?: CallOptions): Promise<void> {
-    await this.#call("RepositoryModelUnload", { repository_name: "", model_name: model }, options);
+  async unloadModel(model: string, unloadDependents: boolean, options?: CallOptions): Promise<void> {
+    const parameters = unloadDependents ? { unload_dependents: { bool_param: true } } : {};
+    await this.#call("RepositoryModelUnload", { repository_name: "", model_name: model, parameters }, options);
   }
 
   prepareInfer(request: InferRequest): PreparedInferRequest {

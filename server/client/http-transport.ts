@@ -7,6 +7,7 @@ import { errorFromHttpStatus } from "./error-from-http-status";
 import { decodeHttpInfer, encodeHttpInfer, INFERENCE_HEADER_CONTENT_LENGTH } from "./http-infer-codec";
 import { InferResult } from "./infer-result";
 import type { CallOptions, InferRequest, PreparedInferRequest } from "./infer-types";
+import { loadConfigText, type ModelLoadOverrides } from "./model-load-overrides";
 import { RequestTimeoutError, ServerUnreachableError } from "./inference-server-error";
 import type { ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 
@@ -71,6 +72,17 @@ function headerValue(headers: HttpResponse["headers"], name: string): string | u
 function modelPath(model: string, version: string | undefined, suffix = ""): string {
   const versionPart = version === undefined || version === "" ? "" : `/versions/${encodeURIComponent(version)}`;
   return `/v2/models/${encodeURIComponent(model)}${versionPart}${suffix}`;
+}
+
+/** The parameters of a load request as Triton's REST frontend takes them: `config`, then `file:<path>` in base64. */
+function loadParameters(overrides: ModelLoadOverrides): Record<string, string> {
+  const parameters: Record<string, string> = {};
+  const config = loadConfigText(overrides);
+  if (config !== undefined) parameters["config"] = config;
+  for (const [file, contents] of Object.entries(overrides.files ?? {})) {
+    parameters[`file:${file}`] = Buffer.from(contents.buffer, contents.byteOffset, contents.byteLength).toString("base64");
+  }
+  return parameters;
 }
 
 /**
@@ -142,12 +154,15 @@ export class HttpTransport implements ClientTransport {
     return this.#json("POST", "/v2/repository/index", JSON.stringify({ ready: readyOnly }), options);
   }
 
-  async loadModel(model: string, options?: CallOptions): Promise<void> {
-    await this.#call("POST", `/v2/repository/models/${encodeURIComponent(model)}/load`, undefined, options);
+  async loadModel(model: string, overrides: ModelLoadOverrides, options?: CallOptions): Promise<void> {
+    const parameters = loadParameters(overrides);
+    const body = Object.keys(parameters).length === 0 ? undefined : JSON.stringify({ parameters });
+    await this.#call("POST", `/v2/repository/models/${encodeURIComponent(model)}/load`, body, options);
   }
 
-  async unloadModel(model: string, options?: CallOptions): Promise<void> {
-    await this.#call("POST", `/v2/repository/models/${encodeURIComponent(model)}/unload`, undefined, options);
+  async unloadModel(model: string, unloadDependents: boolean, options?: CallOptions): Promise<void> {
+    const body = unloadDependents ? JSON.stringify({ parameters: { unload_dependents: true } }) : undefined;
+    await this.#call("POST", `/v2/repository/models/${encodeURIComponent(model)}/unload`, body, options);
   }
 
   prepareInfer(request: InferRequest): PreparedInferRequest {

@@ -5,6 +5,7 @@ import type { InferResult } from "./infer-result";
 import type {
   CallOptions, InferInput, InferOptions, InferRequest, InputTensor, OutputSelection, PreparedInferRequest, TensorFormat,
 } from "./infer-types";
+import type { ModelLoadOverrides } from "./model-load-overrides";
 import type { ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 import { elementCountOf, inferDataType, toTensorData } from "./tensor-data";
 
@@ -130,13 +131,17 @@ export class InferenceClient {
     return this.#transport.repositoryIndex(options?.readyOnly ?? false, options);
   }
 
-  /** Loads (or reloads) a model; the server must run with `--model-control-mode explicit`. */
-  loadModel(model: string, options?: CallOptions): Promise<void> {
-    return this.#transport.loadModel(model, options);
+  /**
+   * Loads (or reloads) a model; the server must run with `--model-control-mode explicit`. With `config` (and
+   * `files`) the model is loaded from them instead of its repository files, as tritonclient's `load_model`.
+   */
+  loadModel(model: string, options?: CallOptions & ModelLoadOverrides): Promise<void> {
+    return this.#transport.loadModel(model, { config: options?.config, files: options?.files }, options);
   }
 
-  unloadModel(model: string, options?: CallOptions): Promise<void> {
-    return this.#transport.unloadModel(model, options);
+  /** Unloads a model; with `unloadDependents`, the ensembles that use it too (tritonclient's `unload_dependents`). */
+  unloadModel(model: string, options?: CallOptions & { readonly unloadDependents?: boolean }): Promise<void> {
+    return this.#transport.unloadModel(model, options?.unloadDependents ?? false, options);
   }
 
   /** Runs one inference. */

@@ -1,11 +1,13 @@
+import { readFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   InferenceClient, InferenceServerError, InvalidArgumentError, NotFoundError, RequestTimeoutError, ServerUnreachableError,
   type TensorFormat, UnsupportedError,
 } from "../../server/client/index";
-import { type RunningServer, startServer } from "../helpers/server-process";
+import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
 
 const MODELS = ["simple", "identity_int64", "identity_bytes", "identity_bool", "identity_fp16", "identity_fp32"];
 
@@ -80,6 +82,25 @@ describe.each(["http", "grpc"] as const)("InferenceClient over %s: health, metad
     expect(await client.isModelReady("identity_fp32")).toBe(false);
     await client.loadModel("identity_fp32");
     expect(await client.isModelReady("identity_fp32")).toBe(true);
+  });
+
+  it("loads a model from a changed config and from files it sends, as tritonclient's load_model", async () => {
+    const shipped = await client.modelConfig("identity_fp32");
+    await client.loadModel("identity_fp32", { config: { ...shipped, max_batch_size: 4 } });
+    expect((await client.modelConfig("identity_fp32")).max_batch_size).toBe(4);
+    await expect(client.infer("identity_fp32", [{ name: "INPUT0", datatype: "FP32", shape: [5, 1], data: new Float32Array(5) }]))
+      .rejects.toThrow(InvalidArgumentError);
+    await client.loadModel("identity_fp32");
+    expect((await client.modelConfig("identity_fp32")).max_batch_size).toBe(shipped.max_batch_size);
+
+    // A model that is in no repository: its config as text and its ONNX file, sent with the request.
+    const name = `sent_simple_${protocol}`;
+    const config = JSON.stringify({ ...(await client.modelConfig("simple")), name });
+    await client.loadModel(name, { config, files: { "1/model.onnx": readFileSync(path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx")) } });
+    const result = await client.infer(name, simpleInputs);
+    expect([...result.data("OUTPUT0", "INT32")]).toEqual(Array.from({ length: 16 }, (_, i) => i + 3));
+    await client.unloadModel(name);
+    expect(await client.isModelReady(name)).toBe(false);
   });
 });
 

@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InferenceClient } from "../../server/client/index";
 import { type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 import { writeSimpleModel } from "../helpers/simple-model";
 
@@ -77,7 +78,7 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
 
   beforeAll(async () => {
     repository = buildRepository();
-    server = await startServer({ repository, args: ["--exit-on-error", "false", "--strict-readiness", "false", "--model-control-mode", "explicit", "--load-model", "*"] });
+    server = await startServer({ repository, services: ["http", "grpc"], args: ["--exit-on-error", "false", "--strict-readiness", "false", "--model-control-mode", "explicit", "--load-model", "*"] });
   });
   afterAll(async () => {
     await server?.stop();
@@ -167,5 +168,20 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(await ready("chain")).toBe(false);
     expect(await ready("add_sub")).toBe(false);
     expect(await ready("simple_sequence")).toBe(true);
+  });
+
+  it.each(["http", "grpc"] as const)("InferenceClient over %s unloads an ensemble's steps only when asked to (unloadDependents)", async (protocol) => {
+    const client = new InferenceClient({ url: protocol === "http" ? server.httpUrl : `grpc://${server.grpcAddress}` });
+    try {
+      await client.loadModel("chain");
+      await client.unloadModel("chain");
+      expect(await client.isModelReady("add_sub")).toBe(true);
+      await client.loadModel("chain");
+      await client.unloadModel("chain", { unloadDependents: true });
+      expect(await client.isModelReady("chain")).toBe(false);
+      expect(await client.isModelReady("add_sub")).toBe(false);
+    } finally {
+      await client.close();
+    }
   });
 });
