@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { InstanceSpec } from "../server/backends/backend";
-import { InferenceClient, type InferInput } from "../server/client/index";
+import { InferenceClient, type InferInput, type ModelConfig } from "../server/client/index";
 import { toFloat16Array } from "../server/float16";
 import { buildExampleRepository } from "../server/model-builder/build-example-repository";
 import type { RequestSender } from "../server/perf/load-generator";
@@ -20,8 +20,18 @@ const FP16 = "resnet50_fp16_gpu";
 const ELEMENT_SHAPE = [3, 224, 224];
 /** The concurrency of the batching comparison (issue #11: batching vs none at 64 clients). */
 const BATCHING_CONCURRENCY = 64;
+/**
+ * GPU instances of the FP32 model the server side is swept over. With one instance the GPU waits while the main
+ * thread gathers the next batch (32 x 600 KB) and answers the last one; a second instance's batch is ready then.
+ */
+const GPU_INSTANCE_COUNTS = [1, 2];
 
 type Accelerator = InstanceSpec["accelerators"][number];
+
+/** Reloads a model with `count` instances in each of its instance groups, through Triton's load API with a config. */
+async function loadWithInstances(client: InferenceClient, shipped: ModelConfig, count: number): Promise<void> {
+  await client.loadModel(shipped.name, { config: { ...shipped, instance_group: (shipped.instance_group ?? []).map((group) => ({ ...group, count })) } });
+}
 
 /** The accelerator the server chose for a KIND_GPU model, from the config it reports (cuda, tensorrt or webgpu). */
 async function servedAccelerators(client: InferenceClient, model: string): Promise<Accelerator[]> {
@@ -41,7 +51,7 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
   const { options, log } = context;
   const repository = mkdtempSync(path.join(os.tmpdir(), "bench-gpu-"));
   await buildExampleRepository(repository, { gpu: true });
-  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false"]);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", "*"]);
   const http = new InferenceClient({ url: server.httpUrl });
   const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
   const image = Float32Array.from({ length: ELEMENT_SHAPE.reduce((a, b) => a * b, 1) }, () => Math.random());
@@ -59,31 +69,41 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
   let baseline: OrtBaseline | undefined;
   try {
     const accelerators = await servedAccelerators(http, FP32);
-    context.notes.push(`gpu: resnet50 FP32 and FP16 (max_batch_size 32, dynamic batching, 1 KIND_GPU instance) on ${accelerators.map((a) => a.name).join("+")}; in-process ORT: child process, the same execution provider and session options`);
+    const shipped = await http.modelConfig(FP32);
     baseline = await OrtBaseline.start({
       instance: { ...cpuInstance(path.join(repository, FP32, "1", "model.onnx"), context.setup.cores), device: "gpu", accelerators },
       inputName: "input", inputDatatype: "FP32", elementShape: ELEMENT_SHAPE,
     });
     const concurrencies = options.quick ? [32, 64] : [16, 32, 64, 128];
     const batchSizes = options.quick ? [8, 32] : [1, 8, 16, 32];
-    const concurrency = await sweepForBest(context, {
-      label: "gpu sweep: server concurrency", series: "resnet50 GPU server (binary)", settings: concurrencies,
-      measure: (level) => serverAt(`${FP32} http`, level, options.calibrationWindowMs)(),
-    });
-    const batchSize = await sweepForBest(context, {
+    let best: { instances: number; concurrency: number; throughput: number } | undefined;
+    for (const instances of GPU_INSTANCE_COUNTS) {
+      await loadWithInstances(http, shipped, instances);
+      const found = await sweepForBest(context, {
+        label: `gpu sweep (${instances} GPU instances): server concurrency`, series: `resnet50 GPU server (binary, ${instances} instances)`, settings: concurrencies,
+        measure: (level) => serverAt(`${FP32} http`, level, options.calibrationWindowMs)(),
+      });
+      if (best === undefined || found.throughput > best.throughput) best = { instances, concurrency: found.setting, throughput: found.throughput };
+    }
+    const { instances, concurrency } = best!;
+    await loadWithInstances(http, shipped, instances);
+    context.notes.push(`gpu: resnet50 FP32 and FP16 (max_batch_size 32, dynamic batching) on ${accelerators.map((a) => a.name).join("+")}; server vs in-process with the better of ${GPU_INSTANCE_COUNTS.join(" or ")} GPU instances (${instances}), batching and FP16 comparisons with 1; in-process ORT: child process, the same execution provider and session options`);
+    const { setting: batchSize } = await sweepForBest(context, {
       label: "gpu sweep: in-process ORT batch", series: "resnet50 GPU in-process ORT (per batch)", settings: batchSizes,
       measure: (batch) => baseline!.measure({ batchSize: batch, warmupMs: options.warmupMs, durationMs: options.calibrationWindowMs }),
     });
     const inProcess = { label: "in-process ORT", measure: () => baseline!.measure({ batchSize, warmupMs: options.warmupMs, durationMs: options.windowMs }) };
     for (const protocol of ["http", "grpc"] as const) {
       results.push(await runAbComparison(
-        `resnet50 GPU over ${protocol === "http" ? "HTTP binary" : "gRPC"}`, `server concurrency ${concurrency}, ORT batch ${batchSize}`,
+        `resnet50 GPU over ${protocol === "http" ? "HTTP binary" : "gRPC"}`, `server concurrency ${concurrency}, ${instances} GPU instances, ORT batch ${batchSize}`,
         { label: `server ${protocol}`, measure: serverAt(`${FP32} ${protocol}`, concurrency) }, inProcess, options.rounds,
         (round, r) => log(`gpu round ${round}: server ${protocol} ${r.a.throughput.toFixed(1)}, in-process ${r.b.throughput.toFixed(1)} infer/s (${r.ratio.toFixed(2)})`),
       ));
     }
     await baseline.stop();
     baseline = undefined;
+    // Batching and precision are compared at the shipped single instance, as the unbatched and FP16 models have.
+    await loadWithInstances(http, shipped, 1);
     results.push(await runAbComparison(
       "resnet50 GPU", `concurrency ${BATCHING_CONCURRENCY}, HTTP binary`,
       { label: "batching", measure: serverAt(`${FP32} http`, BATCHING_CONCURRENCY) },

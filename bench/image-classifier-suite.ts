@@ -66,10 +66,10 @@ export async function runImageClassifierSuite(context: BenchContext): Promise<Co
     const at = (send: RequestSender, concurrency: number, durationMs = options.windowMs) => (): Promise<SideMeasurement> =>
       measureThroughput(send, { concurrency, warmupMs: options.warmupMs, durationMs });
 
-    const sweep = (label: string, send: RequestSender): Promise<number> => sweepForBest(context, {
+    const sweep = async (label: string, send: RequestSender): Promise<number> => (await sweepForBest(context, {
       label: `image sweep: ${label} concurrency`, series: `image: ${label}`, unit: "images/s", settings: options.imageConcurrency,
       measure: (concurrency) => at(send, concurrency, options.calibrationWindowMs)(),
-    });
+    })).setting;
     const ensembleConcurrency = await sweep("ensemble", ensemble);
     const clientConcurrency = await sweep("client preprocesses", clientSide);
     context.notes.push(

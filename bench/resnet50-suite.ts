@@ -42,14 +42,14 @@ export async function runResnet50Suite(context: BenchContext): Promise<Compariso
     let bestConcurrency: number;
     const results: ComparisonResult[] = [];
     try {
-      bestConcurrency = await sweepForBest(context, {
+      bestConcurrency = (await sweepForBest(context, {
         label: "resnet50 sweep: server concurrency", series: "resnet50 server (binary)", settings: options.resnet50Concurrency,
         measure: (concurrency) => serverAt(concurrency, "binary", options.calibrationWindowMs)(),
-      });
-      const bestBatch = await sweepForBest(context, {
+      })).setting;
+      const bestBatch = (await sweepForBest(context, {
         label: "resnet50 sweep: in-process ORT batch", series: "resnet50 in-process ORT (per batch)", settings: options.resnet50BatchSizes,
         measure: (batchSize) => baseline.measure({ batchSize, warmupMs: options.warmupMs, durationMs: options.calibrationWindowMs }),
-      });
+      })).setting;
       results.push(await runAbComparison(
         MODEL, `server concurrency ${bestConcurrency}, ORT batch ${bestBatch}`,
         { label: "server", measure: serverAt(bestConcurrency, "binary") },

@@ -13,9 +13,15 @@ export interface BestSettingSweep {
   readonly measure: (setting: number) => Promise<SideMeasurement>;
 }
 
+/** The setting a sweep found best, and the throughput it measured there. */
+export interface BestSetting {
+  readonly setting: number;
+  readonly throughput: number;
+}
+
 /** Measures each setting in turn, logging and charting it, and resolves with the one of the highest throughput. */
-export async function sweepForBest(context: Pick<BenchContext, "log" | "chartPoints">, sweep: BestSettingSweep): Promise<number> {
-  let best: { setting: number; throughput: number } | undefined;
+export async function sweepForBest(context: Pick<BenchContext, "log" | "chartPoints">, sweep: BestSettingSweep): Promise<BestSetting> {
+  let best: BestSetting | undefined;
   for (const setting of sweep.settings) {
     const measured = await sweep.measure(setting);
     context.log(`${sweep.label} ${setting}: ${measured.throughput.toFixed(1)} ${sweep.unit ?? "infer/s"}`);
@@ -23,5 +29,5 @@ export async function sweepForBest(context: Pick<BenchContext, "log" | "chartPoi
     if (best === undefined || measured.throughput > best.throughput) best = { setting, throughput: measured.throughput };
   }
   if (best === undefined) throw new Error(`${sweep.label}: nothing to sweep`);
-  return best.setting;
+  return best;
 }
