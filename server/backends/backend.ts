@@ -72,6 +72,12 @@ export interface Backend {
    */
   createInstance(spec: InstanceSpec): Promise<BackendInstance>;
   /**
+   * Why GPU instances with these accelerators can run on the first GPU only (a provider that takes no device id),
+   * or undefined when an instance group's `gpus` may name any GPU. Optional: absent means any. Groups that list
+   * no `gpus` then get their instances on GPU 0 instead of on every GPU, rather than failing on the others.
+   */
+  firstGpuOnly?(accelerators: InstanceSpec["accelerators"]): string | undefined;
+  /**
    * The first element of a (well-formed) input this backend could not pass on exactly, or undefined. The core
    * asks for each request before it joins a batch and refuses it with INVALID_ARG rather than alter its data.
    * Optional: without it every well-formed tensor is carried exactly.

@@ -96,9 +96,10 @@ interface InstancePlan {
 
 /**
  * Expands instance_group into one plan per instance, filling Triton's defaults into the config as it goes.
- * KIND_AUTO means the GPU when `autoOnGpu`, else the CPU.
+ * KIND_AUTO means the GPU when `autoOnGpu`, else the CPU. A KIND_GPU group without `gpus` gets its instances on
+ * every GPU, or only on GPU 0 where `firstGpuOnly` (the backend's provider cannot address the others).
  */
-function planInstances(config: ModelConfig, backendName: string, gpuCount: number, autoOnGpu: boolean): InstancePlan[] {
+function planInstances(config: ModelConfig, backendName: string, gpuCount: number, autoOnGpu: boolean, firstGpuOnly: boolean): InstancePlan[] {
   if (config.instance_group.length === 0) {
     config.instance_group = [{ name: "", kind: "KIND_AUTO", count: 0, gpus: [], profile: [], passive: false, host_policy: "", secondary_devices: [] }] as unknown as ModelConfig["instance_group"];
   }
@@ -110,7 +111,7 @@ function planInstances(config: ModelConfig, backendName: string, gpuCount: numbe
     if (group.name === "") group.name = `${config.name}_${index}`;
     if (group.count <= 0) group.count = group.kind === "KIND_CPU" && backendName === "onnxruntime" ? 2 : 1;
     if (group.kind === "KIND_GPU") {
-      const gpus = group.gpus.length > 0 ? group.gpus : gpuCount > 0 ? Array.from({ length: gpuCount }, (_, i) => i) : [0];
+      const gpus = group.gpus.length > 0 ? group.gpus : gpuCount > 0 && !firstGpuOnly ? Array.from({ length: gpuCount }, (_, i) => i) : [0];
       group.gpus = gpus;
       for (const gpu of gpus) for (let i = 0; i < group.count; i++) plans.push({ kind: "gpu", deviceId: gpu, groupName: group.name, auto });
     } else {
@@ -201,7 +202,12 @@ interface CreatedInstances {
 async function createInstances(
   config: ModelConfig, directory: ModelDirectory, backend: Backend, version: number, modelPath: string, settings: LoaderSettings, autoOnGpu: boolean,
 ): Promise<CreatedInstances> {
-  const plans = planInstances(config, backend.name, settings.gpuCount, autoOnGpu);
+  const firstGpuOnly = settings.gpuCount > 1 ? backend.firstGpuOnly?.(acceleratorsFor(config, "gpu")) : undefined;
+  // Before planning fills them in: groups that list no GPUs (no group at all is one KIND_AUTO group).
+  const spreadsOverGpus = config.instance_group.length === 0
+    ? autoOnGpu
+    : config.instance_group.some((g) => (g.kind === "KIND_GPU" || (g.kind === "KIND_AUTO" && autoOnGpu)) && g.gpus.length === 0);
+  const plans = planInstances(config, backend.name, settings.gpuCount, autoOnGpu, firstGpuOnly !== undefined);
   const intraOpThreads = settings.intraOpThreads ?? Math.max(1, Math.floor(settings.cpuCount / plans.length));
   const modelConfig = modelConfigToJson(config);
   const specOf = (index: number): InstanceSpec => {
@@ -229,6 +235,9 @@ async function createInstances(
   const placements = instances.map((instance, i): InstancePlacement => ({
     kind: plans[i]!.kind === "gpu" ? "KIND_GPU" : "KIND_CPU", deviceId: plans[i]!.deviceId, provider: instance.executionProvider,
   }));
+  if (firstGpuOnly !== undefined && spreadsOverGpus) {
+    settings.log.warn(`model '${config.name}' version ${version}: KIND_GPU instances run on GPU 0 only, not on each of the ${settings.gpuCount} GPUs: ${firstGpuOnly}`);
+  }
   return { instances, placements, specOf };
 }
 

@@ -77,6 +77,16 @@ function tensorrtEnvironment(parameters: Readonly<Record<string, string>>): Reco
 }
 
 /**
+ * Whether GPU instances with these accelerators run on ONNX Runtime's WebGPU provider: it is named, or nothing is
+ * named and the CUDA provider's library is not installed.
+ */
+export function runsOnWebgpu(accelerators: InstanceSpec["accelerators"], libraryDirectory = bindingDirectory()): boolean {
+  const names = accelerators.map((a) => a.name);
+  if (names.includes("webgpu")) return true;
+  return !names.includes("tensorrt") && !names.includes("cuda") && !existsSync(providerLibrary(libraryDirectory, "cuda"));
+}
+
+/**
  * Picks execution providers from the instance kind and Triton's `execution_accelerators`:
  * - KIND_CPU: the CPU provider.
  * - `tensorrt` or `cuda` named: those providers (TensorRT falls back to CUDA per node), which need onnxruntime-node's
@@ -102,7 +112,7 @@ export function chooseExecutionProviders(spec: InstanceSpec, libraryDirectory = 
     return { provider: "webgpu", executionProviders: [webgpuProvider(webgpu.parameters)], environment: {} };
   }
   const installed = (name: LibraryProvider): boolean => existsSync(providerLibrary(libraryDirectory, name));
-  if (tensorrt === undefined && cuda === undefined && !installed("cuda")) {
+  if (runsOnWebgpu(spec.accelerators, libraryDirectory)) {
     const missingLibrary = providerLibrary(libraryDirectory, "cuda");
     requireFirstAdapter(spec, `KIND_GPU without a named accelerator falls back to ONNX Runtime's WebGPU provider (${missingLibrary} is not installed)`);
     return { provider: "webgpu", executionProviders: [webgpuProvider({})], environment: {}, missingLibrary };

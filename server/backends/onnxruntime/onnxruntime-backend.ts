@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import * as ort from "onnxruntime-node";
 import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
 import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
-import { chooseExecutionProviders, type ExecutionProviderName, webgpuUnavailable } from "./execution-providers";
+import { chooseExecutionProviders, type ExecutionProviderName, runsOnWebgpu, webgpuUnavailable } from "./execution-providers";
 import { describeSession, fromOrtTensor, ortInputProblem, toOrtTensor } from "./ort-tensors";
 import { ortSessionOptions, type OrtSessionSettings, type OrtWorkerReply } from "./ort-worker-protocol";
 
@@ -61,6 +61,12 @@ export class OnnxruntimeBackend implements Backend {
   constructor(options: { readonly providerLibraryDirectory?: string; readonly startWorker?: WorkerFactory } = {}) {
     this.#providerLibraryDirectory = options.providerLibraryDirectory;
     this.#startWorker = options.startWorker ?? startWorkerThread;
+  }
+
+  firstGpuOnly(accelerators: InstanceSpec["accelerators"]): string | undefined {
+    return runsOnWebgpu(accelerators, this.#providerLibraryDirectory)
+      ? "onnxruntime-node's WebGPU provider takes no device id (install the CUDA provider to use every GPU)"
+      : undefined;
   }
 
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InstanceSpec } from "../../../server/backends/backend";
 import { chooseExecutionProviders, webgpuUnavailable } from "../../../server/backends/onnxruntime/execution-providers";
-import { sessionSettings } from "../../../server/backends/onnxruntime/onnxruntime-backend";
+import { OnnxruntimeBackend, sessionSettings } from "../../../server/backends/onnxruntime/onnxruntime-backend";
 import { ortSessionOptions } from "../../../server/backends/onnxruntime/ort-worker-protocol";
 
 const spec = (overrides: Partial<InstanceSpec> = {}): InstanceSpec => ({
@@ -56,6 +56,16 @@ describe("execution provider choice (KIND_CPU / KIND_GPU / named accelerators / 
     expect(() => chooseExecutionProviders(gpu({ deviceId: 1, accelerators: named("webgpu") }), empty)).toThrow(/cannot honour gpus: \[1\]: onnxruntime-node's WebGPU provider always uses the first GPU adapter/);
     expect(() => chooseExecutionProviders(gpu({ deviceId: 2 }), empty)).toThrow(/falls back to ONNX Runtime's WebGPU provider .*cannot honour gpus: \[2\]/);
     expect(chooseExecutionProviders(gpu({ deviceId: 2, accelerators: named("cuda") }), withProviders).executionProviders).toEqual([{ name: "cuda", deviceId: 2 }]);
+  });
+
+  it("tells the core when GPU instances can run on the first GPU only: WebGPU, named or fallen back to", () => {
+    const withoutCuda = new OnnxruntimeBackend({ providerLibraryDirectory: empty });
+    const withCuda = new OnnxruntimeBackend({ providerLibraryDirectory: withProviders });
+    expect(withoutCuda.firstGpuOnly([])).toBe("onnxruntime-node's WebGPU provider takes no device id (install the CUDA provider to use every GPU)");
+    expect(withCuda.firstGpuOnly(named("webgpu"))).toMatch(/WebGPU provider takes no device id/);
+    expect(withCuda.firstGpuOnly([])).toBeUndefined();
+    expect(withoutCuda.firstGpuOnly(named("cuda"))).toBeUndefined();
+    expect(withoutCuda.firstGpuOnly(named("tensorrt"))).toBeUndefined();
   });
 
   it("puts TensorRT first and maps precision_mode FP16 / INT8 to the EP's settings", () => {

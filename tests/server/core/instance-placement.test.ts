@@ -95,11 +95,35 @@ class FakeGpuBackend implements Backend {
   readonly #identity = new IdentityBackend();
   readonly specs: InstanceSpec[] = [];
 
+  /** `firstGpuOnly`: the reason a provider that takes no device id would give (as WebGPU's does). */
+  constructor(private readonly firstGpuOnlyReason?: string) {}
+
+  firstGpuOnly(): string | undefined {
+    return this.firstGpuOnlyReason;
+  }
+
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
     this.specs.push(spec);
     const instance = await this.#identity.createInstance(spec);
     return Object.assign(Object.create(instance) as BackendInstance, { executionProvider: spec.device === "gpu" ? "webgpu" : "cpu" });
   }
+}
+
+/** An identity model in a fresh directory of `repository`, with `extra` config lines. */
+function writeIdentityModel(repository: string, name: string, extra: string): void {
+  mkdirSync(path.join(repository, name, "1"), { recursive: true });
+  writeFileSync(path.join(repository, name, "config.pbtxt"), `backend: "identity"\nmax_batch_size: 4\n` +
+    `input [ { name: "IN", data_type: TYPE_FP32, dims: [ 2 ] } ]\noutput [ { name: "OUT", data_type: TYPE_FP32, dims: [ 2 ] } ]\n${extra}`);
+}
+
+/** A core on a machine with two GPUs, serving `repository` with `backend` as its identity backend. */
+function twoGpuCore(repository: string, backend: Backend, warnings: string[]): InferenceCore {
+  return new InferenceCore({
+    modelRepositories: [repository], serverName: "triton", serverVersion: "test", strictReadiness: true, exitOnError: true,
+    modelControlMode: "none", repositoryPollMs: 0, responseCacheBytes: undefined, startupModels: [],
+    log: { info: () => undefined, warn: (m) => warnings.push(m) },
+    loader: { autoCompleteConfig: true, gpuCount: 2, cpuCount: 2, defaultMaxBatchSize: 4, intraOpThreads: 1, instanceRestart: { initialBackoffMs: 100, maxBackoffMs: 1000 }, backends: new Map<string, Backend>([["identity", backend]]) },
+  });
 }
 
 describe("instance placement where the GPU is usable", () => {
@@ -110,19 +134,9 @@ describe("instance placement where the GPU is usable", () => {
 
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "placement-gpu-"));
-    const model = (name: string, extra: string): void => {
-      mkdirSync(path.join(repository, name, "1"), { recursive: true });
-      writeFileSync(path.join(repository, name, "config.pbtxt"), `backend: "identity"\nmax_batch_size: 4\n` +
-        `input [ { name: "IN", data_type: TYPE_FP32, dims: [ 2 ] } ]\noutput [ { name: "OUT", data_type: TYPE_FP32, dims: [ 2 ] } ]\n${extra}`);
-    };
-    model("auto", "");
-    model("named", `instance_group [ { kind: KIND_GPU, count: 2, gpus: [ 1 ] } ]\noptimization { execution_accelerators { gpu_execution_accelerator: [ { name: "webgpu" } ] } }\n`);
-    core = new InferenceCore({
-      modelRepositories: [repository], serverName: "triton", serverVersion: "test", strictReadiness: true, exitOnError: true,
-      modelControlMode: "none", repositoryPollMs: 0, responseCacheBytes: undefined, startupModels: [],
-      log: { info: () => undefined, warn: (m) => warnings.push(m) },
-      loader: { autoCompleteConfig: true, gpuCount: 2, cpuCount: 2, defaultMaxBatchSize: 4, intraOpThreads: 1, instanceRestart: { initialBackoffMs: 100, maxBackoffMs: 1000 }, backends: new Map<string, Backend>([["identity", backend]]) },
-    });
+    writeIdentityModel(repository, "auto", "");
+    writeIdentityModel(repository, "named", `instance_group [ { kind: KIND_GPU, count: 2, gpus: [ 1 ] } ]\noptimization { execution_accelerators { gpu_execution_accelerator: [ { name: "webgpu" } ] } }\n`);
+    core = twoGpuCore(repository, backend, warnings);
     await core.start();
   });
   afterAll(async () => {
@@ -144,5 +158,44 @@ describe("instance placement where the GPU is usable", () => {
     expect(core.modelGauges().find((g) => g.modelName === "named")?.placements).toEqual([
       { kind: "KIND_GPU", deviceId: 1, provider: "webgpu" }, { kind: "KIND_GPU", deviceId: 1, provider: "webgpu" },
     ]);
+  });
+});
+
+describe("instance placement on two GPUs with a provider that can use only the first", () => {
+  let repository: string;
+  let core: InferenceCore;
+  const backend = new FakeGpuBackend("the fake provider takes no device id");
+  const warnings: string[] = [];
+
+  beforeAll(async () => {
+    repository = mkdtempSync(path.join(os.tmpdir(), "placement-first-gpu-"));
+    writeIdentityModel(repository, "auto", "");
+    writeIdentityModel(repository, "two", "instance_group [ { kind: KIND_GPU, count: 2 } ]\n");
+    writeIdentityModel(repository, "listed", "instance_group [ { kind: KIND_GPU, gpus: [ 0, 1 ] } ]\n");
+    core = twoGpuCore(repository, backend, warnings);
+    await core.start();
+  });
+  afterAll(async () => {
+    await core.close();
+    rmSync(repository, { recursive: true, force: true });
+  });
+
+  const placed = (model: string): [string, number][] => backend.specs.filter((s) => s.modelName === model).map((s) => [s.device, s.deviceId]);
+  const gpusOf = (model: string): number[] => (core.modelConfig(model) as { instance_group: { gpus: number[] }[] }).instance_group[0]!.gpus;
+
+  it("puts groups that list no GPUs on GPU 0 alone, count instances there, with one warning each", () => {
+    expect(placed("auto")).toEqual([["gpu", 0]]);
+    expect(placed("two")).toEqual([["gpu", 0], ["gpu", 0]]);
+    expect(gpusOf("auto")).toEqual([0]);
+    expect(gpusOf("two")).toEqual([0]);
+    expect(warnings.sort()).toEqual([
+      "model 'auto' version 1: KIND_GPU instances run on GPU 0 only, not on each of the 2 GPUs: the fake provider takes no device id",
+      "model 'two' version 1: KIND_GPU instances run on GPU 0 only, not on each of the 2 GPUs: the fake provider takes no device id",
+    ]);
+  });
+
+  it("passes GPUs a group lists on as listed, for the backend to honour or refuse", () => {
+    expect(placed("listed")).toEqual([["gpu", 0], ["gpu", 1]]);
+    expect(gpusOf("listed")).toEqual([0, 1]);
   });
 });
