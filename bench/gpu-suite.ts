@@ -12,6 +12,7 @@ import { startInferenceServerProcess } from "../server/tune/inference-server-pro
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { preparedSender } from "../server/perf/prepared-sender";
 import { measureThroughput } from "../server/perf/throughput-measurement";
+import { MainThreadCpuPerRequest } from "./main-thread-cpu";
 import { sweepForBest } from "./sweep-for-best";
 
 const FP32 = "resnet50_gpu";
@@ -63,8 +64,10 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
     [`${UNBATCHED} http`]: preparedSender(http, UNBATCHED, fp32Input),
     [`${FP16} http`]: preparedSender(http, FP16, fp16Input),
   };
-  const serverAt = (sender: string, concurrency: number, durationMs = options.windowMs) => (): Promise<SideMeasurement> =>
-    measureThroughput(senders[sender]!, { concurrency, warmupMs: options.warmupMs, durationMs });
+  const serverWindow = (send: RequestSender, concurrency: number, durationMs = options.windowMs): Promise<SideMeasurement> =>
+    measureThroughput(send, { concurrency, warmupMs: options.warmupMs, durationMs });
+  const serverAt = (sender: string, concurrency: number, durationMs?: number) => (): Promise<SideMeasurement> => serverWindow(senders[sender]!, concurrency, durationMs);
+  const serverCpu = new MainThreadCpuPerRequest(server.process.pid!);
   const results: ComparisonResult[] = [];
   let baseline: OrtBaseline | undefined;
   try {
@@ -96,10 +99,15 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
     for (const protocol of ["http", "grpc"] as const) {
       results.push(await runAbComparison(
         `resnet50 GPU over ${protocol === "http" ? "HTTP binary" : "gRPC"}`, `server concurrency ${concurrency}, ${instances} GPU instances, ORT batch ${batchSize}`,
-        { label: `server ${protocol}`, measure: serverAt(`${FP32} ${protocol}`, concurrency) }, inProcess, options.rounds,
+        {
+          label: `server ${protocol}`,
+          measure: () => serverCpu.measure(protocol, senders[`${FP32} ${protocol}`]!, (send) => serverWindow(send, concurrency)),
+        },
+        inProcess, options.rounds,
         (round, r) => log(`gpu round ${round}: server ${protocol} ${r.a.throughput.toFixed(1)}, in-process ${r.b.throughput.toFixed(1)} infer/s (${r.ratio.toFixed(2)})`),
       ));
     }
+    context.notes.push(`gpu: server main-thread CPU per request (median, range over rounds): ${serverCpu.summary()}`);
     await baseline.stop();
     baseline = undefined;
     // Batching and precision are compared at the shipped single instance, as the unbatched and FP16 models have.

@@ -1,9 +1,11 @@
 import { InferenceClient, type InferInput } from "../server/client/index";
 import { type ComparisonResult, runAbComparison } from "../server/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
+import { MainThreadCpuPerRequest } from "./main-thread-cpu";
 import { startInferenceServerProcess } from "../server/tune/inference-server-process";
 import { preparedSender } from "../server/perf/prepared-sender";
 import { measureThroughput } from "../server/perf/throughput-measurement";
+import type { RequestSender } from "../server/perf/load-generator";
 
 const MODEL = "identity_fp32";
 /** One 3x224x224 FP32 image: the tensor every image classifier request carries (602,112 bytes). */
@@ -28,15 +30,19 @@ export async function runImageTensorSuite(context: BenchContext): Promise<Compar
     grpcNarrow: new InferenceClient({ url: `grpc://${narrow.grpcAddress}`, flowControlWindowBytes: HTTP2_DEFAULT_WINDOW }),
   };
   const inputs: InferInput[] = [{ name: "INPUT0", datatype: "FP32", shape: [1, IMAGE_ELEMENTS], data: Float32Array.from({ length: IMAGE_ELEMENTS }, () => Math.random()) }];
-  const at = (client: InferenceClient) => () =>
-    measureThroughput(preparedSender(client, MODEL, inputs, { inputFormat: "binary", outputFormat: "binary" }), { concurrency: CONCURRENCY, warmupMs: options.warmupMs, durationMs: options.windowMs });
+  const sender = (client: InferenceClient) => preparedSender(client, MODEL, inputs, { inputFormat: "binary", outputFormat: "binary" });
+  const window = (send: RequestSender) => measureThroughput(send, { concurrency: CONCURRENCY, warmupMs: options.warmupMs, durationMs: options.windowMs });
+  const at = (client: InferenceClient) => () => window(sender(client));
+  const serverCpu = new MainThreadCpuPerRequest(wide.process.pid!);
+  const withCpu = (label: string, client: InferenceClient) => () => serverCpu.measure(label, sender(client), window);
   try {
     context.notes.push(`image tensor: ${MODEL}, one FP32 [1, ${IMAGE_ELEMENTS}] (600 KB) in and out per request, concurrency ${CONCURRENCY} (gRPC: one HTTP/2 channel)`);
     const protocols = await runAbComparison(
       "600 KB tensor", `concurrency ${CONCURRENCY}, identity model`,
-      { label: "gRPC", measure: at(clients.grpc) }, { label: "HTTP binary", measure: at(clients.http) }, options.rounds,
+      { label: "gRPC", measure: withCpu("gRPC", clients.grpc) }, { label: "HTTP binary", measure: withCpu("HTTP binary", clients.http) }, options.rounds,
       (round, r) => log(`image tensor round ${round}: gRPC ${r.a.throughput.toFixed(0)}, HTTP ${r.b.throughput.toFixed(0)} req/s (${r.ratio.toFixed(2)})`),
     );
+    context.notes.push(`image tensor: server main-thread CPU per request (median, range over rounds): ${serverCpu.summary()}`);
     const windows = await runAbComparison(
       "600 KB tensor over gRPC", `concurrency ${CONCURRENCY}, identity model`,
       { label: "8 MiB windows", measure: at(clients.grpc) }, { label: "64 KiB windows", measure: at(clients.grpcNarrow) }, options.rounds,

@@ -1,0 +1,37 @@
+import type { SideMeasurement } from "../server/perf/ab-comparison";
+import type { RequestSender } from "../server/perf/load-generator";
+import { summarizeRatios } from "../server/perf/ratio-summary";
+import { mainThreadCpuMs } from "../server/perf/thread-cpu";
+
+/**
+ * The server's main-thread CPU per request, side by side with throughput: the budget that decides whether the event
+ * loop or the model is the limit (at 900 images/s on a GPU, 1.1 ms per request). Steady on a noisy machine where
+ * throughput is not. Each measurement counts the requests it sends, warmup included, against the CPU the server's
+ * main thread used meanwhile.
+ */
+export class MainThreadCpuPerRequest {
+  readonly #msPerRequest = new Map<string, number[]>();
+
+  constructor(private readonly serverPid: number) {}
+
+  /** Runs `measure` with a counting `send`, recording the server's main-thread ms per request under `label`. */
+  async measure(label: string, send: RequestSender, measure: (send: RequestSender) => Promise<SideMeasurement>): Promise<SideMeasurement> {
+    let sent = 0;
+    const counted: RequestSender = () => {
+      sent++;
+      return send();
+    };
+    const before = mainThreadCpuMs(this.serverPid);
+    const measured = await measure(counted);
+    if (sent > 0) this.#msPerRequest.set(label, [...(this.#msPerRequest.get(label) ?? []), (mainThreadCpuMs(this.serverPid) - before) / sent]);
+    return measured;
+  }
+
+  /** `gRPC 0.850 (0.800-0.910) ms, HTTP binary ...`: each label's median and range over its measurements. */
+  summary(): string {
+    return [...this.#msPerRequest].map(([label, values]) => {
+      const { median, min, max } = summarizeRatios(values);
+      return `${label} ${median.toFixed(3)} (${min.toFixed(3)}-${max.toFixed(3)}) ms`;
+    }).join(", ");
+  }
+}
