@@ -14,7 +14,7 @@ import { IdentityBackend } from "./backends/identity-backend";
 import { OnnxruntimeBackend } from "./backends/onnxruntime/onnxruntime-backend";
 import { TypeScriptBackend } from "./backends/typescript/typescript-backend";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
-import { InferenceCore } from "./core/index";
+import { InferenceCore, Tracer } from "./core/index";
 import type { ApiRestrictions } from "./frontends/api-restrictions";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";
@@ -90,6 +90,7 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   const closers: (() => Promise<void>)[] = [];
+  const tracer = new Tracer({ setting: options.traceSetting, maxPendingBytes: options.traceMaxPendingBytes, log: { warn: (message) => logger.warn(message) } });
   const idleCollection = new IdleCollection(IDLE_COLLECTION_INTERVAL_MS);
   core.observe(idleCollection.observer);
   closers.push(async () => idleCollection.close());
@@ -117,7 +118,7 @@ async function run(options: ServerOptions): Promise<void> {
 
   if (options.allowHttp) {
     const http = buildHttpServer(core, {
-      maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, logger,
+      maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, tracer, logger,
     });
     await http.listen({ host: options.httpAddress, port: options.httpPort });
     const address = http.server.address() as AddressInfo;
@@ -128,7 +129,7 @@ async function run(options: ServerOptions): Promise<void> {
   if (options.allowGrpc) {
     const grpc = await startGrpcServer(core, {
       host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow,
-      limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, logger,
+      limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, tracer, logger,
     });
     logger.info({ service: "grpc", port: grpc.port, tls: options.grpcTls !== undefined }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
     closers.push(() => grpc.close());
@@ -143,6 +144,7 @@ async function run(options: ServerOptions): Promise<void> {
       const drained = (async () => {
         await Promise.allSettled(closers.map((close) => close()));
         await core.close();
+        await tracer.close();
       })();
       if (!(await settlesWithin(drained, options.exitTimeoutSecs * 1000))) {
         // Terminating a worker thread inside an ONNX Runtime run aborts the whole process (SIGABRT), and a request

@@ -1,9 +1,10 @@
 import os from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { DEFAULT_REQUEST_LIMITS } from "../core/index";
+import { DEFAULT_REQUEST_LIMITS, type TraceSettingValues } from "../core/index";
 import { addNetworkOptions, type NetworkOptions, parseNetworkOptions } from "./network-options";
 import { booleanFlag, collect, parseBoolean, parseInteger } from "./option-parsers";
 import type { SecretSources } from "./restricted-api-option";
+import { parseTraceConfig } from "./trace-config-option";
 
 /** Everything the server is started with, parsed once from Triton-compatible flags. */
 export interface ServerOptions extends NetworkOptions {
@@ -48,6 +49,10 @@ export interface ServerOptions extends NetworkOptions {
   readonly maxBytesElementSize: number;
   /** Where symlinks in model directories may lead. */
   readonly modelSymlinks: "inside" | "any";
+  /** Triton's `--trace-config`: the global trace setting at start. */
+  readonly traceSetting: TraceSettingValues;
+  /** Bytes of traces held back per trace file (waiting to be written or collected for a group); beyond, traces drop. */
+  readonly traceMaxPendingBytes: number;
 }
 
 /** Triton's `--backend-config=<backend>,<key>=<value>`, for the onnxruntime keys we honour. */
@@ -130,7 +135,9 @@ export function buildCommand(): Command {
       parseInteger(0, 1000), DEFAULT_HEAP_GROWING_PERCENT,
     )
     .option("--instance-restart-backoff-ms <ms>", "delay before a model instance whose worker thread died is restarted; doubles with each consecutive failure", parseInteger(0), 100)
-    .option("--instance-restart-max-backoff-ms <ms>", "longest delay between restarts of one instance", parseInteger(0), 10_000);
+    .option("--instance-restart-max-backoff-ms <ms>", "longest delay between restarts of one instance", parseInteger(0), 10_000)
+    .option("--trace-config <config>", "[triton,]file=<path> | triton,log-frequency=N | rate=N | level=OFF|TIMESTAMPS | count=N (-1: no limit) | mode=triton; repeatable", collect, [])
+    .option("--trace-max-pending-bytes <bytes>", "bytes of traces a trace file may hold back (being written, or collected for a log-frequency group); beyond it traces are dropped or a group is written early", parseInteger(1), 64 * 1024 * 1024);
   return addNetworkOptions(command);
 }
 
@@ -188,6 +195,8 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     maxBytesElements: o["maxBytesElements"] as number,
     maxBytesElementSize: o["maxBytesElementSize"] as number,
     modelSymlinks: o["modelSymlinks"] as ServerOptions["modelSymlinks"],
+    traceSetting: parseTraceConfig(o["traceConfig"] as string[]),
+    traceMaxPendingBytes: o["traceMaxPendingBytes"] as number,
     ...parseNetworkOptions(o, secrets),
   };
 }

@@ -181,7 +181,7 @@ export class EnsembleScheduler implements RequestScheduler {
       // As Triton, each step carries the ensemble request's parameters: priority, timeout, and a sequence's id
       // and start/end flags for sequence models among the steps.
       const response = await this.#composing.infer({
-        modelName: step.modelName, modelVersion: step.modelVersion, parameters: options.parameters, signal: options.signal,
+        modelName: step.modelName, modelVersion: step.modelVersion, parameters: options.parameters, signal: options.signal, trace: options.trace?.child(),
         inputs: [...step.inputs].map(([name, tensor]) => ({ ...tensors.get(tensor)!, name })),
         outputs: [...step.outputs.keys()].map((name) => ({ name })),
       });

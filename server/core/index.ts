@@ -11,3 +11,7 @@ export type { ModelStatisticsSnapshot } from "./model-statistics";
 export { modelConfigSchema } from "./model-config-schema";
 export { type LoadOverrides, refuseRepositoryName } from "./load-overrides";
 export { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-validation";
+export type { InferenceTrace, TraceActivity } from "./inference-request";
+export {
+  answerTraceSetting, DEFAULT_TRACE_SETTING, RequestTrace, type TraceLevel, Tracer, type TracerOptions, type TraceSettingRequest, type TraceSettingValues,
+} from "./tracing/index";

@@ -51,7 +51,7 @@ export interface ModelMetadata {
 
 export const SERVER_EXTENSIONS = [
   "classification", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
-  "model_configuration", "binary_tensor_data", "parameters", "statistics",
+  "model_configuration", "binary_tensor_data", "parameters", "statistics", "trace",
 ] as const;
 
 interface ModelEntry {
@@ -502,6 +502,11 @@ export class InferenceCore {
   async infer(request: InferRequest): Promise<InferResponse> {
     const startNs = process.hrtime.bigint();
     const model = this.#resolve(request.modelName, request.modelVersion);
+    const trace = request.trace;
+    if (trace !== undefined) {
+      trace.model(model.name, model.version, request.id);
+      trace.timestamp("REQUEST_START", startNs);
+    }
     try {
       if (this.#shuttingDown) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
       const validated = validateRequest(request, model.signature, this.#requestLimits);
@@ -510,6 +515,7 @@ export class InferenceCore {
         timeoutUs: integerParameter(request.parameters, "timeout"),
         signal: request.signal,
         parameters: request.parameters,
+        trace,
       };
       const cache = this.#cacheFor(model);
       let cacheKey = "";
@@ -540,7 +546,9 @@ export class InferenceCore {
       return this.#succeed(model, request, selected, startNs, queueNs, cacheOutcome);
     } catch (error) {
       const failure = asInferenceError(error);
-      const requestNs = Number(process.hrtime.bigint() - startNs);
+      const endNs = process.hrtime.bigint();
+      trace?.timestamp("REQUEST_END", endNs);
+      const requestNs = Number(endNs - startNs);
       model.statistics.recordFailure(requestNs);
       this.#report(model, failureReasonOf(failure), requestNs, 0);
       throw failure;
@@ -555,7 +563,9 @@ export class InferenceCore {
   #succeed(
     model: ModelVersion, request: InferRequest, outputs: readonly OutputTensor[], startNs: bigint, queueNs: number, cache: RequestOutcome["cache"],
   ): InferResponse {
-    const requestNs = Number(process.hrtime.bigint() - startNs);
+    const endNs = process.hrtime.bigint();
+    request.trace?.timestamp("REQUEST_END", endNs);
+    const requestNs = Number(endNs - startNs);
     model.statistics.recordSuccess(requestNs, queueNs);
     this.#report(model, undefined, requestNs, queueNs, cache);
     return { modelName: model.name, modelVersion: String(model.version), id: request.id, outputs };

@@ -20,6 +20,24 @@ export interface CancellationSignal {
   removeEventListener(type: "abort", listener: () => void): void;
 }
 
+/** Triton's timestamp names (TRITONSERVER_InferenceTraceActivity and the frontends' own). */
+export type TraceActivity =
+  | "HTTP_RECV_START" | "HTTP_RECV_END" | "HTTP_SEND_START" | "HTTP_SEND_END"
+  | "GRPC_WAITREAD_START" | "GRPC_WAITREAD_END" | "GRPC_SEND_START" | "GRPC_SEND_END"
+  | "REQUEST_START" | "QUEUE_START" | "COMPUTE_START" | "COMPUTE_INPUT_END" | "COMPUTE_OUTPUT_START" | "COMPUTE_END" | "REQUEST_END";
+
+/**
+ * The trace of a sampled request (Triton's trace extension, TIMESTAMPS level). The frontend that sampled it
+ * records its receive and send timestamps; the core records the model and its own: REQUEST_START/END, then,
+ * for a request that runs on an instance, QUEUE_START and the COMPUTE_* timestamps. `ns` is process.hrtime.bigint().
+ */
+export interface InferenceTrace {
+  model(name: string, version: number, requestId: string | undefined): void;
+  timestamp(activity: TraceActivity, ns: bigint): void;
+  /** The trace of a request this one makes (an ensemble's step): its own id, this one's as `parent_id`. */
+  child(): InferenceTrace;
+}
+
 /**
  * A protocol-neutral inference request, built by a frontend. `signal` aborts when the client goes away: a
  * request still queued is then dropped without being executed.
@@ -34,6 +52,8 @@ export interface InferRequest {
   /** Absent means every output of the model. */
   readonly outputs?: readonly RequestedOutput[];
   readonly signal?: CancellationSignal;
+  /** Present only for a request the tracer sampled. */
+  readonly trace?: InferenceTrace;
 }
 
 export interface OutputTensor extends Tensor {

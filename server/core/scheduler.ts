@@ -2,7 +2,7 @@ import type { BackendInstance, ExecutionResult } from "../backends/backend";
 import { assembleBatch, type BatchSignature, batchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "./errors";
-import type { CancellationSignal, OutputTensor, ParameterValue } from "./inference-request";
+import type { CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "./inference-request";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "./model-signature";
 import type { ExecutionTimings } from "./model-statistics";
@@ -37,6 +37,8 @@ export interface ScheduleOptions {
   readonly signal?: CancellationSignal;
   /** The request's parameters, for a scheduler that forwards the request (an ensemble's steps). */
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
+  /** A sampled request's trace: the scheduler records QUEUE_START and the COMPUTE_* timestamps. */
+  readonly trace?: InferenceTrace;
 }
 
 export interface ScheduledResult {
@@ -57,6 +59,7 @@ interface QueueEntry extends PendingView {
   readonly level: number;
   readonly signal: CancellationSignal | undefined;
   readonly parameters: Readonly<Record<string, ParameterValue>>;
+  readonly trace: InferenceTrace | undefined;
   readonly onAbort: () => void;
   readonly resolve: (result: ScheduledResult) => void;
   readonly reject: (error: InferenceError) => void;
@@ -75,6 +78,19 @@ interface Execution {
 }
 
 const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * Triton's COMPUTE_* timestamps of one execution. The backend measures its input and infer phases as durations
+ * on its own thread; placed after the batch was assembled, and never past the end the scheduler saw.
+ */
+function traceCompute(trace: InferenceTrace, startNs: bigint, assembledNs: bigint, endNs: bigint, backend: Execution["backend"]): void {
+  const inputEndNs = assembledNs + BigInt(Math.round(backend.computeInputNs));
+  const clamp = (ns: bigint): bigint => (ns < endNs ? ns : endNs);
+  trace.timestamp("COMPUTE_START", startNs);
+  trace.timestamp("COMPUTE_INPUT_END", clamp(inputEndNs));
+  trace.timestamp("COMPUTE_OUTPUT_START", clamp(inputEndNs + BigInt(Math.round(backend.computeInferNs))));
+  trace.timestamp("COMPUTE_END", endNs);
+}
 
 /**
  * A model version's request queue and dynamic batcher (Triton's DynamicBatchScheduler, or its default scheduler
@@ -147,12 +163,13 @@ export class Scheduler implements RequestScheduler {
     if (policy.allowTimeoutOverride && requested > 0 && (timeoutUs === 0 || requested < timeoutUs)) timeoutUs = requested;
     const enqueueNs = process.hrtime.bigint();
     const enqueueUs = Number(enqueueNs / 1000n);
+    options.trace?.timestamp("QUEUE_START", enqueueNs);
 
     return new Promise<ScheduledResult>((resolve, reject) => {
       const entry: QueueEntry = {
         request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs, enqueueNs,
         deadlineUs: timeoutUs > 0 ? enqueueUs + timeoutUs : Infinity, timeoutAction: policy.timeoutAction, level,
-        signal: options.signal, parameters: options.parameters ?? {}, onAbort: () => this.#cancel(entry), resolve, reject,
+        signal: options.signal, parameters: options.parameters ?? {}, trace: options.trace, onAbort: () => this.#cancel(entry), resolve, reject,
         done: false, delayed: false,
       };
       entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
@@ -344,6 +361,7 @@ export class Scheduler implements RequestScheduler {
         computeInputNs, computeInferNs: backend.computeInferNs,
         computeOutputNs: Math.max(0, totalNs - computeInputNs - backend.computeInferNs),
       });
+      for (const entry of entries) if (entry.trace !== undefined) traceCompute(entry.trace, startNs, assembledNs, endNs, backend);
       return deliver;
     } catch (error) {
       const failure = asInferenceError(error);

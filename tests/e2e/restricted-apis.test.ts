@@ -34,8 +34,8 @@ const REST_CASES: readonly RestCase[] = [
   { group: "statistics", method: "GET", path: "/v2/models/stats", allowed: 200 },
   { group: "shared-memory", method: "GET", path: "/v2/systemsharedmemory/status", allowed: 501 },
   { group: "shared-memory", method: "POST", path: "/v2/cudasharedmemory/region/r/register", body: "{}", allowed: 501 },
-  { group: "trace", method: "GET", path: "/v2/trace/setting", allowed: 501 },
-  { group: "trace", method: "POST", path: "/v2/models/simple/trace/setting", body: "{}", allowed: 501 },
+  { group: "trace", method: "GET", path: "/v2/trace/setting", allowed: 200 },
+  { group: "trace", method: "POST", path: "/v2/models/simple/trace/setting", body: "{}", allowed: 200 },
   { group: "logging", method: "GET", path: "/v2/logging", allowed: 501 },
 ];
 
@@ -109,7 +109,8 @@ describe("restricted APIs (--http-restricted-api, --grpc-restricted-protocol)", 
   it("gRPC calls with the right metadata are served; unrestricted groups need none", async () => {
     expect(await grpc.unary("RepositoryIndex", {}, {}, GRPC_ADMIN)).toHaveProperty("models");
     expect(await grpc.unary("ModelStatistics", { name: "simple" }, {}, GRPC_ADMIN)).toHaveProperty("model_stats");
-    expect((await grpcError(grpc.unary("TraceSetting", {}, {}, GRPC_ADMIN))).code).toBe(status.UNIMPLEMENTED);
+    expect(await grpc.unary("TraceSetting", {}, {}, GRPC_ADMIN)).toHaveProperty("settings");
+    expect((await grpcError(grpc.unary("LogSettings", {}, {}, GRPC_ADMIN))).code).toBe(status.UNIMPLEMENTED);
     expect(await grpc.unary("ServerLive", {}, {}, GRPC_INFER)).toEqual({ live: true });
     expect(await grpc.unary<{ outputs: unknown[] }>("ModelInfer", grpcInfer, {}, GRPC_INFER)).toHaveProperty("outputs");
     expect(await grpc.unary("ServerMetadata", {})).toHaveProperty("name", "triton");

@@ -113,3 +113,8 @@ export interface RepositoryModelRequestMessage {
 export interface HealthCheckResponseMessage {
   readonly status: "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN";
 }
+
+export interface TraceSettingRequestMessage {
+  readonly settings: Readonly<Record<string, { readonly value: readonly string[] }>>;
+  readonly model_name: string;
+}

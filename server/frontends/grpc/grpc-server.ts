@@ -2,7 +2,7 @@ import {
   Server, ServerCredentials, ServerInterceptingCall, type ServerInterceptor, type ServerOptions, type ServiceDefinition,
 } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { InferenceCore } from "../../core/index";
+import type { InferenceCore, Tracer } from "../../core/index";
 import type { ApiRestrictions } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
 import { loadGrpcServiceDefinitions } from "./grpc-service-definitions";
@@ -55,6 +55,8 @@ export interface GrpcServerOptions {
   readonly tls?: ServerTls;
   /** Triton's --grpc-restricted-protocol. */
   readonly restrictions: ApiRestrictions;
+  /** Samples inference requests for Triton's trace extension and owns its settings. */
+  readonly tracer: Tracer;
   readonly logger: Logger;
 }
 
@@ -141,7 +143,7 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
     ],
   });
   const streams = new Set<StreamInferSession>();
-  server.addService(definitions.inference, inferenceServiceHandlers(core, logger, streams));
+  server.addService(definitions.inference, inferenceServiceHandlers(core, logger, streams, options.tracer));
   server.addService(definitions.health, healthServiceHandlers(core, logger));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(bindAddress(options.host, options.port), credentialsOf(options.tls, limits.requestTimeoutMs), (error, boundPort) =>

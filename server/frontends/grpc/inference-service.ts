@@ -1,9 +1,11 @@
-import type { ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import type { handleUnaryCall, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { Cancellation, type InferenceCore, refuseRepositoryName } from "../../core/index";
+import { answerTraceSetting, Cancellation, type InferenceCore, refuseRepositoryName, type Tracer } from "../../core/index";
 import type {
-  ModelInferRequestMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage, RepositoryModelRequestMessage,
+  ModelInferRequestMessage, ModelInferResponseMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage, RepositoryModelRequestMessage,
+  TraceSettingRequestMessage,
 } from "./grpc-messages";
+import { traceGrpcReceive, tracedCallback, traceSettingRequestOf, traceSettingResponseOf } from "./grpc-trace";
 import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
 import { modelInfer } from "./model-infer";
 import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
@@ -22,13 +24,22 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
 }
 
 /**
- * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. Shared-memory, trace and log
- * RPCs are left out, so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams`
+ * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. Shared-memory and log RPCs are
+ * left out, so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams`
  * until they end, so the server can finish them when it shuts down.
  */
-export function inferenceServiceHandlers(core: InferenceCore, logger: Logger, streams: Set<StreamInferSession>): UntypedServiceImplementation {
+export function inferenceServiceHandlers(
+  core: InferenceCore, logger: Logger, streams: Set<StreamInferSession>, tracer: Tracer,
+): UntypedServiceImplementation {
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
+  const infer = unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => modelInfer(core, request, callCancelled(call)));
+  const modelInferCall: handleUnaryCall<ModelInferRequestMessage, ModelInferResponseMessage> = (call, callback) => {
+    const trace = tracer.sample(call.request.model_name);
+    if (trace === undefined) return infer(call, callback);
+    traceGrpcReceive(trace);
+    unary<ModelInferRequestMessage, ModelInferResponseMessage>((request) => modelInfer(core, request, callCancelled(call), trace))(call, tracedCallback(trace, callback));
+  };
   return {
     ServerLive: unary(() => ({ live: core.isLive() })),
     ServerReady: unary(() => ({ ready: core.isReady() })),
@@ -53,11 +64,14 @@ export function inferenceServiceHandlers(core: InferenceCore, logger: Logger, st
       await core.unloadModel(request.model_name, unloadDependentsOf(request.parameters));
       return {};
     }),
-    ModelInfer: unary((request: ModelInferRequestMessage, call) => modelInfer(core, request, callCancelled(call))),
+    ModelInfer: modelInferCall,
     ModelStreamInfer: (call: ModelStreamInferCall) => {
-      const session = serveModelStreamInfer(core, call, logger);
+      const session = serveModelStreamInfer(core, call, logger, tracer);
       streams.add(session);
       void session.done.then(() => streams.delete(session));
     },
+    TraceSetting: unary((request: TraceSettingRequestMessage) => traceSettingResponseOf(
+      answerTraceSetting(tracer, (name) => core.modelReady(name), optional(request.model_name), traceSettingRequestOf(request)),
+    )),
   };
 }

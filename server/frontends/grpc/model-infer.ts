@@ -1,4 +1,4 @@
-import type { CancellationSignal, InferenceCore } from "../../core/index";
+import type { CancellationSignal, InferenceCore, InferenceTrace } from "../../core/index";
 import type { ModelInferRequestMessage, ModelInferResponseMessage } from "./grpc-messages";
 import { decodeModelInferRequest } from "./infer-request-decoder";
 import { encodeModelInferResponse } from "./infer-response-encoder";
@@ -6,10 +6,13 @@ import { encodeModelInferResponse } from "./infer-response-encoder";
 /**
  * Runs one `ModelInferRequest` through the core, for ModelInfer and for each message of ModelStreamInfer. The
  * model is looked up before the tensors are decoded, so an unknown model is NOT_FOUND whatever its inputs, as
- * in Triton. `signal` drops the request while it is still queued. Rejects with the core's InferenceError.
+ * in Triton. `signal` drops the request while it is still queued; `trace` is a sampled request's. Rejects with the
+ * core's InferenceError.
  */
-export async function modelInfer(core: InferenceCore, message: ModelInferRequestMessage, signal: CancellationSignal): Promise<ModelInferResponseMessage> {
+export async function modelInfer(
+  core: InferenceCore, message: ModelInferRequestMessage, signal: CancellationSignal, trace?: InferenceTrace,
+): Promise<ModelInferResponseMessage> {
   core.checkModelAvailable(message.model_name, message.model_version === "" ? undefined : message.model_version);
-  const response = await core.infer({ ...decodeModelInferRequest(message), signal });
+  const response = await core.infer({ ...decodeModelInferRequest(message), signal, trace });
   return encodeModelInferResponse(response);
 }

@@ -1,8 +1,9 @@
 import { type ServerDuplexStream, status, type StatusObject } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { InferenceCore } from "../../core/index";
+import type { InferenceCore, RequestTrace, Tracer } from "../../core/index";
 import type { ModelInferRequestMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
 import { grpcErrorOf } from "./grpc-status";
+import { traceGrpcReceive, traceGrpcSend } from "./grpc-trace";
 import { modelInfer } from "./model-infer";
 
 export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
@@ -40,7 +41,7 @@ type Outcome = { readonly response: ModelStreamInferResponseMessage } | { readon
  * `triton_grpc_error: true` header the first failure instead ends the stream with its gRPC status. A client
  * that cancels drops whatever it still had queued.
  */
-export function serveModelStreamInfer(core: InferenceCore, call: ModelStreamInferCall, logger: Logger): StreamInferSession {
+export function serveModelStreamInfer(core: InferenceCore, call: ModelStreamInferCall, logger: Logger, tracer: Tracer): StreamInferSession {
   const statusOnError = call.metadata.get(STATUS_ON_ERROR_HEADER).some((v) => String(v).toLowerCase() === "true");
   const controller = new AbortController();
   let written: Promise<void> = Promise.resolve();
@@ -60,9 +61,9 @@ export function serveModelStreamInfer(core: InferenceCore, call: ModelStreamInfe
     resolveDone();
   };
 
-  const run = async (message: ModelInferRequestMessage): Promise<Outcome> => {
+  const run = async (message: ModelInferRequestMessage, trace: RequestTrace | undefined): Promise<Outcome> => {
     try {
-      const response = await modelInfer(core, message, controller.signal);
+      const response = await modelInfer(core, message, controller.signal, trace);
       return { response: { error_message: "", infer_response: { ...response, parameters: FINAL_RESPONSE_PARAMETERS } } };
     } catch (error) {
       const failure = grpcErrorOf(error);
@@ -75,19 +76,21 @@ export function serveModelStreamInfer(core: InferenceCore, call: ModelStreamInfe
     if (!accepting) return;
     inFlight++;
     if (inFlight >= MAX_IN_FLIGHT_PER_STREAM) call.pause();
-    const outcome = run(message);
+    const trace = tracer.sample(message.model_name);
+    if (trace !== undefined) traceGrpcReceive(trace);
+    const outcome = run(message, trace);
     written = written.then(async () => {
       const result = await outcome;
       inFlight--;
-      if (closed) return;
+      if (closed) return trace?.end();
       if (accepting && call.isPaused() && inFlight < MAX_IN_FLIGHT_PER_STREAM) call.resume();
-      if ("response" in result) {
-        call.write(result.response);
-      } else if (statusOnError) {
-        close(result.error);
-      } else {
-        call.write({ error_message: result.error.details, infer_response: { id: result.id } });
-      }
+      const send = (): void => {
+        if ("response" in result) call.write(result.response);
+        else if (statusOnError) close(result.error);
+        else call.write({ error_message: result.error.details, infer_response: { id: result.id } });
+      };
+      if (trace === undefined) send();
+      else traceGrpcSend(trace, send);
     });
   });
   call.on("end", () => void written.then(() => close()));

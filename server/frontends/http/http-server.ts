@@ -4,7 +4,9 @@ import Fastify, {
   type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController, type onRequestHookHandler,
 } from "fastify";
 import type { Logger } from "pino";
-import { Cancellation, InferenceError, type InferenceCore, refuseRepositoryName } from "../../core/index";
+import {
+  answerTraceSetting, Cancellation, InferenceError, type InferenceCore, refuseRepositoryName, type TraceSettingRequest, type Tracer,
+} from "../../core/index";
 import { type ApiGroup, type ApiRestrictions, unlocker } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
 import { clientErrorHandler } from "./client-error-handler";
@@ -12,9 +14,11 @@ import { ConnectionTimeouts } from "./connection-timeouts";
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "./content-encoding";
 import { crossSiteRefusal } from "./cross-site-guard";
 import { httpStatusOf } from "./http-status";
+import { traceHttpExchange } from "./http-trace";
 import { type EncodedInferResponse, encodeInferResponse } from "./infer-response-codec";
 import { InferRequestDecoder } from "./json-request-decoder";
 import { loadOverridesOf, parseRepositoryBody, unloadDependentsOf } from "./repository-requests";
+import { traceSettingRequestOf } from "./trace-setting-body";
 
 /** How long the endpoint waits on a client, and how many clients it holds at once. 0 turns a timeout off. */
 export interface HttpConnectionLimits {
@@ -40,6 +44,8 @@ export interface HttpServerOptions {
   readonly tls?: ServerTls;
   /** Triton's --http-restricted-api. */
   readonly restrictions: ApiRestrictions;
+  /** Samples inference requests for Triton's trace extension and owns its settings. */
+  readonly tracer: Tracer;
   readonly logger: Logger;
 }
 
@@ -111,7 +117,7 @@ async function sendInferResponse(reply: FastifyReply, encoded: EncodedInferRespo
  * CORS headers, and refuses model load/unload requests a page on another site could make.
  */
 export function buildHttpServer(core: InferenceCore, options: HttpServerOptions): FastifyInstance {
-  const { limits } = options;
+  const { limits, tracer } = options;
   // Node checks header and request deadlines on a timer; check often enough that they are kept within ~10%.
   const deadlines = [limits.headerTimeoutMs, limits.requestTimeoutMs].filter((ms) => ms > 0);
   const nodeServerOptions = {
@@ -218,13 +224,16 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   both("/config", "GET", "model-config", (request) => core.modelConfig(request.params.model, versionOf(request.params)));
   both("/stats", "GET", "statistics", (request) => ({ model_stats: core.statistics(request.params.model, versionOf(request.params) ?? "") }));
   both("/infer", "POST", "inference", async (request, reply) => {
+    const trace = tracer.sample(request.params.model);
+    if (trace !== undefined) traceHttpExchange(trace, reply);
     const modelVersion = versionOf(request.params);
     core.checkModelAvailable(request.params.model, modelVersion);
     const body = await decodeRequestBody(request.body as Buffer, request.headers["content-encoding"], options.maxInputBytes);
     const { request: inferRequest, encoding } = await decoder.decode(body, headerLengthOf(request), {
       modelName: request.params.model, modelVersion, metadata: () => core.modelMetadata(request.params.model, modelVersion),
     });
-    const response = await core.infer({ ...inferRequest, signal: clientGone(reply) });
+    const response = await core.infer({ ...inferRequest, signal: clientGone(reply), trace });
+    trace?.timestamp("HTTP_SEND_START", process.hrtime.bigint());
     return sendInferResponse(reply, await encodeInferResponse(response, encoding), chooseResponseEncoding(request.headers["accept-encoding"]));
   });
 
@@ -264,8 +273,18 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     route("POST", `/v2/${kind}/region/:region/unregister`, "shared-memory", unsupported(extension));
     route("POST", `/v2/${kind}/unregister`, "shared-memory", unsupported(extension));
   }
-  route(["GET", "POST"], "/v2/trace/setting", "trace", unsupported("trace"));
-  both("/trace/setting", ["GET", "POST"], "trace", unsupported("trace"));
+  const traceSetting = async (request: FastifyRequest, model: string | undefined): Promise<Record<string, string | string[]>> => {
+    let settings: TraceSettingRequest | undefined;
+    if (request.method === "POST") {
+      settings = traceSettingRequestOf(await decodeRequestBody((request.body as Buffer | undefined) ?? Buffer.alloc(0), request.headers["content-encoding"], options.maxInputBytes));
+    }
+    return answerTraceSetting(tracer, (name) => core.modelReady(name), model, settings);
+  };
+  route(["GET", "POST"], "/v2/trace/setting", "trace", (request) => traceSetting(request, undefined));
+  both("/trace/setting", ["GET", "POST"], "trace", (request) => {
+    versionOf(request.params);
+    return traceSetting(request, request.params.model);
+  });
   route(["GET", "POST"], "/v2/logging", "logging", unsupported("logging"));
 
   // Triton checks a restricted group's header first (before the verb, as in http_server.cc); model load/unload

@@ -74,3 +74,28 @@ describe("parseServerOptions", () => {
     expect(() => parseServerOptions([])).toThrow("--model-repository is required");
   });
 });
+
+describe("--trace-config", () => {
+  const quiet = (): ReturnType<typeof buildCommand> => buildCommand().configureOutput({ writeErr: () => undefined });
+
+  it("defaults to Triton's: tracing off, rate 1000, no count limit, one file at shutdown", () => {
+    expect(parseServerOptions(REPO).traceSetting).toEqual({ level: "OFF", rate: 1000, count: -1, logFrequency: 0, file: "" });
+  });
+
+  it("reads Triton's global and triton-mode settings", () => {
+    const options = parseServerOptions([
+      ...REPO, "--trace-config", "triton,file=/tmp/t.json", "--trace-config", "triton,log-frequency=50", "--trace-config", "rate=100",
+      "--trace-config", "level=TIMESTAMPS", "--trace-config", "count=100", "--trace-config", "mode=triton",
+    ]);
+    expect(options.traceSetting).toEqual({ level: "TIMESTAMPS", rate: 100, count: 100, logFrequency: 50, file: "/tmp/t.json" });
+    expect(parseServerOptions([...REPO, "--trace-config", "level=TIMESTAMPS", "--trace-config", "level=OFF"]).traceSetting.level).toBe("OFF");
+  });
+
+  it.each([
+    ["level=TENSORS", /TENSORS is not supported/], ["mode=opentelemetry", /opentelemetry/], ["opentelemetry,url=localhost:4318", /opentelemetry/],
+    ["rate=-1", /integer/], ["count=-2", /integer/], ["triton,rate=5", /unknown setting 'rate'/], ["verbose", /is not \[<mode>,\]<setting>=<value>/],
+    ["level=LOUD", /not OFF or TIMESTAMPS/],
+  ])("refuses --trace-config %s", (value, message) => {
+    expect(() => parseServerOptions([...REPO, "--trace-config", value], quiet())).toThrow(message);
+  });
+});
