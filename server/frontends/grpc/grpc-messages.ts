@@ -113,3 +113,15 @@ export interface RepositoryModelRequestMessage {
 export interface HealthCheckResponseMessage {
   readonly status: "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN";
 }
+
+/** LogSettingsRequest/Response's SettingValue. */
+export interface LogSettingValueMessage {
+  readonly parameter_choice?: "bool_param" | "uint32_param" | "string_param";
+  readonly bool_param?: boolean;
+  readonly uint32_param?: number;
+  readonly string_param?: string;
+}
+
+export interface LogSettingsMessage {
+  readonly settings: Readonly<Record<string, LogSettingValueMessage>>;
+}

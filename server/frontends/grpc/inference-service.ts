@@ -1,9 +1,10 @@
 import type { ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
-import type { Logger } from "pino";
 import { Cancellation, type InferenceCore, refuseRepositoryName } from "../../core/index";
+import type { LogSettings } from "../../log-settings";
 import type {
-  ModelInferRequestMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage, RepositoryModelRequestMessage,
+  LogSettingsMessage, ModelInferRequestMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage, RepositoryModelRequestMessage,
 } from "./grpc-messages";
+import { logSettingsRpc } from "./log-settings-rpc";
 import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
 import { modelInfer } from "./model-infer";
 import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
@@ -22,11 +23,12 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
 }
 
 /**
- * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. Shared-memory, trace and log
- * RPCs are left out, so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams`
+ * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. Shared-memory and trace RPCs are
+ * left out, so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams`
  * until they end, so the server can finish them when it shuts down.
  */
-export function inferenceServiceHandlers(core: InferenceCore, logger: Logger, streams: Set<StreamInferSession>): UntypedServiceImplementation {
+export function inferenceServiceHandlers(core: InferenceCore, logSettings: LogSettings, streams: Set<StreamInferSession>): UntypedServiceImplementation {
+  const logger = logSettings.logger;
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
   return {
@@ -53,6 +55,7 @@ export function inferenceServiceHandlers(core: InferenceCore, logger: Logger, st
       await core.unloadModel(request.model_name, unloadDependentsOf(request.parameters));
       return {};
     }),
+    LogSettings: unary((request: LogSettingsMessage) => logSettingsRpc(logSettings, request)),
     ModelInfer: unary((request: ModelInferRequestMessage, call) => modelInfer(core, request, callCancelled(call))),
     ModelStreamInfer: (call: ModelStreamInferCall) => {
       const session = serveModelStreamInfer(core, call, logger);
