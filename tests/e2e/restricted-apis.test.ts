@@ -36,7 +36,8 @@ const REST_CASES: readonly RestCase[] = [
   { group: "shared-memory", method: "POST", path: "/v2/cudasharedmemory/region/r/register", body: "{}", allowed: 501 },
   { group: "trace", method: "GET", path: "/v2/trace/setting", allowed: 501 },
   { group: "trace", method: "POST", path: "/v2/models/simple/trace/setting", body: "{}", allowed: 501 },
-  { group: "logging", method: "GET", path: "/v2/logging", allowed: 501 },
+  { group: "logging", method: "GET", path: "/v2/logging", allowed: 200 },
+  { group: "logging", method: "POST", path: "/v2/logging", body: "{}", allowed: 200 },
 ];
 
 describe("restricted APIs (--http-restricted-api, --grpc-restricted-protocol)", () => {
