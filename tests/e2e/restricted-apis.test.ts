@@ -111,6 +111,7 @@ describe("restricted APIs (--http-restricted-api, --grpc-restricted-protocol)", 
     expect(await grpc.unary("RepositoryIndex", {}, {}, GRPC_ADMIN)).toHaveProperty("models");
     expect(await grpc.unary("ModelStatistics", { name: "simple" }, {}, GRPC_ADMIN)).toHaveProperty("model_stats");
     expect((await grpcError(grpc.unary("TraceSetting", {}, {}, GRPC_ADMIN))).code).toBe(status.UNIMPLEMENTED);
+    expect(await grpc.unary("LogSettings", {}, {}, GRPC_ADMIN)).toHaveProperty("settings.log_info", { bool_param: true, parameter_choice: "bool_param" });
     expect(await grpc.unary("ServerLive", {}, {}, GRPC_INFER)).toEqual({ live: true });
     expect(await grpc.unary<{ outputs: unknown[] }>("ModelInfer", grpcInfer, {}, GRPC_INFER)).toHaveProperty("outputs");
     expect(await grpc.unary("ServerMetadata", {})).toHaveProperty("name", "triton");
