@@ -4,8 +4,8 @@ import Fastify, {
   type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController, type onRequestHookHandler,
 } from "fastify";
 import { Cancellation, InferenceError, type InferenceCore, refuseRepositoryName } from "../../core/index";
-import { type ApiGroup, type ApiRestrictions, unlocker } from "../api-restrictions";
 import type { LogSettings } from "../../log-settings";
+import { type ApiGroup, type ApiRestrictions, unlocker } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
 import { clientErrorHandler } from "./client-error-handler";
 import { ConnectionTimeouts } from "./connection-timeouts";
