@@ -125,6 +125,15 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   const serverOptions: FastifyServerOptions & { https?: object; http?: object } = {
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // Triton's --log-verbose 1 line for every request (never its headers: they may carry a restricted API's value),
+    // checked per request as the verbose level may change at run time (/v2/logging). Written where fastify makes
+    // the request's logger, not in a global onRequest hook: with one, clients that never read their large
+    // responses were not cut off at the write timeout under load (tests/e2e/large-json.test.ts).
+    childLoggerFactory: (parent, bindings, childOptions, raw) => {
+      const child = parent.child(bindings, childOptions);
+      if (logSettings.verbose) child.debug(`HTTP request: ${raw.method} ${raw.url}`);
+      return child;
+    },
     bodyLimit: options.maxInputBytes,
     // Inference bodies can be large; 'Expect: 100-continue' clients get their continue from Node.
     return503OnClosing: true,
@@ -171,12 +180,6 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
 
-  // Triton's --log-verbose 1 line for every request (never its headers: they may carry a restricted API's value).
-  // Checked per request, as the verbose level may change at run time (/v2/logging).
-  app.addHook("onRequest", (request, _reply, done) => {
-    if (logSettings.verbose) request.log.debug(`HTTP request: ${request.method} ${request.url}`);
-    done();
-  });
 
   // While draining (SIGTERM), answers close their connection: a keep-alive client must not hold shutdown open
   // once its in-flight request is answered.
