@@ -8,7 +8,6 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import v8 from "node:v8";
 import { CommanderError } from "commander";
-import pino from "pino";
 import type { Backend } from "./backends/backend";
 import { IdentityBackend } from "./backends/identity-backend";
 import { OnnxruntimeBackend } from "./backends/onnxruntime/onnxruntime-backend";
@@ -21,6 +20,7 @@ import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol
 import { buildHttpServer } from "./frontends/http/http-server";
 import { countNvidiaGpus } from "./gpu-detection";
 import { IdleCollection } from "./idle-collection";
+import { LogSettings } from "./log-settings";
 import { ServerMetrics, startMetricsServer } from "./metrics/index";
 
 /** Which groups each header unlocks, for the log: header names only, never their values. */
@@ -49,7 +49,11 @@ function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> 
 }
 
 async function run(options: ServerOptions): Promise<void> {
-  const logger = pino({ level: options.logVerbose > 0 ? "debug" : "info" });
+  const logSettings = new LogSettings({
+    log_info: options.logInfo, log_warning: options.logWarning, log_error: options.logError,
+    log_verbose_level: options.logVerbose, log_format: options.logFormat,
+  });
+  const logger = logSettings.logger;
   const core = new InferenceCore({
     modelRepositories: options.modelRepositories,
     serverName: options.id,
@@ -118,7 +122,7 @@ async function run(options: ServerOptions): Promise<void> {
 
   if (options.allowHttp) {
     const http = buildHttpServer(core, {
-      maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, tracer, logger,
+      maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, tracer, logSettings,
     });
     await http.listen({ host: options.httpAddress, port: options.httpPort });
     const address = http.server.address() as AddressInfo;
@@ -129,7 +133,7 @@ async function run(options: ServerOptions): Promise<void> {
   if (options.allowGrpc) {
     const grpc = await startGrpcServer(core, {
       host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow,
-      limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, tracer, logger,
+      limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, tracer, logSettings,
     });
     logger.info({ service: "grpc", port: grpc.port, tls: options.grpcTls !== undefined }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
     closers.push(() => grpc.close());

@@ -27,6 +27,12 @@ export interface ServerOptions extends NetworkOptions {
   readonly exitTimeoutSecs: number;
   readonly autoCompleteConfig: boolean;
   readonly logVerbose: number;
+  /** Triton's --log-info, --log-warning, --log-error: each severity switched on or off on its own. */
+  readonly logInfo: boolean;
+  readonly logWarning: boolean;
+  readonly logError: boolean;
+  /** Triton's --log-format: the `time` field as epoch milliseconds (default) or an ISO 8601 string. */
+  readonly logFormat: "default" | "ISO8601";
   readonly httpMaxInputSize: number;
   readonly grpcMaxMessageSize: number;
   readonly grpcFlowControlWindow: number;
@@ -117,7 +123,11 @@ export function buildCommand(): Command {
     .option("--exit-timeout-secs <secs>", "on SIGTERM, how long to wait for in-flight requests", parseInteger(0), 30)
     .option("--disable-auto-complete-config", "do not complete model configs from the model files", false)
     .addOption(new Option("--strict-model-config [bool]", "deprecated alias: true disables auto-complete").argParser(parseBoolean))
-    .option("--log-verbose <level>", "verbose logging level (0 = off, 1+ = debug)", parseInteger(0), 0)
+    .option("--log-verbose <level>", "verbose logging level (0 = off, 1+ = debug)", parseInteger(0, 2 ** 31 - 1), 0)
+    .addOption(booleanFlag("--log-info", "write info lines", true))
+    .addOption(booleanFlag("--log-warning", "write warning lines", true))
+    .addOption(booleanFlag("--log-error", "write error lines", true))
+    .addOption(new Option("--log-format <format>", "the time field of each JSON line: default (epoch milliseconds) or ISO8601 (UTC string)").choices(["default", "ISO8601"]).default("default"))
     .option("--http-max-input-size <bytes>", "largest HTTP request body, compressed or decompressed", parseInteger(1), 1 << 26)
     .option("--max-bytes-elements <count>", "most BYTES (string) elements one input tensor may hold (each costs far more memory than its 4 bytes on the wire)", parseInteger(1, 2 ** 31 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElements)
     .option("--max-bytes-element-size <bytes>", "largest single BYTES (string) element", parseInteger(1, 2 ** 32 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElementSize)
@@ -179,6 +189,8 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     exitTimeoutSecs: o["exitTimeoutSecs"] as number,
     autoCompleteConfig: !(o["disableAutoCompleteConfig"] as boolean) && strictModelConfig !== true,
     logVerbose: o["logVerbose"] as number,
+    logInfo: o["logInfo"] as boolean, logWarning: o["logWarning"] as boolean, logError: o["logError"] as boolean,
+    logFormat: o["logFormat"] as ServerOptions["logFormat"],
     httpMaxInputSize: o["httpMaxInputSize"] as number,
     grpcMaxMessageSize: o["grpcMaxMessageSize"] as number,
     grpcFlowControlWindow: o["grpcFlowControlWindow"] as number,

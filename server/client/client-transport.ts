@@ -1,7 +1,7 @@
 import type { InferResult } from "./infer-result";
 import type { CallOptions, InferRequest, PreparedInferRequest } from "./infer-types";
 import type { ModelLoadOverrides } from "./model-load-overrides";
-import type { ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
+import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 
 /**
  * The seam between {@link InferenceClient} and a wire protocol. A transport owns its connections, maps the
@@ -25,6 +25,8 @@ export interface ClientTransport {
   repositoryIndex(readyOnly: boolean, options?: CallOptions): Promise<RepositoryIndexEntry[]>;
   loadModel(model: string, overrides: ModelLoadOverrides, options?: CallOptions): Promise<void>;
   unloadModel(model: string, unloadDependents: boolean, options?: CallOptions): Promise<void>;
+  /** Changes the settings `update` gives (undefined: only reads them) and answers all of them. */
+  logSettings(update: Partial<LogSettings> | undefined, options?: CallOptions): Promise<LogSettings>;
 
   /** Encodes a request once; the result may be sent any number of times, concurrently. */
   prepareInfer(request: InferRequest): PreparedInferRequest;

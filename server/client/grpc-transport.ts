@@ -11,7 +11,7 @@ import { errorFromGrpcStatus } from "./error-from-grpc-status";
 import { InferResult } from "./infer-result";
 import type { CallOptions, InferRequest, OutputTensor, ParameterValue, PreparedInferRequest } from "./infer-types";
 import { loadConfigText, type ModelLoadOverrides } from "./model-load-overrides";
-import type { ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
+import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 import { bytesToTensorData, tensorDataToBytes } from "./tensor-data";
 
 /**
@@ -192,6 +192,14 @@ export class GrpcTransport implements ClientTransport {
   async unloadModel(model: string, unloadDependents: boolean, options?: CallOptions): Promise<void> {
     const parameters = unloadDependents ? { unload_dependents: { bool_param: true } } : {};
     await this.#call("RepositoryModelUnload", { repository_name: "", model_name: model, parameters }, options);
+  }
+
+  async logSettings(update: Partial<LogSettings> | undefined, options?: CallOptions): Promise<LogSettings> {
+    // As tritonclient: booleans travel as bool_param, numbers as uint32_param, strings as string_param.
+    const settings = Object.fromEntries(Object.entries(update ?? {}).map(([name, value]) =>
+      [name, typeof value === "boolean" ? { bool_param: value } : typeof value === "number" ? { uint32_param: value } : { string_param: value }]));
+    const response = await this.#call<{ settings: Record<string, GrpcParameter> }>("LogSettings", { settings }, options);
+    return fromGrpcParameters(response.settings) as unknown as LogSettings;
   }
 
   prepareInfer(request: InferRequest): PreparedInferRequest {

@@ -9,7 +9,7 @@ import { InferResult } from "./infer-result";
 import type { CallOptions, InferRequest, PreparedInferRequest } from "./infer-types";
 import { loadConfigText, type ModelLoadOverrides } from "./model-load-overrides";
 import { RequestTimeoutError, ServerUnreachableError } from "./inference-server-error";
-import type { ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
+import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 
 /** Errors of the connection itself: errno codes (ECONNREFUSED, ECONNRESET, ENOTFOUND...) and undici's socket ones. */
 const NETWORK_ERROR = /^(E[A-Z]+|UND_ERR_SOCKET|UND_ERR_CONNECT_TIMEOUT)$/;
@@ -163,6 +163,10 @@ export class HttpTransport implements ClientTransport {
   async unloadModel(model: string, unloadDependents: boolean, options?: CallOptions): Promise<void> {
     const body = unloadDependents ? JSON.stringify({ parameters: { unload_dependents: true } }) : undefined;
     await this.#call("POST", `/v2/repository/models/${encodeURIComponent(model)}/unload`, body, options);
+  }
+
+  logSettings(update: Partial<LogSettings> | undefined, options?: CallOptions): Promise<LogSettings> {
+    return update === undefined ? this.#json("GET", "/v2/logging", undefined, options) : this.#json("POST", "/v2/logging", JSON.stringify(update), options);
   }
 
   prepareInfer(request: InferRequest): PreparedInferRequest {

@@ -14,7 +14,7 @@ export {
   UnavailableError, UnsupportedError, type InferenceErrorCode,
 } from "./inference-server-error";
 export type {
-  BatchStat, DurationStat, InferenceStats, ModelConfig, ModelConfigTensor, ModelMetadata, ModelStatistics,
+  BatchStat, DurationStat, InferenceStats, LogSettings, ModelConfig, ModelConfigTensor, ModelMetadata, ModelStatistics,
   RepositoryIndexEntry, ServerMetadata, TensorMetadata,
 } from "./kserve-types";
 export { bytesToTensorData, elementCountOf, tensorDataToBytes, toTensorData } from "./tensor-data";

@@ -6,7 +6,7 @@ import type {
   CallOptions, InferInput, InferOptions, InferRequest, InputTensor, OutputSelection, PreparedInferRequest, TensorFormat,
 } from "./infer-types";
 import type { ModelLoadOverrides } from "./model-load-overrides";
-import type { ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
+import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 import { elementCountOf, inferDataType, toTensorData } from "./tensor-data";
 
 /**
@@ -142,6 +142,19 @@ export class InferenceClient {
   /** Unloads a model; with `unloadDependents`, the ensembles that use it too (tritonclient's `unload_dependents`). */
   unloadModel(model: string, options?: CallOptions & { readonly unloadDependents?: boolean }): Promise<void> {
     return this.#transport.unloadModel(model, options?.unloadDependents ?? false, options);
+  }
+
+  /** Logging extension: the server's log settings (tritonclient's `get_log_settings`). */
+  getLogSettings(options?: CallOptions): Promise<LogSettings> {
+    return this.#transport.logSettings(undefined, options);
+  }
+
+  /**
+   * Logging extension: changes the settings given and answers all of them (tritonclient's `update_log_settings`).
+   * A refused update (a wrong type or value, a new `log_file`) changes nothing.
+   */
+  updateLogSettings(settings: Partial<LogSettings>, options?: CallOptions): Promise<LogSettings> {
+    return this.#transport.logSettings(settings, options);
   }
 
   /** Runs one inference. */

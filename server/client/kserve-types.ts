@@ -95,6 +95,16 @@ export interface ModelStatistics {
 }
 
 /** One entry of `POST /v2/repository/index`. */
+/** `GET /v2/logging` (Triton's logging extension): the server's log settings. */
+export interface LogSettings {
+  readonly log_file: string;
+  readonly log_info: boolean;
+  readonly log_warning: boolean;
+  readonly log_error: boolean;
+  readonly log_verbose_level: number;
+  readonly log_format: "default" | "ISO8601" | (string & {});
+}
+
 export interface RepositoryIndexEntry {
   readonly name: string;
   readonly version?: string;

@@ -102,6 +102,23 @@ describe.each(["http", "grpc"] as const)("InferenceClient over %s: health, metad
     await client.unloadModel(name);
     expect(await client.isModelReady(name)).toBe(false);
   });
+
+  it("reads and changes the log settings, as tritonclient's get_log_settings/update_log_settings", async () => {
+    const defaults = { log_file: "", log_info: true, log_warning: true, log_error: true, log_verbose_level: 0, log_format: "default" };
+    expect(await client.getLogSettings()).toEqual(defaults);
+    try {
+      const changed = { ...defaults, log_warning: false, log_verbose_level: 1, log_format: "ISO8601" };
+      expect(await client.updateLogSettings({ log_warning: false, log_verbose_level: 1, log_format: "ISO8601" })).toEqual(changed);
+      expect(await client.getLogSettings()).toEqual(changed);
+      await expect(client.updateLogSettings({ log_format: "json" })).rejects.toThrow(InvalidArgumentError);
+      // Triton answers a new log file 400 over REST and UNIMPLEMENTED over gRPC.
+      await expect(client.updateLogSettings({ log_file: "/tmp/server.log" }))
+        .rejects.toThrow(protocol === "http" ? InvalidArgumentError : UnsupportedError);
+      expect(await client.getLogSettings()).toEqual(changed);
+    } finally {
+      await client.updateLogSettings({ log_warning: true, log_verbose_level: 0, log_format: "default" });
+    }
+  });
 });
 
 describe.each<["http" | "grpc", TensorFormat, TensorFormat]>([

@@ -36,7 +36,8 @@ const REST_CASES: readonly RestCase[] = [
   { group: "shared-memory", method: "POST", path: "/v2/cudasharedmemory/region/r/register", body: "{}", allowed: 501 },
   { group: "trace", method: "GET", path: "/v2/trace/setting", allowed: 200 },
   { group: "trace", method: "POST", path: "/v2/models/simple/trace/setting", body: "{}", allowed: 200 },
-  { group: "logging", method: "GET", path: "/v2/logging", allowed: 501 },
+  { group: "logging", method: "GET", path: "/v2/logging", allowed: 200 },
+  { group: "logging", method: "POST", path: "/v2/logging", body: "{}", allowed: 200 },
 ];
 
 describe("restricted APIs (--http-restricted-api, --grpc-restricted-protocol)", () => {
@@ -110,7 +111,7 @@ describe("restricted APIs (--http-restricted-api, --grpc-restricted-protocol)", 
     expect(await grpc.unary("RepositoryIndex", {}, {}, GRPC_ADMIN)).toHaveProperty("models");
     expect(await grpc.unary("ModelStatistics", { name: "simple" }, {}, GRPC_ADMIN)).toHaveProperty("model_stats");
     expect(await grpc.unary("TraceSetting", {}, {}, GRPC_ADMIN)).toHaveProperty("settings");
-    expect((await grpcError(grpc.unary("LogSettings", {}, {}, GRPC_ADMIN))).code).toBe(status.UNIMPLEMENTED);
+    expect(await grpc.unary("LogSettings", {}, {}, GRPC_ADMIN)).toHaveProperty("settings.log_info", { bool_param: true, parameter_choice: "bool_param" });
     expect(await grpc.unary("ServerLive", {}, {}, GRPC_INFER)).toEqual({ live: true });
     expect(await grpc.unary<{ outputs: unknown[] }>("ModelInfer", grpcInfer, {}, GRPC_INFER)).toHaveProperty("outputs");
     expect(await grpc.unary("ServerMetadata", {})).toHaveProperty("name", "triton");

@@ -106,7 +106,7 @@ describe("trace extension", () => {
       expect(await (await rest("GET", "/v2/models/simple/trace/setting")).json()).toEqual(DEFAULTS);
       expect(await grpcSettings({})).toEqual(Object.fromEntries(Object.entries(DEFAULTS).map(([k, v]) => [k, Array.isArray(v) ? v : [v]])));
       const extensions = ((await (await rest("GET", "/v2")).json()) as { extensions: string[] }).extensions;
-      expect(extensions.slice(-2)).toEqual(["statistics", "trace"]);
+      expect(extensions.slice(-3)).toEqual(["statistics", "trace", "logging"]);
       // Tracing cannot be turned on without a file to write to; nothing changes.
       const refused = await rest("POST", "/v2/trace/setting", { trace_level: ["TIMESTAMPS"] });
       expect(refused.status).toBe(400);

@@ -118,3 +118,15 @@ export interface TraceSettingRequestMessage {
   readonly settings: Readonly<Record<string, { readonly value: readonly string[] }>>;
   readonly model_name: string;
 }
+
+/** LogSettingsRequest/Response's SettingValue. */
+export interface LogSettingValueMessage {
+  readonly parameter_choice?: "bool_param" | "uint32_param" | "string_param";
+  readonly bool_param?: boolean;
+  readonly uint32_param?: number;
+  readonly string_param?: string;
+}
+
+export interface LogSettingsMessage {
+  readonly settings: Readonly<Record<string, LogSettingValueMessage>>;
+}

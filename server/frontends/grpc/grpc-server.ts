@@ -1,8 +1,8 @@
 import {
-  Server, ServerCredentials, ServerInterceptingCall, type ServerInterceptor, type ServerOptions, type ServiceDefinition,
+  Server, ServerCredentials, type ServerInterceptingCall, type ServerInterceptor, type ServerOptions, type ServiceDefinition,
 } from "@grpc/grpc-js";
-import type { Logger } from "pino";
 import type { InferenceCore, Tracer } from "../../core/index";
+import type { LogSettings } from "../../log-settings";
 import type { ApiRestrictions } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
 import { loadGrpcServiceDefinitions } from "./grpc-service-definitions";
@@ -57,7 +57,8 @@ export interface GrpcServerOptions {
   readonly restrictions: ApiRestrictions;
   /** Samples inference requests for Triton's trace extension and owns its settings. */
   readonly tracer: Tracer;
-  readonly logger: Logger;
+  /** The root logger and its settings, which the LogSettings RPC reads and changes. */
+  readonly logSettings: LogSettings;
 }
 
 /** A started gRPC endpoint. */
@@ -114,11 +115,16 @@ function clientStreamingPaths(...services: ServiceDefinition[]): Set<string> {
   return new Set(services.flatMap((service) => Object.values(service).filter((method) => method.requestStream).map((method) => method.path)));
 }
 
-/** Triton's --log-verbose 1 line for every call (never its metadata: it may carry a restricted protocol's value). */
-function callLogger(logger: Logger): ServerInterceptor {
+/**
+ * Triton's --log-verbose 1 line for every call (never its metadata: it may carry a restricted protocol's value),
+ * checked per call as the verbose level may change at run time (LogSettings).
+ */
+function callLogger(logSettings: LogSettings): ServerInterceptor {
   return (method, call) => {
-    logger.debug(`gRPC call: ${method.path}`);
-    return new ServerInterceptingCall(call);
+    if (logSettings.verbose) logSettings.logger.debug(`gRPC call: ${method.path}`);
+    // grpc-js declares a ServerInterceptingCall but uses only its interface: handing the call on as it is adds no
+    // layer to each of its messages.
+    return call as ServerInterceptingCall;
   };
 }
 
@@ -131,19 +137,20 @@ function bindAddress(host: string, port: number): string {
  * HTTP/2 or TLS. Rejects when the address cannot be bound.
  */
 export async function startGrpcServer(core: InferenceCore, options: GrpcServerOptions): Promise<GrpcEndpoint> {
-  const { limits, logger } = options;
+  const { limits, logSettings } = options;
+  const logger = logSettings.logger;
   const definitions = loadGrpcServiceDefinitions();
   const server = new Server({
     ...connectionOptions(limits),
     "grpc.max_receive_message_length": options.maxMessageBytes,
     "grpc.max_send_message_length": options.maxMessageBytes,
     interceptors: [
-      ...(logger.isLevelEnabled("debug") ? [callLogger(logger)] : []),
+      callLogger(logSettings),
       ...(options.restrictions.size > 0 ? [restrictedProtocolInterceptor(options.restrictions)] : []),
     ],
   });
   const streams = new Set<StreamInferSession>();
-  server.addService(definitions.inference, inferenceServiceHandlers(core, logger, streams, options.tracer));
+  server.addService(definitions.inference, inferenceServiceHandlers(core, logSettings, streams, options.tracer));
   server.addService(definitions.health, healthServiceHandlers(core, logger));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(bindAddress(options.host, options.port), credentialsOf(options.tls, limits.requestTimeoutMs), (error, boundPort) =>

@@ -1,11 +1,12 @@
 import type { handleUnaryCall, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
-import type { Logger } from "pino";
 import { answerTraceSetting, Cancellation, type InferenceCore, refuseRepositoryName, type Tracer } from "../../core/index";
+import type { LogSettings } from "../../log-settings";
 import type {
-  ModelInferRequestMessage, ModelInferResponseMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage, RepositoryModelRequestMessage,
-  TraceSettingRequestMessage,
+  LogSettingsMessage, ModelInferRequestMessage, ModelInferResponseMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage,
+  RepositoryModelRequestMessage, TraceSettingRequestMessage,
 } from "./grpc-messages";
 import { traceGrpcReceive, tracedCallback, traceSettingRequestOf, traceSettingResponseOf } from "./grpc-trace";
+import { logSettingsRpc } from "./log-settings-rpc";
 import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
 import { modelInfer } from "./model-infer";
 import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
@@ -24,13 +25,14 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
 }
 
 /**
- * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. Shared-memory and log RPCs are
- * left out, so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams`
- * until they end, so the server can finish them when it shuts down.
+ * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. Shared-memory RPCs are left out,
+ * so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams` until they end, so the
+ * server can finish them when it shuts down.
  */
 export function inferenceServiceHandlers(
-  core: InferenceCore, logger: Logger, streams: Set<StreamInferSession>, tracer: Tracer,
+  core: InferenceCore, logSettings: LogSettings, streams: Set<StreamInferSession>, tracer: Tracer,
 ): UntypedServiceImplementation {
+  const logger = logSettings.logger;
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
   const infer = unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => modelInfer(core, request, callCancelled(call)));
@@ -64,6 +66,7 @@ export function inferenceServiceHandlers(
       await core.unloadModel(request.model_name, unloadDependentsOf(request.parameters));
       return {};
     }),
+    LogSettings: unary((request: LogSettingsMessage) => logSettingsRpc(logSettings, request)),
     ModelInfer: modelInferCall,
     ModelStreamInfer: (call: ModelStreamInferCall) => {
       const session = serveModelStreamInfer(core, call, logger, tracer);

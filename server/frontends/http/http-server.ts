@@ -3,10 +3,10 @@ import zlib from "node:zlib";
 import Fastify, {
   type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController, type onRequestHookHandler,
 } from "fastify";
-import type { Logger } from "pino";
 import {
   answerTraceSetting, Cancellation, InferenceError, type InferenceCore, refuseRepositoryName, type TraceSettingRequest, type Tracer,
 } from "../../core/index";
+import type { LogSettings } from "../../log-settings";
 import { type ApiGroup, type ApiRestrictions, unlocker } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
 import { clientErrorHandler } from "./client-error-handler";
@@ -46,7 +46,8 @@ export interface HttpServerOptions {
   readonly restrictions: ApiRestrictions;
   /** Samples inference requests for Triton's trace extension and owns its settings. */
   readonly tracer: Tracer;
-  readonly logger: Logger;
+  /** The root logger and its settings, which `/v2/logging` reads and changes. */
+  readonly logSettings: LogSettings;
 }
 
 type ModelParams = { model: string; version?: string };
@@ -117,7 +118,8 @@ async function sendInferResponse(reply: FastifyReply, encoded: EncodedInferRespo
  * CORS headers, and refuses model load/unload requests a page on another site could make.
  */
 export function buildHttpServer(core: InferenceCore, options: HttpServerOptions): FastifyInstance {
-  const { limits, tracer } = options;
+  const { limits, tracer, logSettings } = options;
+  const logger = logSettings.logger;
   // Node checks header and request deadlines on a timer; check often enough that they are kept within ~10%.
   const deadlines = [limits.headerTimeoutMs, limits.requestTimeoutMs].filter((ms) => ms > 0);
   const nodeServerOptions = {
@@ -127,8 +129,17 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   };
   const tls = options.tls;
   const serverOptions: FastifyServerOptions & { https?: object; http?: object } = {
-    loggerInstance: options.logger as FastifyBaseLogger,
+    loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // Triton's --log-verbose 1 line for every request (never its headers: they may carry a restricted API's value),
+    // checked per request as the verbose level may change at run time (/v2/logging). Written where fastify makes
+    // the request's logger, not in a global onRequest hook: with one, clients that never read their large
+    // responses were not cut off at the write timeout under load (tests/e2e/large-json.test.ts).
+    childLoggerFactory: (parent, bindings, childOptions, raw) => {
+      const child = parent.child(bindings, childOptions);
+      if (logSettings.verbose) child.debug(`HTTP request: ${raw.method} ${raw.url}`);
+      return child;
+    },
     bodyLimit: options.maxInputBytes,
     // Inference bodies can be large; 'Expect: 100-continue' clients get their continue from Node.
     return503OnClosing: true,
@@ -150,7 +161,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   };
   const app = Fastify(serverOptions) as unknown as FastifyInstance;
   app.server.maxConnections = limits.maxConnections;
-  app.server.on("drop", () => options.logger.debug(`connection refused: ${limits.maxConnections} connections are open (--http-max-connections)`));
+  app.server.on("drop", () => logger.debug(`connection refused: ${limits.maxConnections} connections are open (--http-max-connections)`));
   const timeouts = new ConnectionTimeouts(app.server, limits.idleTimeoutMs, limits.writeTimeoutMs);
   const decoder = new InferRequestDecoder();
   app.addHook("onClose", async () => decoder.close());
@@ -175,13 +186,6 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
 
-  // Triton's --log-verbose 1 line for every request (never its headers: they may carry a restricted API's value).
-  if (options.logger.isLevelEnabled("debug")) {
-    app.addHook("onRequest", (request, _reply, done) => {
-      request.log.debug(`HTTP request: ${request.method} ${request.url}`);
-      done();
-    });
-  }
 
   // While draining (SIGTERM), answers close their connection: a keep-alive client must not hold shutdown open
   // once its in-flight request is answered.
@@ -237,19 +241,19 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     return sendInferResponse(reply, await encodeInferResponse(response, encoding), chooseResponseEncoding(request.headers["accept-encoding"]));
   });
 
-  const repositoryBody = async (request: FastifyRequest): Promise<Record<string, unknown>> =>
+  const objectBody = async (request: FastifyRequest): Promise<Record<string, unknown>> =>
     parseRepositoryBody(await decodeRequestBody((request.body as Buffer | undefined) ?? Buffer.alloc(0), request.headers["content-encoding"], options.maxInputBytes));
   route("POST", "/v2/repository/index", "model-repository", async (request) => {
-    const ready = (await repositoryBody(request))["ready"];
+    const ready = (await objectBody(request))["ready"];
     if (ready !== undefined && typeof ready !== "boolean") throw new InferenceError("INVALID_ARG", "'ready' must be a boolean");
     return core.repositoryIndex(ready ?? false);
   });
   route("POST", "/v2/repository/models/:model/load", "model-repository", async (request, reply) => {
-    await core.loadModel((request.params as ModelParams).model, loadOverridesOf(await repositoryBody(request)));
+    await core.loadModel((request.params as ModelParams).model, loadOverridesOf(await objectBody(request)));
     return reply.code(200).send();
   });
   route("POST", "/v2/repository/models/:model/unload", "model-repository", async (request, reply) => {
-    await core.unloadModel((request.params as ModelParams).model, unloadDependentsOf(await repositoryBody(request)));
+    await core.unloadModel((request.params as ModelParams).model, unloadDependentsOf(await objectBody(request)));
     return reply.code(200).send();
   });
   // Triton's routes name a repository optionally, and refuse any name: there is one namespace.
@@ -285,7 +289,17 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     versionOf(request.params);
     return traceSetting(request, request.params.model);
   });
-  route(["GET", "POST"], "/v2/logging", "logging", unsupported("logging"));
+  route(["GET", "POST"], "/v2/logging", "logging", async (request) => {
+    if (request.method === "GET") return logSettings.current();
+    const update = await objectBody(request);
+    try {
+      return logSettings.update(update);
+    } catch (error) {
+      // Triton answers every refused logging update 400, a new log file's UNSUPPORTED included.
+      if (error instanceof InferenceError) throw new InferenceError("INVALID_ARG", error.message);
+      throw error;
+    }
+  });
 
   // Triton checks a restricted group's header first (before the verb, as in http_server.cc); model load/unload
   // then refuse what a page on another site could send.

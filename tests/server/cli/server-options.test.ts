@@ -33,6 +33,18 @@ describe("parseServerOptions", () => {
     }
   });
 
+  it("takes Triton's log flags: every severity on, verbose off, the default format unless told otherwise", () => {
+    const defaults = parseServerOptions(REPO);
+    expect([defaults.logInfo, defaults.logWarning, defaults.logError, defaults.logVerbose, defaults.logFormat]).toEqual([true, true, true, 0, "default"]);
+    const given = parseServerOptions([...REPO, "--log-info", "false", "--log-warning", "false", "--log-error", "false", "--log-verbose", "2", "--log-format", "ISO8601"]);
+    expect([given.logInfo, given.logWarning, given.logError, given.logVerbose, given.logFormat]).toEqual([false, false, false, 2, "ISO8601"]);
+  });
+
+  it.each([["--log-format", "iso8601"], ["--log-info", "maybe"], ["--log-verbose", "-1"]])("rejects %s %s", (flag, value) => {
+    const quiet = buildCommand().configureOutput({ writeErr: () => undefined });
+    expect(() => parseServerOptions([...REPO, flag, value], quiet)).toThrow(new RegExp(flag.slice(2)));
+  });
+
   it("reads Triton's --cache-config for the local response cache", () => {
     expect(parseServerOptions(REPO).responseCacheBytes).toBeUndefined();
     expect(parseServerOptions([...REPO, "--cache-config", "local,size=1048576"]).responseCacheBytes).toBe(1048576);
