@@ -18,6 +18,7 @@ import type { ApiRestrictions } from "./frontends/api-restrictions";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";
 import { buildHttpServer } from "./frontends/http/http-server";
+import { SystemSharedMemory } from "./frontends/shared-memory/system-shared-memory";
 import { countNvidiaGpus } from "./gpu-detection";
 import { IdleCollection } from "./idle-collection";
 import { LogSettings } from "./log-settings";
@@ -120,23 +121,32 @@ async function run(options: ServerOptions): Promise<void> {
     logger.info(`gRPC restricted protocols: ${describeRestrictions(options.grpcRestrictedProtocols, RESTRICTED_PROTOCOL_PREFIX)}`);
   }
 
+  // One set of regions for both frontends, as in Triton; closed after them (files in use close when their requests end).
+  const sharedMemory = new SystemSharedMemory({ maxRegions: options.maxSharedMemoryRegions });
+  const frontendClosers: (() => Promise<void>)[] = [];
+  closers.push(async () => {
+    await Promise.allSettled(frontendClosers.map((close) => close()));
+    await sharedMemory.close();
+  });
+
   if (options.allowHttp) {
     const http = buildHttpServer(core, {
       maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, tracer, logSettings,
+      sharedMemory,
     });
     await http.listen({ host: options.httpAddress, port: options.httpPort });
     const address = http.server.address() as AddressInfo;
     logger.info({ service: "http", port: address.port, tls: options.httpTls !== undefined }, `Started HTTPService at ${address.address}:${address.port}`);
-    closers.push(() => http.close());
+    frontendClosers.push(() => http.close());
   }
 
   if (options.allowGrpc) {
     const grpc = await startGrpcServer(core, {
       host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow,
-      limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, tracer, logSettings,
+      limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, tracer, logSettings, sharedMemory,
     });
     logger.info({ service: "grpc", port: grpc.port, tls: options.grpcTls !== undefined }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
-    closers.push(() => grpc.close());
+    frontendClosers.push(() => grpc.close());
   }
 
   let stopping = false;

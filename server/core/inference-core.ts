@@ -51,7 +51,7 @@ export interface ModelMetadata {
 
 export const SERVER_EXTENSIONS = [
   "classification", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
-  "model_configuration", "binary_tensor_data", "parameters", "statistics", "trace", "logging",
+  "model_configuration", "system_shared_memory", "binary_tensor_data", "parameters", "statistics", "trace", "logging",
 ] as const;
 
 interface ModelEntry {

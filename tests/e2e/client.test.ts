@@ -206,9 +206,10 @@ describe("InferenceClient errors", () => {
     expect(badInput).toBeInstanceOf(InvalidArgumentError);
     expect(badInput).toMatchObject({ code: "INVALID_ARG", httpStatus: 400 });
 
-    const sharedMemory = await client.infer("simple", [{ ...simpleInputs[0]!, parameters: { shared_memory_region: "r" } }, simpleInputs[1]!]).catch((error: unknown) => error);
-    expect(sharedMemory).toBeInstanceOf(UnsupportedError);
-    expect(sharedMemory).toMatchObject({ code: "UNSUPPORTED", httpStatus: 501 });
+    const sharedMemory = await client.infer("simple", [{ ...simpleInputs[0]!, parameters: { shared_memory_region: "r", shared_memory_byte_size: 64 } }, simpleInputs[1]!])
+      .catch((error: unknown) => error);
+    expect(sharedMemory).toBeInstanceOf(InvalidArgumentError);
+    expect(sharedMemory).toMatchObject({ code: "INVALID_ARG", httpStatus: 400, message: expect.stringContaining("unexpected 'binary_data_size' provided when using shared memory") });
     expect(sharedMemory).toBeInstanceOf(InferenceServerError);
   });
 

@@ -155,8 +155,8 @@ describe("KServe v2 gRPC: every GRPCInferenceService RPC", () => {
     expect(caseOutputs(await client.unary("ModelInfer", modelInferRequest(SIMPLE, true)))[0]!.values).toEqual(SUMS);
   });
 
-  it("answers UNIMPLEMENTED for the shared-memory RPCs it does not serve", async () => {
-    expect((await callError(client.unary("SystemSharedMemoryStatus", {}))).code).toBe(status.UNIMPLEMENTED);
+  it("answers UNIMPLEMENTED for the CUDA shared-memory RPCs it does not serve", async () => {
+    expect((await callError(client.unary("CudaSharedMemoryStatus", {}))).code).toBe(status.UNIMPLEMENTED);
   });
 
   it("ModelStreamInfer answers every request in order, a failed one in error_message with its id", async () => {

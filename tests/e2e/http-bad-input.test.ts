@@ -48,7 +48,7 @@ const CASES: readonly HttpBadCase[] = [
   { name: "gzip body that inflates past the limit", body: gzipSync(Buffer.from(json({ inputs: [], pad: "x".repeat(4 * MAX_INPUT) }))), headers: { "content-encoding": "gzip" }, status: 400, message: /decompressed request body exceeds/ },
   { name: "corrupt gzip body", body: Buffer.from("not gzip at all"), headers: { "content-encoding": "gzip" }, status: 400, message: /failed to decompress the gzip request body/ },
   { name: "unsupported content encoding", body: json({ inputs: [] }), headers: { "content-encoding": "br" }, status: 501, message: /unsupported Content-Encoding 'br'/ },
-  { name: "shared memory input", body: json({ inputs: [{ ...validInput0, parameters: { shared_memory_region: "r", shared_memory_byte_size: 64 } }, validInput1] }), status: 501, message: /shared memory .* is not supported/ },
+  { name: "shared memory input", body: json({ inputs: [{ ...validInput0, parameters: { shared_memory_region: "r", shared_memory_byte_size: 64 } }, validInput1] }), status: 400, message: /^unexpected 'data' provided when using shared memory for input tensor 'INPUT0' for model 'simple'$/ },
   { name: "outputs is not an array", body: json({ inputs: [validInput0, validInput1], outputs: { name: "OUTPUT0" } }), status: 400, message: /'outputs' must be an array/ },
   { name: "binary_data that is not a boolean", body: json({ inputs: [validInput0, validInput1], outputs: [{ name: "OUTPUT0", parameters: { binary_data: "yes" } }] }), status: 400, message: /binary_data must be a boolean/ },
   { name: "non-numeric version in the URL", path: "/v2/models/simple/versions/latest/infer", body: json({ inputs: [validInput0, validInput1] }), status: 400, message: /version 'latest' is not a number/ },

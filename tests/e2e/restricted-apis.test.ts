@@ -32,7 +32,7 @@ const REST_CASES: readonly RestCase[] = [
   { group: "model-config", method: "GET", path: "/v2/models/simple/config", allowed: 200 },
   { group: "statistics", method: "GET", path: "/v2/models/simple/stats", allowed: 200 },
   { group: "statistics", method: "GET", path: "/v2/models/stats", allowed: 200 },
-  { group: "shared-memory", method: "GET", path: "/v2/systemsharedmemory/status", allowed: 501 },
+  { group: "shared-memory", method: "GET", path: "/v2/systemsharedmemory/status", allowed: 200 },
   { group: "shared-memory", method: "POST", path: "/v2/cudasharedmemory/region/r/register", body: "{}", allowed: 501 },
   { group: "trace", method: "GET", path: "/v2/trace/setting", allowed: 200 },
   { group: "trace", method: "POST", path: "/v2/models/simple/trace/setting", body: "{}", allowed: 200 },

@@ -69,6 +69,7 @@ export interface InferOutputTensorMessage {
   readonly name: string;
   readonly datatype: string;
   readonly shape: readonly number[];
+  readonly parameters?: Readonly<Record<string, Partial<InferParameterMessage>>>;
 }
 
 export interface ModelInferResponseMessage {
@@ -129,4 +130,16 @@ export interface LogSettingValueMessage {
 
 export interface LogSettingsMessage {
   readonly settings: Readonly<Record<string, LogSettingValueMessage>>;
+}
+
+export interface SystemSharedMemoryRegisterRequestMessage {
+  readonly name: string;
+  readonly key: string;
+  readonly offset: Int64Text;
+  readonly byte_size: Int64Text;
+}
+
+/** Status, and Unregister: an empty name means every region. */
+export interface SystemSharedMemoryRegionRequestMessage {
+  readonly name: string;
 }

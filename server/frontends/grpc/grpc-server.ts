@@ -8,6 +8,7 @@ import type { ServerTls } from "../server-tls";
 import { loadGrpcServiceDefinitions } from "./grpc-service-definitions";
 import { healthServiceHandlers } from "./health-service";
 import { configureHttp2Servers } from "./http2-servers";
+import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferenceServiceHandlers } from "./inference-service";
 import type { StreamInferSession } from "./model-stream-infer";
 import { restrictedProtocolInterceptor } from "./restricted-protocol-interceptor";
@@ -57,6 +58,8 @@ export interface GrpcServerOptions {
   readonly restrictions: ApiRestrictions;
   /** Samples inference requests for Triton's trace extension and owns its settings. */
   readonly tracer: Tracer;
+  /** The system shared memory regions, shared with the HTTP frontend. */
+  readonly sharedMemory: SystemSharedMemory;
   /** The root logger and its settings, which the LogSettings RPC reads and changes. */
   readonly logSettings: LogSettings;
 }
@@ -150,7 +153,7 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
     ],
   });
   const streams = new Set<StreamInferSession>();
-  server.addService(definitions.inference, inferenceServiceHandlers(core, logSettings, streams, options.tracer));
+  server.addService(definitions.inference, inferenceServiceHandlers(core, logSettings, streams, options.tracer, options.sharedMemory));
   server.addService(definitions.health, healthServiceHandlers(core, logger));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(bindAddress(options.host, options.port), credentialsOf(options.tls, limits.requestTimeoutMs), (error, boundPort) =>

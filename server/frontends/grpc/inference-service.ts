@@ -5,6 +5,8 @@ import type {
   LogSettingsMessage, ModelInferRequestMessage, ModelInferResponseMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage,
   RepositoryModelRequestMessage, TraceSettingRequestMessage,
 } from "./grpc-messages";
+import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
+import { systemSharedMemoryHandlers } from "./system-shared-memory-rpcs";
 import { traceGrpcReceive, tracedCallback, traceSettingRequestOf, traceSettingResponseOf } from "./grpc-trace";
 import { logSettingsRpc } from "./log-settings-rpc";
 import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
@@ -25,22 +27,22 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
 }
 
 /**
- * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. Shared-memory RPCs are left out,
- * so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams` until they end, so the
+ * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. The CUDA shared-memory RPCs are
+ * left out, so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams` until they end, so the
  * server can finish them when it shuts down.
  */
 export function inferenceServiceHandlers(
-  core: InferenceCore, logSettings: LogSettings, streams: Set<StreamInferSession>, tracer: Tracer,
+  core: InferenceCore, logSettings: LogSettings, streams: Set<StreamInferSession>, tracer: Tracer, sharedMemory: SystemSharedMemory,
 ): UntypedServiceImplementation {
   const logger = logSettings.logger;
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
-  const infer = unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => modelInfer(core, request, callCancelled(call)));
+  const infer = unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => modelInfer(core, sharedMemory, request, callCancelled(call)));
   const modelInferCall: handleUnaryCall<ModelInferRequestMessage, ModelInferResponseMessage> = (call, callback) => {
     const trace = tracer.sample(call.request.model_name);
     if (trace === undefined) return infer(call, callback);
     traceGrpcReceive(trace);
-    unary<ModelInferRequestMessage, ModelInferResponseMessage>((request) => modelInfer(core, request, callCancelled(call), trace))(call, tracedCallback(trace, callback));
+    unary<ModelInferRequestMessage, ModelInferResponseMessage>((request) => modelInfer(core, sharedMemory, request, callCancelled(call), trace))(call, tracedCallback(trace, callback));
   };
   return {
     ServerLive: unary(() => ({ live: core.isLive() })),
@@ -67,9 +69,10 @@ export function inferenceServiceHandlers(
       return {};
     }),
     LogSettings: unary((request: LogSettingsMessage) => logSettingsRpc(logSettings, request)),
+    ...systemSharedMemoryHandlers(sharedMemory, logger),
     ModelInfer: modelInferCall,
     ModelStreamInfer: (call: ModelStreamInferCall) => {
-      const session = serveModelStreamInfer(core, call, logger, tracer);
+      const session = serveModelStreamInfer(core, sharedMemory, call, logger, tracer);
       streams.add(session);
       void session.done.then(() => streams.delete(session));
     },

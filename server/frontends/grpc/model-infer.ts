@@ -1,4 +1,6 @@
 import type { CancellationSignal, InferenceCore, InferenceTrace } from "../../core/index";
+import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
+import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
 import type { ModelInferRequestMessage, ModelInferResponseMessage } from "./grpc-messages";
 import { decodeModelInferRequest } from "./infer-request-decoder";
 import { encodeModelInferResponse } from "./infer-response-encoder";
@@ -6,13 +8,14 @@ import { encodeModelInferResponse } from "./infer-response-encoder";
 /**
  * Runs one `ModelInferRequest` through the core, for ModelInfer and for each message of ModelStreamInfer. The
  * model is looked up before the tensors are decoded, so an unknown model is NOT_FOUND whatever its inputs, as
- * in Triton. `signal` drops the request while it is still queued; `trace` is a sampled request's. Rejects with the
- * core's InferenceError.
+ * in Triton. Tensors in shared memory are read from and written to `sharedMemory`'s regions. `signal` drops the
+ * request while it is still queued; `trace` is a sampled request's. Rejects with the core's InferenceError.
  */
 export async function modelInfer(
-  core: InferenceCore, message: ModelInferRequestMessage, signal: CancellationSignal, trace?: InferenceTrace,
+  core: InferenceCore, sharedMemory: SystemSharedMemory, message: ModelInferRequestMessage, signal: CancellationSignal, trace?: InferenceTrace,
 ): Promise<ModelInferResponseMessage> {
   core.checkModelAvailable(message.model_name, message.model_version === "" ? undefined : message.model_version);
-  const response = await core.infer({ ...decodeModelInferRequest(message), signal, trace });
-  return encodeModelInferResponse(response);
+  const decoded = decodeModelInferRequest(message);
+  const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => core.infer({ ...request, signal, trace }));
+  return encodeModelInferResponse(response, placed);
 }

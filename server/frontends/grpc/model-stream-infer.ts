@@ -4,6 +4,7 @@ import type { InferenceCore, RequestTrace, Tracer } from "../../core/index";
 import type { ModelInferRequestMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
 import { grpcErrorOf } from "./grpc-status";
 import { traceGrpcReceive, traceGrpcSend } from "./grpc-trace";
+import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { modelInfer } from "./model-infer";
 
 export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
@@ -41,7 +42,9 @@ type Outcome = { readonly response: ModelStreamInferResponseMessage } | { readon
  * `triton_grpc_error: true` header the first failure instead ends the stream with its gRPC status. A client
  * that cancels drops whatever it still had queued.
  */
-export function serveModelStreamInfer(core: InferenceCore, call: ModelStreamInferCall, logger: Logger, tracer: Tracer): StreamInferSession {
+export function serveModelStreamInfer(
+  core: InferenceCore, sharedMemory: SystemSharedMemory, call: ModelStreamInferCall, logger: Logger, tracer: Tracer,
+): StreamInferSession {
   const statusOnError = call.metadata.get(STATUS_ON_ERROR_HEADER).some((v) => String(v).toLowerCase() === "true");
   const controller = new AbortController();
   let written: Promise<void> = Promise.resolve();
@@ -63,7 +66,7 @@ export function serveModelStreamInfer(core: InferenceCore, call: ModelStreamInfe
 
   const run = async (message: ModelInferRequestMessage, trace: RequestTrace | undefined): Promise<Outcome> => {
     try {
-      const response = await modelInfer(core, message, controller.signal, trace);
+      const response = await modelInfer(core, sharedMemory, message, controller.signal, trace);
       return { response: { error_message: "", infer_response: { ...response, parameters: FINAL_RESPONSE_PARAMETERS } } };
     } catch (error) {
       const failure = grpcErrorOf(error);

@@ -9,6 +9,9 @@ import {
 import type { LogSettings } from "../../log-settings";
 import { type ApiGroup, type ApiRestrictions, unlocker } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
+import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
+import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
+import { sharedMemoryRegistration } from "./shared-memory-requests";
 import { clientErrorHandler } from "./client-error-handler";
 import { ConnectionTimeouts } from "./connection-timeouts";
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "./content-encoding";
@@ -48,6 +51,8 @@ export interface HttpServerOptions {
   readonly tracer: Tracer;
   /** The root logger and its settings, which `/v2/logging` reads and changes. */
   readonly logSettings: LogSettings;
+  /** The system shared memory regions, shared with the gRPC frontend. */
+  readonly sharedMemory: SystemSharedMemory;
 }
 
 type ModelParams = { model: string; version?: string };
@@ -118,7 +123,7 @@ async function sendInferResponse(reply: FastifyReply, encoded: EncodedInferRespo
  * CORS headers, and refuses model load/unload requests a page on another site could make.
  */
 export function buildHttpServer(core: InferenceCore, options: HttpServerOptions): FastifyInstance {
-  const { limits, tracer, logSettings } = options;
+  const { limits, tracer, logSettings, sharedMemory } = options;
   const logger = logSettings.logger;
   // Node checks header and request deadlines on a timer; check often enough that they are kept within ~10%.
   const deadlines = [limits.headerTimeoutMs, limits.requestTimeoutMs].filter((ms) => ms > 0);
@@ -233,12 +238,13 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     const modelVersion = versionOf(request.params);
     core.checkModelAvailable(request.params.model, modelVersion);
     const body = await decodeRequestBody(request.body as Buffer, request.headers["content-encoding"], options.maxInputBytes);
-    const { request: inferRequest, encoding } = await decoder.decode(body, headerLengthOf(request), {
+    const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request), {
       modelName: request.params.model, modelVersion, metadata: () => core.modelMetadata(request.params.model, modelVersion),
     });
-    const response = await core.infer({ ...inferRequest, signal: clientGone(reply), trace });
+    const signal = clientGone(reply);
+    const { response, placed } = await inferWithSharedMemory(sharedMemory, tensorsInSharedMemory, inferRequest, (ready) => core.infer({ ...ready, signal, trace }));
     trace?.timestamp("HTTP_SEND_START", process.hrtime.bigint());
-    return sendInferResponse(reply, await encodeInferResponse(response, encoding), chooseResponseEncoding(request.headers["accept-encoding"]));
+    return sendInferResponse(reply, await encodeInferResponse(response, encoding, placed), chooseResponseEncoding(request.headers["accept-encoding"]));
   });
 
   const objectBody = async (request: FastifyRequest): Promise<Record<string, unknown>> =>
@@ -265,18 +271,31 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   route("POST", "/v2/repository/:repository/models/:model/load", "model-repository", namedRepository);
   route("POST", "/v2/repository/:repository/models/:model/unload", "model-repository", namedRepository);
 
-  // Extensions this server does not implement: Triton's paths, so their API groups can be restricted as in Triton.
-  const unsupported = (extension: string) => (): never => {
-    throw new InferenceError("UNSUPPORTED", `the ${extension} extension is not supported by this server`);
+  const regionOf = (request: FastifyRequest): string => (request.params as { region: string }).region;
+  route("GET", "/v2/systemsharedmemory/status", "shared-memory", () => sharedMemory.status());
+  route("GET", "/v2/systemsharedmemory/region/:region/status", "shared-memory", (request) => sharedMemory.status(regionOf(request)));
+  route("POST", "/v2/systemsharedmemory/region/:region/register", "shared-memory", async (request, reply) => {
+    const { key, offset, byteSize } = sharedMemoryRegistration(await objectBody(request));
+    await sharedMemory.register(regionOf(request), key, offset, byteSize);
+    return reply.code(200).send();
+  });
+  route("POST", "/v2/systemsharedmemory/region/:region/unregister", "shared-memory", async (request, reply) => {
+    await sharedMemory.unregister(regionOf(request));
+    return reply.code(200).send();
+  });
+  route("POST", "/v2/systemsharedmemory/unregister", "shared-memory", async (_request, reply) => {
+    await sharedMemory.unregister();
+    return reply.code(200).send();
+  });
+  // CUDA shared memory is not implemented: Triton's paths, so its API group can be restricted as in Triton.
+  const unsupported = (): never => {
+    throw new InferenceError("UNSUPPORTED", "the CUDA shared memory extension is not supported by this server");
   };
-  for (const kind of ["systemsharedmemory", "cudasharedmemory"]) {
-    const extension = kind === "systemsharedmemory" ? "system shared memory" : "CUDA shared memory";
-    route("GET", `/v2/${kind}/status`, "shared-memory", unsupported(extension));
-    route("GET", `/v2/${kind}/region/:region/status`, "shared-memory", unsupported(extension));
-    route("POST", `/v2/${kind}/region/:region/register`, "shared-memory", unsupported(extension));
-    route("POST", `/v2/${kind}/region/:region/unregister`, "shared-memory", unsupported(extension));
-    route("POST", `/v2/${kind}/unregister`, "shared-memory", unsupported(extension));
-  }
+  route("GET", "/v2/cudasharedmemory/status", "shared-memory", unsupported);
+  route("GET", "/v2/cudasharedmemory/region/:region/status", "shared-memory", unsupported);
+  route("POST", "/v2/cudasharedmemory/region/:region/register", "shared-memory", unsupported);
+  route("POST", "/v2/cudasharedmemory/region/:region/unregister", "shared-memory", unsupported);
+  route("POST", "/v2/cudasharedmemory/unregister", "shared-memory", unsupported);
   const traceSetting = async (request: FastifyRequest, model: string | undefined): Promise<Record<string, string | string[]>> => {
     let settings: TraceSettingRequest | undefined;
     if (request.method === "POST") {

@@ -2,6 +2,10 @@ import {
   type DataType, elementCount, ELEMENT_BYTE_SIZE, InferenceError, type InferRequest, isDataType, type ModelMetadata,
   type ParameterValue, type RequestedOutput, type Tensor,
 } from "../../core/index";
+import {
+  NO_SHARED_MEMORY, type ParameterReader, refuseSharedMemoryClassification, sharedMemoryReference, type TensorSharedMemory,
+} from "../shared-memory/tensor-shared-memory";
+import type { SharedMemoryReference } from "../shared-memory/system-shared-memory";
 import { jsonText, parseExactJson } from "./exact-json";
 import { encodeJsonData } from "./json-tensor-data";
 
@@ -16,6 +20,8 @@ export interface OutputEncoding {
 export interface DecodedInferRequest {
   readonly request: InferRequest;
   readonly encoding: OutputEncoding;
+  /** Inputs to read from and outputs to write to shared memory (their tensors' data is empty until read). */
+  readonly sharedMemory: TensorSharedMemory;
 }
 
 function invalid(message: string): InferenceError {
@@ -40,7 +46,15 @@ function parameters(value: unknown, where: string): Record<string, ParameterValu
   return out;
 }
 
-const UNSUPPORTED_PARAMETERS = ["shared_memory_region", "shared_memory_byte_size", "shared_memory_offset"];
+/** JSON parameters as Triton's shared-memory parameters: a string region, integer sizes. */
+function jsonParameterReader(params: Record<string, ParameterValue>, tensorName: string): ParameterReader {
+  return (key, kind) => {
+    const value = params[key];
+    if (value === undefined) return undefined;
+    if (kind === "string" ? typeof value === "string" : typeof value === "number" && Number.isSafeInteger(value)) return value as string | number;
+    throw invalid(`invalid value type for '${key}' parameter for tensor '${tensorName}', expected ${kind === "string" ? "a string" : "an integer"}`);
+  };
+}
 
 function shapeOf(value: unknown, name: string): number[] {
   if (!Array.isArray(value)) throw invalid(`input '${name}' must have a 'shape' array`);
@@ -72,7 +86,9 @@ class BinarySection {
   }
 }
 
-function decodeInput(raw: unknown, index: number, binary: BinarySection): Tensor {
+const NO_DATA = new Uint8Array(0);
+
+function decodeInput(raw: unknown, index: number, binary: BinarySection, modelName: string, shared: Record<string, SharedMemoryReference>): Tensor {
   if (!isRecord(raw)) throw invalid(`inputs[${index}] must be a JSON object`);
   const name = raw["name"];
   if (typeof name !== "string" || name === "") throw invalid(`inputs[${index}] must have a non-empty string 'name'`);
@@ -82,8 +98,16 @@ function decodeInput(raw: unknown, index: number, binary: BinarySection): Tensor
   }
   const shape = shapeOf(raw["shape"], name);
   const params = parameters(raw["parameters"], `input '${name}'`);
-  const shm = UNSUPPORTED_PARAMETERS.find((p) => p in params);
-  if (shm !== undefined) throw new InferenceError("UNSUPPORTED", `input '${name}': shared memory (${shm}) is not supported by this server`);
+  const reference = sharedMemoryReference(name, jsonParameterReader(params, name));
+  if (reference !== undefined) {
+    for (const field of ["data", "binary_data_size"]) {
+      if (field in raw || field in params) {
+        throw invalid(`unexpected '${field}' provided when using shared memory for input tensor '${name}' for model '${modelName}'`);
+      }
+    }
+    shared[name] = reference;
+    return { name, datatype, shape, data: NO_DATA };
+  }
   const binarySize = params["binary_data_size"];
   if (binarySize !== undefined) {
     if (typeof binarySize !== "number" || !Number.isSafeInteger(binarySize) || binarySize < 0) {
@@ -96,25 +120,36 @@ function decodeInput(raw: unknown, index: number, binary: BinarySection): Tensor
   return { name, datatype, shape, data: encodeJsonData(datatype, raw["data"], elementCount(shape), name) };
 }
 
-function decodeOutputs(raw: unknown, binaryByDefault: boolean): { outputs: RequestedOutput[] | undefined; binary: Set<string> } {
+interface DecodedOutputs {
+  readonly outputs: RequestedOutput[] | undefined;
+  readonly binary: Set<string>;
+  readonly shared: Record<string, SharedMemoryReference>;
+}
+
+function decodeOutputs(raw: unknown, binaryByDefault: boolean): DecodedOutputs {
   const binary = new Set<string>();
-  if (raw === undefined) return { outputs: undefined, binary };
+  const shared: Record<string, SharedMemoryReference> = {};
+  if (raw === undefined) return { outputs: undefined, binary, shared };
   if (!Array.isArray(raw)) throw invalid("'outputs' must be an array");
   const outputs = raw.map((entry, index): RequestedOutput => {
     if (!isRecord(entry) || typeof entry["name"] !== "string") throw invalid(`outputs[${index}] must be an object with a string 'name'`);
     const name = entry["name"];
     const params = parameters(entry["parameters"], `output '${name}'`);
-    const shm = UNSUPPORTED_PARAMETERS.find((p) => p in params);
-    if (shm !== undefined) throw new InferenceError("UNSUPPORTED", `output '${name}': shared memory (${shm}) is not supported by this server`);
+    const reference = sharedMemoryReference(name, jsonParameterReader(params, name));
     const asBinary = params["binary_data"];
     if (asBinary !== undefined && typeof asBinary !== "boolean") throw invalid(`output '${name}': binary_data must be a boolean`);
-    if (asBinary ?? binaryByDefault) binary.add(name);
     const classification = params["classification"];
+    if (reference !== undefined) {
+      if (classification !== undefined) refuseSharedMemoryClassification(name);
+      shared[name] = reference;
+      return { name };
+    }
+    if (asBinary ?? binaryByDefault) binary.add(name);
     if (classification === undefined) return { name };
     if (typeof classification !== "number") throw invalid(`output '${name}': classification must be an integer`);
     return { name, classification };
   });
-  return { outputs, binary };
+  return { outputs, binary, shared };
 }
 
 export interface RawBodyContext {
@@ -147,6 +182,7 @@ function decodeRawRequest(body: Uint8Array, context: RawBodyContext): DecodedInf
   return {
     request: { modelName: context.modelName, modelVersion: context.modelVersion, inputs: [{ name: input.name, datatype, shape, data: body }] },
     encoding: { binaryOutputs: new Set(), allBinary: true },
+    sharedMemory: NO_SHARED_MEMORY,
   };
 }
 
@@ -175,9 +211,10 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
   const rawInputs = header["inputs"];
   if (!Array.isArray(rawInputs)) throw invalid("the inference request must have an 'inputs' array");
   const binary = new BinarySection(body.subarray(jsonLength));
-  const inputs = rawInputs.map((raw, index) => decodeInput(raw, index, binary));
+  const sharedInputs: Record<string, SharedMemoryReference> = {};
+  const inputs = rawInputs.map((raw, index) => decodeInput(raw, index, binary, context.modelName, sharedInputs));
   binary.assertConsumed();
-  const { outputs, binary: binaryOutputs } = decodeOutputs(header["outputs"], binaryDefault ?? false);
+  const { outputs, binary: binaryOutputs, shared: sharedOutputs } = decodeOutputs(header["outputs"], binaryDefault ?? false);
   // Without an 'outputs' list every output is returned, binary when binary_data_output asks for it.
   const allBinary = outputs === undefined && binaryDefault === true;
   return {
@@ -186,5 +223,6 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
       parameters: requestParameters, inputs, outputs,
     },
     encoding: { binaryOutputs, allBinary },
+    sharedMemory: { inputs: sharedInputs, outputs: sharedOutputs },
   };
 }

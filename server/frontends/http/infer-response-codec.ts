@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { elementCount, type InferResponse } from "../../core/index";
+import type { PlacedOutput } from "../shared-memory/tensor-shared-memory";
 import type { OutputEncoding } from "./infer-request-codec";
 import { JSON_SLICE_ELEMENTS, jsonDataText } from "./json-tensor-data";
 
@@ -22,15 +23,19 @@ export interface EncodedInferResponse {
 
 /**
  * Triton's field order (id, model_name, model_version, outputs), each output's data as JSON text (`jsonData`, one
- * entry per output, undefined for binary ones) or as binary_data_size.
+ * entry per output, undefined for binary ones) or as binary_data_size; an output written to shared memory names its
+ * region and size instead.
  */
-function* responseJson(response: InferResponse, jsonData: readonly (Iterable<string> | undefined)[]): Generator<string> {
+function* responseJson(response: InferResponse, jsonData: readonly (Iterable<string> | undefined)[], placed: ReadonlyMap<string, PlacedOutput>): Generator<string> {
   const id = response.id ? `"id":${JSON.stringify(response.id)},` : "";
   yield `{${id}"model_name":${JSON.stringify(response.modelName)},"model_version":${JSON.stringify(response.modelVersion)},"outputs":[`;
   for (const [index, output] of response.outputs.entries()) {
     const head = `${index === 0 ? "" : ","}{"name":${JSON.stringify(output.name)},"datatype":"${output.datatype}","shape":${JSON.stringify(output.shape)}`;
     const data = jsonData[index];
-    if (data === undefined) {
+    const shared = placed.get(output.name);
+    if (shared !== undefined) {
+      yield `${head},"parameters":{"shared_memory_region":${JSON.stringify(shared.region)},"shared_memory_byte_size":${shared.byteSize}}}`;
+    } else if (data === undefined) {
       yield `${head},"parameters":{"binary_data_size":${output.data.byteLength}}}`;
     } else {
       yield `${head},"data":`;
@@ -68,15 +73,20 @@ function* inChunks(parts: readonly Uint8Array[]): Generator<Uint8Array> {
  * Writes a KServe v2 infer response, each output as JSON `data` or appended as binary with `binary_data_size`.
  * Small responses come back whole. A large JSON-only response is a stream whose text is formatted as the client
  * reads it (memory stays at the output tensors, whatever the client does); a large one with binary outputs
- * first formats its JSON header, yielding between slices, then streams the tensors without copying them.
+ * first formats its JSON header, yielding between slices, then streams the tensors without copying them. Outputs
+ * in `placed` were written to shared memory: their data is not sent.
  */
-export async function encodeInferResponse(response: InferResponse, encoding: OutputEncoding): Promise<EncodedInferResponse> {
+export async function encodeInferResponse(
+  response: InferResponse, encoding: OutputEncoding, placed: ReadonlyMap<string, PlacedOutput> = new Map(),
+): Promise<EncodedInferResponse> {
   const binaryParts: Uint8Array[] = [];
   // Prepared up front, so an output JSON cannot carry (FP16) is refused before any byte is sent.
   const jsonData: (Iterable<string> | undefined)[] = [];
   let jsonElements = 0;
   for (const output of response.outputs) {
-    if (encoding.allBinary || encoding.binaryOutputs.has(output.name)) {
+    if (placed.has(output.name)) {
+      jsonData.push(undefined);
+    } else if (encoding.allBinary || encoding.binaryOutputs.has(output.name)) {
       binaryParts.push(output.data);
       jsonData.push(undefined);
     } else {
@@ -87,16 +97,16 @@ export async function encodeInferResponse(response: InferResponse, encoding: Out
   }
   const largeJson = jsonElements > JSON_SLICE_ELEMENTS;
   if (largeJson && binaryParts.length === 0) {
-    const stream = Readable.from(pacedText(responseJson(response, jsonData)), { objectMode: false, highWaterMark: TEXT_CHUNK_CHARS });
+    const stream = Readable.from(pacedText(responseJson(response, jsonData, placed)), { objectMode: false, highWaterMark: TEXT_CHUNK_CHARS });
     return { body: { kind: "stream", stream, byteLength: undefined }, headerLength: undefined };
   }
   let header: Buffer;
   if (largeJson) {
     const chunks: Buffer[] = [];
-    for await (const chunk of pacedText(responseJson(response, jsonData))) chunks.push(chunk);
+    for await (const chunk of pacedText(responseJson(response, jsonData, placed))) chunks.push(chunk);
     header = Buffer.concat(chunks);
   } else {
-    header = Buffer.from([...responseJson(response, jsonData)].join(""));
+    header = Buffer.from([...responseJson(response, jsonData, placed)].join(""));
   }
   if (binaryParts.length === 0) return { body: { kind: "buffer", bytes: header }, headerLength: undefined };
   const binaryBytes = binaryParts.reduce((sum, part) => sum + part.byteLength, 0);

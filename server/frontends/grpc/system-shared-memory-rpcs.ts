@@ -1,0 +1,28 @@
+import type { handleUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { InferenceError } from "../../core/index";
+import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
+import type { Int64Text, SystemSharedMemoryRegionRequestMessage, SystemSharedMemoryRegisterRequestMessage } from "./grpc-messages";
+import { unaryHandler } from "./unary-handler";
+
+function size(field: string, text: Int64Text): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new InferenceError("INVALID_ARG", `shared memory registration: '${field}' ${text} is too large`);
+  return value;
+}
+
+/** SystemSharedMemoryStatus / Register / Unregister over the regions the HTTP frontend shares. */
+export function systemSharedMemoryHandlers(sharedMemory: SystemSharedMemory, logger: Logger): UntypedServiceImplementation {
+  const status: handleUnaryCall<SystemSharedMemoryRegionRequestMessage, unknown> = unaryHandler(logger, (request) => ({
+    regions: Object.fromEntries(sharedMemory.status(request.name).map((region) => [region.name, region])),
+  }));
+  const register: handleUnaryCall<SystemSharedMemoryRegisterRequestMessage, unknown> = unaryHandler(logger, async (request) => {
+    await sharedMemory.register(request.name, request.key, size("offset", request.offset), size("byte_size", request.byte_size));
+    return {};
+  });
+  const unregister: handleUnaryCall<SystemSharedMemoryRegionRequestMessage, unknown> = unaryHandler(logger, async (request) => {
+    await sharedMemory.unregister(request.name);
+    return {};
+  });
+  return { SystemSharedMemoryStatus: status, SystemSharedMemoryRegister: register, SystemSharedMemoryUnregister: unregister };
+}

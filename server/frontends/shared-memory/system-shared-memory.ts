@@ -1,0 +1,171 @@
+import { type FileHandle, open } from "node:fs/promises";
+import { InferenceError } from "../../core/index";
+
+/** Where POSIX shm_open(key) puts its objects on Linux: /dev/shm/<key without its leading slash>. */
+export const SHM_DIRECTORY = "/dev/shm";
+
+/** A registered region, as the status endpoints show it. */
+export interface SharedMemoryRegionStatus {
+  readonly name: string;
+  readonly key: string;
+  readonly offset: number;
+  readonly byte_size: number;
+}
+
+/** Where a tensor lies: `byteSize` bytes at `offset` within the registered region `region`. */
+export interface SharedMemoryReference {
+  readonly region: string;
+  readonly offset: number;
+  readonly byteSize: number;
+}
+
+/** A request's hold on its place in one region: the file stays open until every lease is released. */
+export interface SharedMemoryLease {
+  read(): Promise<Uint8Array>;
+  /** Writes `data` at the lease's place; the caller has checked it fits. */
+  write(data: Uint8Array): Promise<void>;
+  release(): void;
+}
+
+export interface SystemSharedMemoryOptions {
+  /** Most regions registered at once (--max-shared-memory-regions). */
+  readonly maxRegions: number;
+  /** Where keys are looked up; /dev/shm unless a test says otherwise. */
+  readonly directory?: string;
+}
+
+interface Region extends SharedMemoryRegionStatus {
+  readonly file: FileHandle;
+  users: number;
+  unregistered: boolean;
+}
+
+function invalid(message: string): InferenceError {
+  return new InferenceError("INVALID_ARG", message);
+}
+
+/** shm_open's name rules: one path component after any leading slashes. */
+function fileNameOf(key: string): string | undefined {
+  const name = key.replace(/^\/+/, "");
+  return name === "" || name.includes("/") || name === "." || name === ".." || name.includes("\0") ? undefined : name;
+}
+
+async function readFully(file: FileHandle, target: Uint8Array, position: number): Promise<number> {
+  let done = 0;
+  while (done < target.byteLength) {
+    const { bytesRead } = await file.read(target, done, target.byteLength - done, position + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return done;
+}
+
+/**
+ * Triton's system shared memory regions, shared by the HTTP and gRPC frontends. Node has no mmap: a region is
+ * its /dev/shm file, opened once at registration and read or written at the region's offset. A region
+ * unregistered while requests use it leaves the map at once (a new one may take its name) and closes its file
+ * when the last of those requests releases it, as Triton defers its unmap.
+ */
+export class SystemSharedMemory {
+  readonly #regions = new Map<string, Region>();
+  /** Names being registered (their file is being opened): taken, so two registrations cannot race. */
+  readonly #pending = new Set<string>();
+  readonly #maxRegions: number;
+  readonly #directory: string;
+
+  constructor(options: SystemSharedMemoryOptions) {
+    this.#maxRegions = options.maxRegions;
+    this.#directory = options.directory ?? SHM_DIRECTORY;
+  }
+
+  async register(name: string, key: string, offset: number, byteSize: number): Promise<void> {
+    if (name === "") throw invalid("a shared memory region needs a non-empty name");
+    if (this.#regions.has(name) || this.#pending.has(name)) {
+      throw new InferenceError("ALREADY_EXISTS", `shared memory region '${name}' already in manager`);
+    }
+    if (this.#regions.size + this.#pending.size >= this.#maxRegions) {
+      throw invalid(`failed to register shared memory region '${name}': ${this.#maxRegions} regions are registered, the most allowed (--max-shared-memory-regions)`);
+    }
+    const fileName = fileNameOf(key);
+    if (fileName === undefined) throw invalid(`Unable to open shared memory region: '${key}'`);
+    this.#pending.add(name);
+    let file: FileHandle | undefined;
+    try {
+      try {
+        file = await open(`${this.#directory}/${fileName}`, "r+");
+      } catch {
+        throw invalid(`Unable to open shared memory region: '${key}'`);
+      }
+      const stats = await file.stat();
+      if (!stats.isFile()) throw invalid(`Invalid shared memory region: '${key}'`);
+      if (byteSize === 0 || offset + byteSize > stats.size) throw invalid(`failed to register shared memory region '${name}': invalid args`);
+      this.#regions.set(name, { name, key, offset, byte_size: byteSize, file, users: 0, unregistered: false });
+      file = undefined;
+    } finally {
+      this.#pending.delete(name);
+      await file?.close();
+    }
+  }
+
+  /** Every region, or the one named (NOT_FOUND when it is not registered). */
+  status(name?: string): SharedMemoryRegionStatus[] {
+    const status = (region: Region): SharedMemoryRegionStatus => ({ name: region.name, key: region.key, offset: region.offset, byte_size: region.byte_size });
+    if (name === undefined || name === "") return [...this.#regions.values()].map(status);
+    const region = this.#regions.get(name);
+    if (region === undefined) throw new InferenceError("NOT_FOUND", `Unable to find system shared memory region: '${name}'`);
+    return [status(region)];
+  }
+
+  /** The region named, or every region; a name not registered is no error, as in Triton. */
+  async unregister(name?: string): Promise<void> {
+    const names = name === undefined || name === "" ? [...this.#regions.keys()] : [name];
+    await Promise.all(names.map((one) => this.#drop(one)));
+  }
+
+  /**
+   * Checks a tensor's place as Triton does and holds its region until {@link SharedMemoryLease.release}. Throws
+   * NOT_FOUND for a region not registered, INVALID_ARG for a place outside it.
+   */
+  lease(reference: SharedMemoryReference): SharedMemoryLease {
+    const { region: name, offset, byteSize } = reference;
+    const region = this.#regions.get(name);
+    if (region === undefined) throw new InferenceError("NOT_FOUND", `Unable to find shared memory region: '${name}'`);
+    if (offset >= region.byte_size) throw invalid(`Invalid offset for shared memory region: '${name}'`);
+    if (offset + byteSize > region.byte_size) throw invalid(`Invalid offset + byte size for shared memory region: '${name}'`);
+    region.users += 1;
+    const position = region.offset + offset;
+    let released = false;
+    return {
+      read: async () => {
+        const bytes = new Uint8Array(byteSize);
+        const got = await readFully(region.file, bytes, position);
+        // The file was cut shorter than it was when registered.
+        if (got < byteSize) throw invalid(`shared memory region '${name}' holds ${got} of the ${byteSize} bytes asked for at offset ${offset}`);
+        return bytes;
+      },
+      write: async (data) => {
+        let done = 0;
+        while (done < data.byteLength) done += (await region.file.write(data, done, data.byteLength - done, position + done)).bytesWritten;
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        region.users -= 1;
+        if (region.unregistered && region.users === 0) void region.file.close();
+      },
+    };
+  }
+
+  /** Unregisters every region (at shutdown); files in use close when their requests end. */
+  async close(): Promise<void> {
+    await this.unregister();
+  }
+
+  async #drop(name: string): Promise<void> {
+    const region = this.#regions.get(name);
+    if (region === undefined) return;
+    this.#regions.delete(name);
+    region.unregistered = true;
+    if (region.users === 0) await region.file.close();
+  }
+}
