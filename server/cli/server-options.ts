@@ -60,6 +60,7 @@ export interface ServerOptions extends NetworkOptions {
   /** Bytes of traces held back per trace file (waiting to be written or collected for a group); beyond, traces drop. */
   readonly traceMaxPendingBytes: number;
   /** Most system shared memory regions registered at once (each holds an open file). */
+  readonly allowClientShm: boolean;
   readonly maxSharedMemoryRegions: number;
 }
 
@@ -150,6 +151,7 @@ export function buildCommand(): Command {
     .option("--instance-restart-max-backoff-ms <ms>", "longest delay between restarts of one instance", parseInteger(0), 10_000)
     .option("--trace-config <config>", "[triton,]file=<path> | triton,log-frequency=N | rate=N | level=OFF|TIMESTAMPS | count=N (-1: no limit) | mode=triton; repeatable", collect, [])
     .option("--trace-max-pending-bytes <bytes>", "bytes of traces a trace file may hold back (being written, or collected for a log-frequency group); beyond it traces are dropped or a group is written early", parseInteger(1), 64 * 1024 * 1024)
+    .addOption(booleanFlag("--allow-client-shm", "let clients register system shared memory regions (files of this host's /dev/shm); off by default, as in Triton since 26.05", false))
     .option("--max-shared-memory-regions <n>", "most system shared memory regions registered at once; each keeps its /dev/shm file open", parseInteger(1), 256);
   return addNetworkOptions(command);
 }
@@ -212,6 +214,7 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     modelSymlinks: o["modelSymlinks"] as ServerOptions["modelSymlinks"],
     traceSetting: parseTraceConfig(o["traceConfig"] as string[]),
     traceMaxPendingBytes: o["traceMaxPendingBytes"] as number,
+    allowClientShm: o["allowClientShm"] as boolean,
     maxSharedMemoryRegions: o["maxSharedMemoryRegions"] as number,
     ...parseNetworkOptions(o, secrets),
   };

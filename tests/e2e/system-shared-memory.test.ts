@@ -39,7 +39,7 @@ describe("system shared memory extension", () => {
   let server: RunningServer;
   let grpc: GrpcTestClient;
   beforeAll(async () => {
-    server = await startServer({ services: ["http", "grpc"], args: ["--max-shared-memory-regions", String(MAX_REGIONS)] });
+    server = await startServer({ services: ["http", "grpc"], args: ["--allow-client-shm", "true", "--max-shared-memory-regions", String(MAX_REGIONS)] });
     grpc = new GrpcTestClient(server.grpcAddress!);
   });
   afterEach(async () => {
@@ -250,5 +250,31 @@ describe("system shared memory extension", () => {
     await register("out", outputKey, 128);
     expect((await infer(body)).status).toBe(200);
     expect(int32Values(regionBytes(outputKey, 0, 64))).toEqual(SUMS);
+  });
+});
+
+describe("system shared memory without --allow-client-shm (the default, as in Triton since 26.05)", () => {
+  let server: RunningServer;
+  let grpc: GrpcTestClient;
+  beforeAll(async () => {
+    server = await startServer({ services: ["http", "grpc"] });
+    grpc = new GrpcTestClient(server.grpcAddress!);
+  });
+  afterAll(async () => {
+    grpc?.close();
+    await server?.stop();
+    for (const file of created) rmSync(file, { force: true });
+  });
+
+  it("refuses to register regions over REST and gRPC, saying how to allow it, and lists none", async () => {
+    const key = createRegion(64);
+    const message = "system shared memory is disabled on this server: start it with --allow-client-shm true to let clients register regions";
+    const response = await fetch(`${server.httpUrl}/v2/systemsharedmemory/region/r/register`, { method: "POST", body: JSON.stringify({ key, offset: 0, byte_size: 64 }) });
+    expect(response.status).toBe(501);
+    expect(await response.json()).toEqual({ error: message });
+    const refused = await grpcCallError(grpc.unary("SystemSharedMemoryRegister", { name: "r", key, offset: 0, byte_size: 64 }));
+    expect(refused.code).toBe(status.UNIMPLEMENTED);
+    expect(refused.details).toBe(message);
+    expect(await (await fetch(`${server.httpUrl}/v2/systemsharedmemory/status`)).json()).toEqual([]);
   });
 });

@@ -28,6 +28,11 @@ export interface SharedMemoryLease {
 }
 
 export interface SystemSharedMemoryOptions {
+  /**
+   * Whether clients may register regions (--allow-client-shm). Off by default, as in Triton since 26.05: a region
+   * lets a network client read and write a file of this host's /dev/shm.
+   */
+  readonly allowed: boolean;
   /** Most regions registered at once (--max-shared-memory-regions). */
   readonly maxRegions: number;
   /** Where keys are looked up; /dev/shm unless a test says otherwise. */
@@ -70,15 +75,20 @@ export class SystemSharedMemory {
   readonly #regions = new Map<string, Region>();
   /** Names being registered (their file is being opened): taken, so two registrations cannot race. */
   readonly #pending = new Set<string>();
+  readonly #allowed: boolean;
   readonly #maxRegions: number;
   readonly #directory: string;
 
   constructor(options: SystemSharedMemoryOptions) {
+    this.#allowed = options.allowed;
     this.#maxRegions = options.maxRegions;
     this.#directory = options.directory ?? SHM_DIRECTORY;
   }
 
   async register(name: string, key: string, offset: number, byteSize: number): Promise<void> {
+    if (!this.#allowed) {
+      throw new InferenceError("UNSUPPORTED", "system shared memory is disabled on this server: start it with --allow-client-shm true to let clients register regions");
+    }
     if (name === "") throw invalid("a shared memory region needs a non-empty name");
     if (this.#regions.has(name) || this.#pending.has(name)) {
       throw new InferenceError("ALREADY_EXISTS", `shared memory region '${name}' already in manager`);
