@@ -122,7 +122,9 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   // One set of regions for both frontends, as in Triton; closed after them (files in use close when their requests end).
-  const sharedMemory = new SystemSharedMemory({ allowed: options.allowClientShm, maxRegions: options.maxSharedMemoryRegions });
+  const sharedMemory = new SystemSharedMemory({
+    allowed: options.allowClientShm, maxRegions: options.maxSharedMemoryRegions, maxInputBytes: options.maxSharedMemoryInputBytes,
+  });
   const frontendClosers: (() => Promise<void>)[] = [];
   closers.push(async () => {
     await Promise.allSettled(frontendClosers.map((close) => close()));

@@ -62,6 +62,7 @@ export interface ServerOptions extends NetworkOptions {
   /** Most system shared memory regions registered at once (each holds an open file). */
   readonly allowClientShm: boolean;
   readonly maxSharedMemoryRegions: number;
+  readonly maxSharedMemoryInputBytes: number;
 }
 
 /** Triton's `--backend-config=<backend>,<key>=<value>`, for the onnxruntime keys we honour. */
@@ -152,7 +153,8 @@ export function buildCommand(): Command {
     .option("--trace-config <config>", "[triton,]file=<path> | triton,log-frequency=N | rate=N | level=OFF|TIMESTAMPS | count=N (-1: no limit) | mode=triton; repeatable", collect, [])
     .option("--trace-max-pending-bytes <bytes>", "bytes of traces a trace file may hold back (being written, or collected for a log-frequency group); beyond it traces are dropped or a group is written early", parseInteger(1), 64 * 1024 * 1024)
     .addOption(booleanFlag("--allow-client-shm", "let clients register system shared memory regions (files of this host's /dev/shm); off by default, as in Triton since 26.05", false))
-    .option("--max-shared-memory-regions <n>", "most system shared memory regions registered at once; each keeps its /dev/shm file open", parseInteger(1), 256);
+    .option("--max-shared-memory-regions <n>", "most system shared memory regions registered at once; each keeps its /dev/shm file open", parseInteger(1), 256)
+    .option("--max-shared-memory-input-bytes <bytes>", "most bytes one request may read from shared memory, all its inputs together (they are copied into the server's memory)", parseInteger(1), 1 << 26);
   return addNetworkOptions(command);
 }
 
@@ -216,6 +218,7 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     traceMaxPendingBytes: o["traceMaxPendingBytes"] as number,
     allowClientShm: o["allowClientShm"] as boolean,
     maxSharedMemoryRegions: o["maxSharedMemoryRegions"] as number,
+    maxSharedMemoryInputBytes: o["maxSharedMemoryInputBytes"] as number,
     ...parseNetworkOptions(o, secrets),
   };
 }

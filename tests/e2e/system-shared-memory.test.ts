@@ -39,7 +39,7 @@ describe("system shared memory extension", () => {
   let server: RunningServer;
   let grpc: GrpcTestClient;
   beforeAll(async () => {
-    server = await startServer({ services: ["http", "grpc"], args: ["--allow-client-shm", "true", "--max-shared-memory-regions", String(MAX_REGIONS)] });
+    server = await startServer({ services: ["http", "grpc"], args: ["--allow-client-shm", "true", "--max-shared-memory-regions", String(MAX_REGIONS), "--max-shared-memory-input-bytes", "128"] });
     grpc = new GrpcTestClient(server.grpcAddress!);
   });
   afterEach(async () => {
@@ -177,6 +177,14 @@ describe("system shared memory extension", () => {
 
     expect((await post("/v2/systemsharedmemory/region/in/unregister")).status).toBe(200);
     await expectError(infer({ inputs: [shmInput("INPUT0", "in", 0), input1] }), 404, "Unable to find shared memory region: 'in'");
+  });
+
+  it("reads at most --max-shared-memory-input-bytes (128) from shared memory for one request", async () => {
+    await register("big", createRegion(256), 256);
+    // Both simple inputs (2 x 64 bytes) are exactly the limit, as in the tests above; more is refused before any read.
+    await expectError(infer({ inputs: [shmInput("INPUT0", "big", 0), shmInput("INPUT1", "big", 64, 192)] }), 400,
+      "the request's inputs in shared memory hold 256 bytes, more than the 128 allowed (--max-shared-memory-input-bytes)");
+    expect((await fetch(`${server.httpUrl}/v2/health/ready`)).status).toBe(200);
   });
 
   const grpcShm = (region: string, offset: number, byteSize = 64): Record<string, GrpcMessage> => ({

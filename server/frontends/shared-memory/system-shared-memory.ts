@@ -35,6 +35,11 @@ export interface SystemSharedMemoryOptions {
   readonly allowed: boolean;
   /** Most regions registered at once (--max-shared-memory-regions). */
   readonly maxRegions: number;
+  /**
+   * Most bytes one request may read from shared memory, all its inputs together (--max-shared-memory-input-bytes):
+   * without mmap they are copied into the server's memory, as a request body is.
+   */
+  readonly maxInputBytes: number;
   /** Where keys are looked up; /dev/shm unless a test says otherwise. */
   readonly directory?: string;
 }
@@ -77,11 +82,13 @@ export class SystemSharedMemory {
   readonly #pending = new Set<string>();
   readonly #allowed: boolean;
   readonly #maxRegions: number;
+  readonly #maxInputBytes: number;
   readonly #directory: string;
 
   constructor(options: SystemSharedMemoryOptions) {
     this.#allowed = options.allowed;
     this.#maxRegions = options.maxRegions;
+    this.#maxInputBytes = options.maxInputBytes;
     this.#directory = options.directory ?? SHM_DIRECTORY;
   }
 
@@ -164,6 +171,13 @@ export class SystemSharedMemory {
         if (region.unregistered && region.users === 0) void region.file.close();
       },
     };
+  }
+
+  /** Refuses a request whose shared-memory inputs add up to more than --max-shared-memory-input-bytes. */
+  admitInputBytes(byteSize: number): void {
+    if (byteSize > this.#maxInputBytes) {
+      throw invalid(`the request's inputs in shared memory hold ${byteSize} bytes, more than the ${this.#maxInputBytes} allowed (--max-shared-memory-input-bytes)`);
+    }
   }
 
   /** Unregisters every region (at shutdown); files in use close when their requests end. */

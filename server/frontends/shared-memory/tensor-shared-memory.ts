@@ -65,6 +65,7 @@ export class SharedMemoryExchange {
 
   /** Leases every region the request names; throws (holding nothing) when one is missing or too small. */
   constructor(registry: SystemSharedMemory, tensors: TensorSharedMemory) {
+    registry.admitInputBytes(Object.values(tensors.inputs).reduce((sum, reference) => sum + reference.byteSize, 0));
     try {
       for (const [name, reference] of Object.entries(tensors.inputs)) this.#inputs.push([name, this.#lease(registry, `input:${name}`, reference)]);
       for (const [name, reference] of Object.entries(tensors.outputs)) this.#outputs.push([name, reference, this.#lease(registry, `output:${name}`, reference)]);
