@@ -23,7 +23,10 @@ export class MainThreadCpuPerRequest {
     };
     const before = mainThreadCpuMs(this.serverPid);
     const measured = await measure(counted);
-    if (sent > 0) this.#msPerRequest.set(label, [...(this.#msPerRequest.get(label) ?? []), (mainThreadCpuMs(this.serverPid) - before) / sent]);
+    if (sent === 0) return measured;
+    const values = this.#msPerRequest.get(label) ?? [];
+    values.push((mainThreadCpuMs(this.serverPid) - before) / sent);
+    this.#msPerRequest.set(label, values);
     return measured;
   }
 

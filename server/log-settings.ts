@@ -1,5 +1,5 @@
 import pino, { type Logger } from "pino";
-import { InferenceError } from "./core/index";
+import { InferenceError, invalidArg } from "./core/index";
 
 export type LogFormat = "default" | "ISO8601";
 
@@ -16,23 +16,19 @@ export interface LogSettingsValues {
   readonly log_format: LogFormat;
 }
 
-export type InitialLogSettings = Omit<LogSettingsValues, "log_file">;
+type InitialLogSettings = Omit<LogSettingsValues, "log_file">;
 
 /** One requested change, as a frontend decoded it: a JSON value (REST) or a SettingValue's member (gRPC; undefined when none is set). */
-export type LogSettingUpdate = Readonly<Record<string, unknown>>;
+type LogSettingUpdate = Readonly<Record<string, unknown>>;
 
 const LOG_SETTING_NAMES = ["log_file", "log_info", "log_warning", "log_error", "log_verbose_level", "log_format"] as const;
-const MAX_VERBOSE_LEVEL = 2 ** 31 - 1;
+export const MAX_VERBOSE_LEVEL = 2 ** 31 - 1;
 
 /** pino's numeric levels: each Triton toggle owns one, fatal goes with errors, debug is the verbose level's. */
 const LEVEL_INFO = 30;
 const LEVEL_WARN = 40;
 const LEVEL_ERROR = 50;
 const LEVEL_FATAL = 60;
-
-function invalid(message: string): InferenceError {
-  return new InferenceError("INVALID_ARG", message);
-}
 
 /**
  * Checks a whole update before any of it applies, so a refused request changes nothing. Null values are skipped, as
@@ -46,25 +42,25 @@ function validated(update: LogSettingUpdate): Partial<InitialLogSettings> {
   for (const name of ["log_info", "log_warning", "log_error"] as const) {
     const value = given(name);
     if (value === null) continue;
-    if (typeof value !== "boolean") throw invalid(`expect boolean for '${name}'`);
+    if (typeof value !== "boolean") throw invalidArg(`expect boolean for '${name}'`);
     changes[name] = value;
   }
   const verbose = given("log_verbose_level");
   if (verbose !== null) {
-    if (typeof verbose !== "number") throw invalid("expect int32 for 'log_verbose_level'");
+    if (typeof verbose !== "number") throw invalidArg("expect int32 for 'log_verbose_level'");
     if (!Number.isSafeInteger(verbose) || verbose < 0 || verbose > MAX_VERBOSE_LEVEL) {
-      throw invalid(`'log_verbose_level' must be an integer in [0, ${MAX_VERBOSE_LEVEL}], got ${verbose}`);
+      throw invalidArg(`'log_verbose_level' must be an integer in [0, ${MAX_VERBOSE_LEVEL}], got ${verbose}`);
     }
     changes.log_verbose_level = verbose;
   }
   const format = given("log_format");
   if (format !== null) {
-    if (typeof format !== "string") throw invalid("expect string for 'log_format'");
-    if (format !== "default" && format !== "ISO8601") throw invalid(`invalid argument for log_format, got: ${format}`);
+    if (typeof format !== "string") throw invalidArg("expect string for 'log_format'");
+    if (format !== "default" && format !== "ISO8601") throw invalidArg(`invalid argument for log_format, got: ${format}`);
     changes.log_format = format;
   }
   const unknown = Object.keys(update).find((name) => !(LOG_SETTING_NAMES as readonly string[]).includes(name));
-  if (unknown !== undefined) throw invalid(`unknown log setting '${unknown}': expected one of ${LOG_SETTING_NAMES.join(", ")}`);
+  if (unknown !== undefined) throw invalidArg(`unknown log setting '${unknown}': expected one of ${LOG_SETTING_NAMES.join(", ")}`);
   return changes;
 }
 
@@ -80,7 +76,9 @@ export class LogSettings {
   readonly #logger: Logger;
 
   constructor(initial: InitialLogSettings, destination?: pino.DestinationStream) {
-    this.#current = { log_file: "", ...initial };
+    // In Triton's order, which updates (spread over it) keep.
+    const { log_info, log_warning, log_error, log_verbose_level, log_format } = initial;
+    this.#current = { log_file: "", log_info, log_warning, log_error, log_verbose_level, log_format };
     const enabled = (level: number): boolean => {
       if (level === LEVEL_INFO) return this.#current.log_info;
       if (level === LEVEL_WARN) return this.#current.log_warning;
@@ -116,8 +114,7 @@ export class LogSettings {
 
   /** The full settings, in Triton's order. */
   current(): LogSettingsValues {
-    const { log_file, log_info, log_warning, log_error, log_verbose_level, log_format } = this.#current;
-    return { log_file, log_info, log_warning, log_error, log_verbose_level, log_format };
+    return this.#current;
   }
 
   /**

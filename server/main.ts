@@ -95,7 +95,7 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   const closers: (() => Promise<void>)[] = [];
-  const tracer = new Tracer({ setting: options.traceSetting, maxPendingBytes: options.traceMaxPendingBytes, log: { warn: (message) => logger.warn(message) } });
+  const tracer = new Tracer({ setting: options.traceSetting, maxPendingBytes: options.traceMaxPendingBytes, log: logger });
   const idleCollection = new IdleCollection(IDLE_COLLECTION_INTERVAL_MS);
   core.observe(idleCollection.observer);
   closers.push(async () => idleCollection.close());
@@ -128,7 +128,7 @@ async function run(options: ServerOptions): Promise<void> {
   const frontendClosers: (() => Promise<void>)[] = [];
   closers.push(async () => {
     await Promise.allSettled(frontendClosers.map((close) => close()));
-    await sharedMemory.close();
+    await sharedMemory.unregister();
   });
 
   if (options.allowHttp) {

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULT_REQUEST_LIMITS, type TraceSettingValues } from "../core/index";
 import { addNetworkOptions, type NetworkOptions, parseNetworkOptions } from "./network-options";
 import { booleanFlag, collect, parseBoolean, parseInteger } from "./option-parsers";
+import { type LogFormat, MAX_VERBOSE_LEVEL } from "../log-settings";
 import type { SecretSources } from "./restricted-api-option";
 import { parseTraceConfig } from "./trace-config-option";
 
@@ -32,7 +33,7 @@ export interface ServerOptions extends NetworkOptions {
   readonly logWarning: boolean;
   readonly logError: boolean;
   /** Triton's --log-format: the `time` field as epoch milliseconds (default) or an ISO 8601 string. */
-  readonly logFormat: "default" | "ISO8601";
+  readonly logFormat: LogFormat;
   readonly httpMaxInputSize: number;
   readonly grpcMaxMessageSize: number;
   readonly grpcFlowControlWindow: number;
@@ -59,8 +60,9 @@ export interface ServerOptions extends NetworkOptions {
   readonly traceSetting: TraceSettingValues;
   /** Bytes of traces held back per trace file (waiting to be written or collected for a group); beyond, traces drop. */
   readonly traceMaxPendingBytes: number;
-  /** Most system shared memory regions registered at once (each holds an open file). */
+  /** Whether clients may register system shared memory regions (--allow-client-shm). */
   readonly allowClientShm: boolean;
+  /** Most system shared memory regions registered at once (each holds an open file). */
   readonly maxSharedMemoryRegions: number;
   readonly maxSharedMemoryInputBytes: number;
 }
@@ -127,7 +129,7 @@ export function buildCommand(): Command {
     .option("--exit-timeout-secs <secs>", "on SIGTERM, how long to wait for in-flight requests", parseInteger(0), 30)
     .option("--disable-auto-complete-config", "do not complete model configs from the model files", false)
     .addOption(new Option("--strict-model-config [bool]", "deprecated alias: true disables auto-complete").argParser(parseBoolean))
-    .option("--log-verbose <level>", "verbose logging level (0 = off, 1+ = debug)", parseInteger(0, 2 ** 31 - 1), 0)
+    .option("--log-verbose <level>", "verbose logging level (0 = off, 1+ = debug)", parseInteger(0, MAX_VERBOSE_LEVEL), 0)
     .addOption(booleanFlag("--log-info", "write info lines", true))
     .addOption(booleanFlag("--log-warning", "write warning lines", true))
     .addOption(booleanFlag("--log-error", "write error lines", true))

@@ -1,20 +1,19 @@
 import { InvalidArgumentError } from "commander";
-import { DEFAULT_TRACE_SETTING, type TraceLevel, type TraceSettingValues } from "../core/index";
+import { DEFAULT_TRACE_SETTING, INT32_MAX, type TraceLevel, type TraceSettingValues, UINT32_MAX } from "../core/index";
 import { parseInteger } from "./option-parsers";
 
 const GLOBAL_KEYS = ["rate", "level", "count", "mode"];
 const TRITON_KEYS = ["file", "log-frequency"];
+const ALL_KEYS = [...GLOBAL_KEYS, ...TRITON_KEYS];
 
 function levelOf(values: readonly string[]): TraceLevel {
-  let level: TraceLevel = DEFAULT_TRACE_SETTING.level;
   for (const value of values) {
     const upper = value.toUpperCase();
-    if (upper === "TIMESTAMPS") level = "TIMESTAMPS";
-    else if (upper === "TENSORS") throw new InvalidArgumentError("--trace-config level=TENSORS is not supported (TIMESTAMPS is)");
-    else if (upper !== "OFF") throw new InvalidArgumentError(`--trace-config level: '${value}' is not OFF or TIMESTAMPS`);
+    if (upper === "TENSORS") throw new InvalidArgumentError("--trace-config level=TENSORS is not supported (TIMESTAMPS is)");
+    if (upper !== "OFF" && upper !== "TIMESTAMPS") throw new InvalidArgumentError(`--trace-config level: '${value}' is not OFF or TIMESTAMPS`);
   }
   // As Triton: OFF wins over anything named beside it.
-  return values.some((value) => value.toUpperCase() === "OFF") ? "OFF" : level;
+  return values.some((value) => value.toUpperCase() === "OFF") ? "OFF" : "TIMESTAMPS";
 }
 
 /**
@@ -32,13 +31,12 @@ export function parseTraceConfig(entries: readonly string[]): TraceSettingValues
       throw new InvalidArgumentError("--trace-config: the opentelemetry trace mode is not supported (triton is)");
     }
     if (mode !== undefined && mode !== "triton") throw new InvalidArgumentError(`--trace-config: unknown trace mode '${mode}' (triton)`);
-    if (mode === "triton" ? !TRITON_KEYS.includes(key) : ![...GLOBAL_KEYS, ...TRITON_KEYS].includes(key)) {
-      throw new InvalidArgumentError(`--trace-config: unknown setting '${key}' (${mode === "triton" ? TRITON_KEYS.join(", ") : [...GLOBAL_KEYS, ...TRITON_KEYS].join(", ")})`);
-    }
+    const known = mode === "triton" ? TRITON_KEYS : ALL_KEYS;
+    if (!known.includes(key)) throw new InvalidArgumentError(`--trace-config: unknown setting '${key}' (${known.join(", ")})`);
     if (key === "mode" && value !== "triton") throw new InvalidArgumentError(`--trace-config: unknown trace mode '${value}' (triton)`);
-    if (key === "rate") setting.rate = parseInteger(0, 2 ** 32 - 1)(value);
-    else if (key === "count") setting.count = parseInteger(-1, 2 ** 31 - 1)(value);
-    else if (key === "log-frequency") setting.logFrequency = parseInteger(0, 2 ** 32 - 1)(value);
+    if (key === "rate") setting.rate = parseInteger(0, UINT32_MAX)(value);
+    else if (key === "count") setting.count = parseInteger(-1, INT32_MAX)(value);
+    else if (key === "log-frequency") setting.logFrequency = parseInteger(0, UINT32_MAX)(value);
     else if (key === "file") setting.file = value;
     else if (key === "level") levels.push(value);
   }

@@ -94,7 +94,6 @@ export interface ModelStatistics {
   readonly memory_usage?: readonly { readonly type: string; readonly id: number; readonly byte_size: number }[];
 }
 
-/** One entry of `POST /v2/repository/index`. */
 /** `GET /v2/logging` (Triton's logging extension): the server's log settings. */
 export interface LogSettings {
   readonly log_file: string;
@@ -105,6 +104,7 @@ export interface LogSettings {
   readonly log_format: "default" | "ISO8601" | (string & {});
 }
 
+/** One entry of `POST /v2/repository/index`. */
 export interface RepositoryIndexEntry {
   readonly name: string;
   readonly version?: string;

@@ -1,5 +1,5 @@
 export { InferenceCore, type CoreSettings, type ModelMetadata } from "./inference-core";
-export { InferenceError, type ErrorCode } from "./errors";
+export { InferenceError, type ErrorCode, invalidArg } from "./errors";
 export { Cancellation } from "./cancellation";
 export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./inference-request";
 export type { Tensor } from "./tensor";
@@ -11,7 +11,7 @@ export type { ModelStatisticsSnapshot } from "./model-statistics";
 export { modelConfigSchema } from "./model-config-schema";
 export { type LoadOverrides, refuseRepositoryName } from "./load-overrides";
 export { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-validation";
-export type { InferenceTrace, TraceActivity } from "./inference-request";
+export type { InferenceTrace } from "./inference-request";
 export {
-  answerTraceSetting, DEFAULT_TRACE_SETTING, RequestTrace, type TraceLevel, Tracer, type TracerOptions, type TraceSettingRequest, type TraceSettingValues,
+  answerTraceSetting, DEFAULT_TRACE_SETTING, INT32_MAX, type RequestTrace, type TraceLevel, Tracer, type TraceSettingRequest, type TraceSettingValues, UINT32_MAX,
 } from "./tracing/index";

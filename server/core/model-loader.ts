@@ -97,13 +97,17 @@ interface InstancePlan {
 /**
  * Expands instance_group into one plan per instance, filling Triton's defaults into the config as it goes.
  * KIND_AUTO means the GPU when `autoOnGpu`, else the CPU. A KIND_GPU group without `gpus` gets its instances on
- * every GPU, or only on GPU 0 where `firstGpuOnly` (the backend's provider cannot address the others).
+ * every GPU, or only on GPU 0 where `firstGpuOnly` (the backend's provider cannot address the others):
+ * `narrowed` tells whether that held any group to GPU 0 of several.
  */
-function planInstances(config: ModelConfig, backendName: string, gpuCount: number, autoOnGpu: boolean, firstGpuOnly: boolean): InstancePlan[] {
+function planInstances(
+  config: ModelConfig, backendName: string, gpuCount: number, autoOnGpu: boolean, firstGpuOnly: boolean,
+): { plans: InstancePlan[]; narrowed: boolean } {
   if (config.instance_group.length === 0) {
     config.instance_group = [{ name: "", kind: "KIND_AUTO", count: 0, gpus: [], profile: [], passive: false, host_policy: "", secondary_devices: [] }] as unknown as ModelConfig["instance_group"];
   }
   const plans: InstancePlan[] = [];
+  let narrowed = false;
   config.instance_group.forEach((group, index) => {
     const auto = group.kind === "KIND_AUTO" && autoOnGpu;
     if (group.kind === "KIND_AUTO") group.kind = autoOnGpu ? "KIND_GPU" : "KIND_CPU";
@@ -111,14 +115,17 @@ function planInstances(config: ModelConfig, backendName: string, gpuCount: numbe
     if (group.name === "") group.name = `${config.name}_${index}`;
     if (group.count <= 0) group.count = group.kind === "KIND_CPU" && backendName === "onnxruntime" ? 2 : 1;
     if (group.kind === "KIND_GPU") {
-      const gpus = group.gpus.length > 0 ? group.gpus : gpuCount > 0 && !firstGpuOnly ? Array.from({ length: gpuCount }, (_, i) => i) : [0];
-      group.gpus = gpus;
+      if (group.gpus.length === 0) {
+        narrowed ||= firstGpuOnly && gpuCount > 1;
+        group.gpus = gpuCount > 0 && !firstGpuOnly ? Array.from({ length: gpuCount }, (_, i) => i) : [0];
+      }
+      const gpus = group.gpus;
       for (const gpu of gpus) for (let i = 0; i < group.count; i++) plans.push({ kind: "gpu", deviceId: gpu, groupName: group.name, auto });
     } else {
       for (let i = 0; i < group.count; i++) plans.push({ kind: "cpu", deviceId: 0, groupName: group.name, auto: false });
     }
   });
-  return plans;
+  return { plans, narrowed };
 }
 
 /** A KIND_AUTO instance that could not start on the GPU. */
@@ -203,11 +210,7 @@ async function createInstances(
   config: ModelConfig, directory: ModelDirectory, backend: Backend, version: number, modelPath: string, settings: LoaderSettings, autoOnGpu: boolean,
 ): Promise<CreatedInstances> {
   const firstGpuOnly = settings.gpuCount > 1 ? backend.firstGpuOnly?.(acceleratorsFor(config, "gpu")) : undefined;
-  // Before planning fills them in: groups that list no GPUs (no group at all is one KIND_AUTO group).
-  const spreadsOverGpus = config.instance_group.length === 0
-    ? autoOnGpu
-    : config.instance_group.some((g) => (g.kind === "KIND_GPU" || (g.kind === "KIND_AUTO" && autoOnGpu)) && g.gpus.length === 0);
-  const plans = planInstances(config, backend.name, settings.gpuCount, autoOnGpu, firstGpuOnly !== undefined);
+  const { plans, narrowed } = planInstances(config, backend.name, settings.gpuCount, autoOnGpu, firstGpuOnly !== undefined);
   const intraOpThreads = settings.intraOpThreads ?? Math.max(1, Math.floor(settings.cpuCount / plans.length));
   const modelConfig = modelConfigToJson(config);
   const specOf = (index: number): InstanceSpec => {
@@ -235,7 +238,7 @@ async function createInstances(
   const placements = instances.map((instance, i): InstancePlacement => ({
     kind: plans[i]!.kind === "gpu" ? "KIND_GPU" : "KIND_CPU", deviceId: plans[i]!.deviceId, provider: instance.executionProvider,
   }));
-  if (firstGpuOnly !== undefined && spreadsOverGpus) {
+  if (narrowed) {
     settings.log.warn(`model '${config.name}' version ${version}: KIND_GPU instances run on GPU 0 only, not on each of the ${settings.gpuCount} GPUs: ${firstGpuOnly}`);
   }
   return { instances, placements, specOf };

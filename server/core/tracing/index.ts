@@ -1,4 +1,4 @@
 export { answerTraceSetting } from "./trace-setting-answer";
-export { DEFAULT_TRACE_SETTING, type TraceLevel, type TraceSettingRequest, type TraceSettingValues } from "./trace-settings";
-export { RequestTrace } from "./request-trace";
-export { Tracer, type TracerOptions } from "./tracer";
+export { DEFAULT_TRACE_SETTING, INT32_MAX, type TraceLevel, type TraceSettingRequest, type TraceSettingValues, UINT32_MAX } from "./trace-settings";
+export type { RequestTrace } from "./request-trace";
+export { Tracer } from "./tracer";

@@ -8,7 +8,7 @@ import type { InferenceTrace, TraceActivity } from "../inference-request";
  * ends it once its response is sent; `end` hands the objects on once, the steps' traces after the request's own.
  */
 export class RequestTrace implements InferenceTrace {
-  readonly id: number;
+  readonly #id: number;
   readonly #parentId: number | undefined;
   readonly #nextId: () => number;
   readonly #objects: string[] = [];
@@ -17,7 +17,7 @@ export class RequestTrace implements InferenceTrace {
   #ended = false;
 
   constructor(nextId: () => number, finished: (objects: string) => void, parentId?: number) {
-    this.id = nextId();
+    this.#id = nextId();
     this.#nextId = nextId;
     this.#finished = finished;
     this.#parentId = parentId;
@@ -26,15 +26,15 @@ export class RequestTrace implements InferenceTrace {
   model(name: string, version: number, requestId: string | undefined): void {
     const request = requestId === undefined || requestId === "" ? "" : `,"request_id":${JSON.stringify(requestId)}`;
     const parent = this.#parentId === undefined ? "" : `,"parent_id":${this.#parentId}`;
-    this.#objects.push(`{"id":${this.id},"model_name":${JSON.stringify(name)},"model_version":${version}${request}${parent}}`);
+    this.#objects.push(`{"id":${this.#id},"model_name":${JSON.stringify(name)},"model_version":${version}${request}${parent}}`);
   }
 
   timestamp(activity: TraceActivity, ns: bigint): void {
-    this.#objects.push(`{"id":${this.id},"timestamps":[{"name":"${activity}","ns":${ns}}]}`);
+    this.#objects.push(`{"id":${this.#id},"timestamps":[{"name":"${activity}","ns":${ns}}]}`);
   }
 
   child(): RequestTrace {
-    const child = new RequestTrace(this.#nextId, () => undefined, this.id);
+    const child = new RequestTrace(this.#nextId, () => undefined, this.#id);
     this.#children.push(child);
     return child;
   }

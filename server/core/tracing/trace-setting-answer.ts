@@ -7,9 +7,9 @@ import { parseTraceSettingRequest, type TraceSettingRequest, traceSettingRespons
  * the setting in force. A model must be ready, as in Triton (INVALID_ARG otherwise); a bad request changes nothing.
  */
 export function answerTraceSetting(
-  tracer: Tracer, modelReady: (name: string) => boolean, modelName: string | undefined, request: TraceSettingRequest | undefined,
+  tracer: Tracer, models: { modelReady(name: string): boolean }, modelName: string | undefined, request: TraceSettingRequest | undefined,
 ): Record<string, string | string[]> {
-  if (modelName !== undefined && !modelReady(modelName)) throw invalidArg(`Request for unknown model : ${modelName}`);
+  if (modelName !== undefined && !models.modelReady(modelName)) throw invalidArg(`Request for unknown model : ${modelName}`);
   if (request !== undefined) tracer.update(modelName, parseTraceSettingRequest(request));
   return traceSettingResponse(tracer.setting(modelName));
 }

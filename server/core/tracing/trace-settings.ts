@@ -24,8 +24,8 @@ export type TraceSettingUpdate = { -readonly [K in keyof TraceSettingValues]?: T
 /** A settings request as both protocols carry it: each key's strings, or null to clear (gRPC: an empty list). */
 export type TraceSettingRequest = ReadonlyMap<string, readonly string[] | null>;
 
-const UINT32_MAX = 2 ** 32 - 1;
-const INT32_MAX = 2 ** 31 - 1;
+export const UINT32_MAX = 2 ** 32 - 1;
+export const INT32_MAX = 2 ** 31 - 1;
 
 function integerSetting(key: string, text: string, min: number, max: number): number {
   if (!/^-?[0-9]+$/.test(text.trim())) throw invalidArg(`Unable to parse '${key}', got: ${text}`);

@@ -38,7 +38,8 @@ class TraceScope {
     this.remaining = values.count;
     this.#file = file;
     this.#maxPendingBytes = maxPendingBytes;
-    this.#valid = invalidReason(values) === undefined && file !== undefined;
+    // A valid setting names a file, for which the tracer always has one.
+    this.#valid = invalidReason(values) === undefined;
   }
 
   get current(): TraceSettingValues {
@@ -92,8 +93,8 @@ class TraceScope {
     const objects = this.#group.join(",");
     this.#group = [];
     this.#groupBytes = 0;
-    if (indexed) this.#file?.writeIndexed(objects);
-    else this.#file?.append(objects);
+    if (indexed) this.#file!.writeIndexed(objects);
+    else this.#file!.append(objects);
   }
 }
 

@@ -1,7 +1,7 @@
 import { InferenceError, type InferRequest, isDataType, type RequestedOutput, type Tensor } from "../../core/index";
 import type { SharedMemoryReference } from "../shared-memory/system-shared-memory";
 import {
-  type ParameterReader, refuseSharedMemoryClassification, sharedMemoryReference, type TensorSharedMemory,
+  NO_DATA, type ParameterReader, refuseSharedMemoryClassification, sharedMemoryOf, sharedMemoryReference, type TensorSharedMemory,
 } from "../shared-memory/tensor-shared-memory";
 import type { InferInputTensorMessage, InferParameterMap, ModelInferRequestMessage } from "./grpc-messages";
 import { classificationCount, decodeRequestParameters } from "./request-parameters";
@@ -12,27 +12,24 @@ function invalid(message: string): InferenceError {
 }
 
 /** Triton's types for the shared-memory parameters: string_param for the region, int64_param for sizes. */
-function grpcParameterReader(parameters: InferParameterMap, tensorName: string): ParameterReader {
-  return (key, kind) => {
-    const parameter = parameters[key];
-    if (parameter === undefined) return undefined;
-    const expected = kind === "string" ? "string_param" : "int64_param";
-    if (parameter.parameter_choice === expected) {
-      if (kind === "string") return parameter.string_param ?? "";
-      const value = Number(parameter.int64_param ?? "0");
-      if (Number.isSafeInteger(value)) return value;
-    }
-    throw invalid(`invalid value type for '${key}' parameter for tensor '${tensorName}', expected ${expected}.`);
-  };
-}
+const readGrpcParameter: ParameterReader<InferParameterMap> = (parameters, key, kind, tensorName) => {
+  const parameter = parameters[key];
+  if (parameter === undefined) return undefined;
+  const expected = kind === "string" ? "string_param" : "int64_param";
+  if (parameter.parameter_choice === expected) {
+    if (kind === "string") return parameter.string_param ?? "";
+    const value = Number(parameter.int64_param ?? "0");
+    if (Number.isSafeInteger(value)) return value;
+  }
+  throw invalid(`invalid value type for '${key}' parameter for tensor '${tensorName}', expected ${expected}.`);
+};
 
 /** A ModelInferRequest as the core's request, and the tensors it places in shared memory. */
 export interface DecodedModelInferRequest {
   readonly request: InferRequest;
-  readonly sharedMemory: TensorSharedMemory;
+  /** Undefined when no tensor is in shared memory. */
+  readonly sharedMemory: TensorSharedMemory | undefined;
 }
-
-const NO_DATA = new Uint8Array(0);
 
 function shapeOf(input: InferInputTensorMessage): number[] {
   return input.shape.map((text) => {
@@ -60,7 +57,7 @@ class RawContents {
 
 function decodeInput(message: ModelInferRequestMessage, input: InferInputTensorMessage, raw: RawContents, shared: Record<string, SharedMemoryReference>): Tensor {
   if (!isDataType(input.datatype)) throw invalid(`input '${input.name}' has an invalid datatype '${input.datatype}'`);
-  const reference = sharedMemoryReference(input.name, grpcParameterReader(input.parameters, input.name));
+  const reference = sharedMemoryReference(input.name, input.parameters, readGrpcParameter);
   if (reference !== undefined) {
     if (input.contents !== null) {
       throw invalid(`unexpected 'content' provided when using shared memory for input tensor '${input.name}' for model '${message.model_name}'`);
@@ -103,7 +100,7 @@ export function decodeModelInferRequest(message: ModelInferRequestMessage): Deco
   }
   const sharedOutputs: Record<string, SharedMemoryReference> = {};
   const outputs = message.outputs.map((output): RequestedOutput => {
-    const reference = sharedMemoryReference(output.name, grpcParameterReader(output.parameters, output.name));
+    const reference = sharedMemoryReference(output.name, output.parameters, readGrpcParameter);
     const classification = classificationCount(output.parameters);
     if (reference !== undefined) {
       if (classification !== undefined) refuseSharedMemoryClassification(output.name);
@@ -119,5 +116,5 @@ export function decodeModelInferRequest(message: ModelInferRequestMessage): Deco
     inputs,
     outputs: outputs.length > 0 ? outputs : undefined,
   };
-  return { request, sharedMemory: { inputs: sharedInputs, outputs: sharedOutputs } };
+  return { request, sharedMemory: sharedMemoryOf(sharedInputs, sharedOutputs) };
 }

@@ -1,8 +1,6 @@
 import type { InferResponse } from "../../core/index";
-import type { PlacedOutput } from "../shared-memory/tensor-shared-memory";
+import { NO_DATA, type PlacedOutput } from "../shared-memory/tensor-shared-memory";
 import type { ModelInferResponseMessage } from "./grpc-messages";
-
-const NO_BYTES = new Uint8Array(0);
 
 /**
  * The core's response -> a `ModelInferResponse` as Triton writes it: every output's data in
@@ -10,7 +8,7 @@ const NO_BYTES = new Uint8Array(0);
  * output bytes are referenced, not copied. An output written to shared memory keeps its entry, empty (as in
  * Triton, so clients still find the others by position), and names its region and size in its parameters.
  */
-export function encodeModelInferResponse(response: InferResponse, placed: ReadonlyMap<string, PlacedOutput> = new Map()): ModelInferResponseMessage {
+export function encodeModelInferResponse(response: InferResponse, placed: ReadonlyMap<string, PlacedOutput>): ModelInferResponseMessage {
   return {
     model_name: response.modelName,
     model_version: response.modelVersion,
@@ -24,6 +22,6 @@ export function encodeModelInferResponse(response: InferResponse, placed: Readon
         parameters: { shared_memory_region: { string_param: shared.region }, shared_memory_byte_size: { int64_param: String(shared.byteSize) } },
       };
     }),
-    raw_output_contents: response.outputs.map((output) => (placed.has(output.name) ? NO_BYTES : output.data)),
+    raw_output_contents: response.outputs.map((output) => (placed.has(output.name) ? NO_DATA : output.data)),
   };
 }

@@ -1,5 +1,5 @@
 import type { handleUnaryCall, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
-import { answerTraceSetting, Cancellation, type InferenceCore, refuseRepositoryName, type Tracer } from "../../core/index";
+import { answerTraceSetting, Cancellation, type InferenceCore, refuseRepositoryName, type RequestTrace, type Tracer } from "../../core/index";
 import type { LogSettings } from "../../log-settings";
 import type {
   LogSettingsMessage, ModelInferRequestMessage, ModelInferResponseMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage,
@@ -37,12 +37,14 @@ export function inferenceServiceHandlers(
   const logger = logSettings.logger;
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
-  const infer = unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => modelInfer(core, sharedMemory, request, callCancelled(call)));
+  const inferWith = (trace?: RequestTrace) =>
+    unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => modelInfer(core, sharedMemory, request, callCancelled(call), trace));
+  const infer = inferWith();
   const modelInferCall: handleUnaryCall<ModelInferRequestMessage, ModelInferResponseMessage> = (call, callback) => {
     const trace = tracer.sample(call.request.model_name);
     if (trace === undefined) return infer(call, callback);
     traceGrpcReceive(trace);
-    unary<ModelInferRequestMessage, ModelInferResponseMessage>((request) => modelInfer(core, sharedMemory, request, callCancelled(call), trace))(call, tracedCallback(trace, callback));
+    inferWith(trace)(call, tracedCallback(trace, callback));
   };
   return {
     ServerLive: unary(() => ({ live: core.isLive() })),
@@ -77,7 +79,7 @@ export function inferenceServiceHandlers(
       void session.done.then(() => streams.delete(session));
     },
     TraceSetting: unary((request: TraceSettingRequestMessage) => traceSettingResponseOf(
-      answerTraceSetting(tracer, (name) => core.modelReady(name), optional(request.model_name), traceSettingRequestOf(request)),
+      answerTraceSetting(tracer, core, optional(request.model_name), traceSettingRequestOf(request)),
     )),
   };
 }

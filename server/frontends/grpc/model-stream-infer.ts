@@ -75,6 +75,12 @@ export function serveModelStreamInfer(
     }
   };
 
+  const deliver = (result: Outcome): void => {
+    if ("response" in result) call.write(result.response);
+    else if (statusOnError) close(result.error);
+    else call.write({ error_message: result.error.details, infer_response: { id: result.id } });
+  };
+
   call.on("data", (message: ModelInferRequestMessage) => {
     if (!accepting) return;
     inFlight++;
@@ -87,13 +93,8 @@ export function serveModelStreamInfer(
       inFlight--;
       if (closed) return trace?.end();
       if (accepting && call.isPaused() && inFlight < MAX_IN_FLIGHT_PER_STREAM) call.resume();
-      const send = (): void => {
-        if ("response" in result) call.write(result.response);
-        else if (statusOnError) close(result.error);
-        else call.write({ error_message: result.error.details, infer_response: { id: result.id } });
-      };
-      if (trace === undefined) send();
-      else traceGrpcSend(trace, send);
+      if (trace === undefined) deliver(result);
+      else traceGrpcSend(trace, () => deliver(result));
     });
   });
   call.on("end", () => void written.then(() => close()));

@@ -4,7 +4,7 @@ import Fastify, {
   type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController, type onRequestHookHandler,
 } from "fastify";
 import {
-  answerTraceSetting, Cancellation, InferenceError, type InferenceCore, refuseRepositoryName, type TraceSettingRequest, type Tracer,
+  answerTraceSetting, Cancellation, InferenceError, type InferenceCore, refuseRepositoryName, type Tracer,
 } from "../../core/index";
 import type { LogSettings } from "../../log-settings";
 import { type ApiGroup, type ApiRestrictions, unlocker } from "../api-restrictions";
@@ -191,7 +191,6 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
 
-
   // While draining (SIGTERM), answers close their connection: a keep-alive client must not hold shutdown open
   // once its in-flight request is answered.
   let draining = false;
@@ -296,13 +295,8 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   route("POST", "/v2/cudasharedmemory/region/:region/register", "shared-memory", unsupported);
   route("POST", "/v2/cudasharedmemory/region/:region/unregister", "shared-memory", unsupported);
   route("POST", "/v2/cudasharedmemory/unregister", "shared-memory", unsupported);
-  const traceSetting = async (request: FastifyRequest, model: string | undefined): Promise<Record<string, string | string[]>> => {
-    let settings: TraceSettingRequest | undefined;
-    if (request.method === "POST") {
-      settings = traceSettingRequestOf(await decodeRequestBody((request.body as Buffer | undefined) ?? Buffer.alloc(0), request.headers["content-encoding"], options.maxInputBytes));
-    }
-    return answerTraceSetting(tracer, (name) => core.modelReady(name), model, settings);
-  };
+  const traceSetting = async (request: FastifyRequest, model: string | undefined): Promise<Record<string, string | string[]>> =>
+    answerTraceSetting(tracer, core, model, request.method === "POST" ? traceSettingRequestOf(await objectBody(request)) : undefined);
   route(["GET", "POST"], "/v2/trace/setting", "trace", (request) => traceSetting(request, undefined));
   both("/trace/setting", ["GET", "POST"], "trace", (request) => {
     versionOf(request.params);
@@ -315,7 +309,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
       return logSettings.update(update);
     } catch (error) {
       // Triton answers every refused logging update 400, a new log file's UNSUPPORTED included.
-      if (error instanceof InferenceError) throw new InferenceError("INVALID_ARG", error.message);
+      if (error instanceof InferenceError && error.code === "UNSUPPORTED") throw new InferenceError("INVALID_ARG", error.message);
       throw error;
     }
   });

@@ -3,7 +3,7 @@ import {
   type ParameterValue, type RequestedOutput, type Tensor,
 } from "../../core/index";
 import {
-  NO_SHARED_MEMORY, type ParameterReader, refuseSharedMemoryClassification, sharedMemoryReference, type TensorSharedMemory,
+  NO_DATA, type ParameterReader, refuseSharedMemoryClassification, sharedMemoryOf, sharedMemoryReference, type TensorSharedMemory,
 } from "../shared-memory/tensor-shared-memory";
 import type { SharedMemoryReference } from "../shared-memory/system-shared-memory";
 import { jsonText, parseExactJson } from "./exact-json";
@@ -20,8 +20,8 @@ export interface OutputEncoding {
 export interface DecodedInferRequest {
   readonly request: InferRequest;
   readonly encoding: OutputEncoding;
-  /** Inputs to read from and outputs to write to shared memory (their tensors' data is empty until read). */
-  readonly sharedMemory: TensorSharedMemory;
+  /** Inputs to read from and outputs to write to shared memory (their tensors' data is empty until read); undefined when none. */
+  readonly sharedMemory: TensorSharedMemory | undefined;
 }
 
 function invalid(message: string): InferenceError {
@@ -47,14 +47,12 @@ function parameters(value: unknown, where: string): Record<string, ParameterValu
 }
 
 /** JSON parameters as Triton's shared-memory parameters: a string region, integer sizes. */
-function jsonParameterReader(params: Record<string, ParameterValue>, tensorName: string): ParameterReader {
-  return (key, kind) => {
-    const value = params[key];
-    if (value === undefined) return undefined;
-    if (kind === "string" ? typeof value === "string" : typeof value === "number" && Number.isSafeInteger(value)) return value as string | number;
-    throw invalid(`invalid value type for '${key}' parameter for tensor '${tensorName}', expected ${kind === "string" ? "a string" : "an integer"}`);
-  };
-}
+const readJsonParameter: ParameterReader<Record<string, ParameterValue>> = (params, key, kind, tensorName) => {
+  const value = params[key];
+  if (value === undefined) return undefined;
+  if (kind === "string" ? typeof value === "string" : typeof value === "number" && Number.isSafeInteger(value)) return value as string | number;
+  throw invalid(`invalid value type for '${key}' parameter for tensor '${tensorName}', expected ${kind === "string" ? "a string" : "an integer"}`);
+};
 
 function shapeOf(value: unknown, name: string): number[] {
   if (!Array.isArray(value)) throw invalid(`input '${name}' must have a 'shape' array`);
@@ -86,8 +84,6 @@ class BinarySection {
   }
 }
 
-const NO_DATA = new Uint8Array(0);
-
 function decodeInput(raw: unknown, index: number, binary: BinarySection, modelName: string, shared: Record<string, SharedMemoryReference>): Tensor {
   if (!isRecord(raw)) throw invalid(`inputs[${index}] must be a JSON object`);
   const name = raw["name"];
@@ -98,7 +94,7 @@ function decodeInput(raw: unknown, index: number, binary: BinarySection, modelNa
   }
   const shape = shapeOf(raw["shape"], name);
   const params = parameters(raw["parameters"], `input '${name}'`);
-  const reference = sharedMemoryReference(name, jsonParameterReader(params, name));
+  const reference = sharedMemoryReference(name, params, readJsonParameter);
   if (reference !== undefined) {
     for (const field of ["data", "binary_data_size"]) {
       if (field in raw || field in params) {
@@ -135,7 +131,7 @@ function decodeOutputs(raw: unknown, binaryByDefault: boolean): DecodedOutputs {
     if (!isRecord(entry) || typeof entry["name"] !== "string") throw invalid(`outputs[${index}] must be an object with a string 'name'`);
     const name = entry["name"];
     const params = parameters(entry["parameters"], `output '${name}'`);
-    const reference = sharedMemoryReference(name, jsonParameterReader(params, name));
+    const reference = sharedMemoryReference(name, params, readJsonParameter);
     const asBinary = params["binary_data"];
     if (asBinary !== undefined && typeof asBinary !== "boolean") throw invalid(`output '${name}': binary_data must be a boolean`);
     const classification = params["classification"];
@@ -182,7 +178,7 @@ function decodeRawRequest(body: Uint8Array, context: RawBodyContext): DecodedInf
   return {
     request: { modelName: context.modelName, modelVersion: context.modelVersion, inputs: [{ name: input.name, datatype, shape, data: body }] },
     encoding: { binaryOutputs: new Set(), allBinary: true },
-    sharedMemory: NO_SHARED_MEMORY,
+    sharedMemory: undefined,
   };
 }
 
@@ -223,6 +219,6 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
       parameters: requestParameters, inputs, outputs,
     },
     encoding: { binaryOutputs, allBinary },
-    sharedMemory: { inputs: sharedInputs, outputs: sharedOutputs },
+    sharedMemory: sharedMemoryOf(sharedInputs, sharedOutputs),
   };
 }

@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { elementCount, type InferResponse } from "../../core/index";
-import type { PlacedOutput } from "../shared-memory/tensor-shared-memory";
+import { NOTHING_PLACED, type PlacedOutput } from "../shared-memory/tensor-shared-memory";
 import type { OutputEncoding } from "./infer-request-codec";
 import { JSON_SLICE_ELEMENTS, jsonDataText } from "./json-tensor-data";
 
@@ -77,7 +77,7 @@ function* inChunks(parts: readonly Uint8Array[]): Generator<Uint8Array> {
  * in `placed` were written to shared memory: their data is not sent.
  */
 export async function encodeInferResponse(
-  response: InferResponse, encoding: OutputEncoding, placed: ReadonlyMap<string, PlacedOutput> = new Map(),
+  response: InferResponse, encoding: OutputEncoding, placed: ReadonlyMap<string, PlacedOutput> = NOTHING_PLACED,
 ): Promise<EncodedInferResponse> {
   const binaryParts: Uint8Array[] = [];
   // Prepared up front, so an output JSON cannot carry (FP16) is refused before any byte is sent.

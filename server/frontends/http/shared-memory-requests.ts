@@ -1,7 +1,7 @@
 import { InferenceError } from "../../core/index";
 
 /** What `POST /v2/systemsharedmemory/region/{name}/register` asks for. */
-export interface SharedMemoryRegistration {
+interface SharedMemoryRegistration {
   readonly key: string;
   readonly offset: number;
   readonly byteSize: number;

@@ -1,13 +1,12 @@
 import { InferenceError, type TraceSettingRequest } from "../../core/index";
-import { parseRepositoryBody } from "./repository-requests";
 
 /**
- * A trace setting POST body as Triton reads it: each value a string, `trace_level` a list of strings, and `null`
+ * A trace setting POST body (parsed JSON) as Triton reads it: each value a string, `trace_level` a list of strings, and `null`
  * to clear a value. The values themselves are the core's to check.
  */
-export function traceSettingRequestOf(body: Buffer): TraceSettingRequest {
+export function traceSettingRequestOf(body: Record<string, unknown>): TraceSettingRequest {
   const request = new Map<string, readonly string[] | null>();
-  for (const [key, value] of Object.entries(parseRepositoryBody(body))) {
+  for (const [key, value] of Object.entries(body)) {
     if (value === null) {
       request.set(key, null);
     } else if (key === "trace_level") {

@@ -1,11 +1,11 @@
 import { type FileHandle, open } from "node:fs/promises";
-import { InferenceError } from "../../core/index";
+import { InferenceError, invalidArg } from "../../core/index";
 
 /** Where POSIX shm_open(key) puts its objects on Linux: /dev/shm/<key without its leading slash>. */
-export const SHM_DIRECTORY = "/dev/shm";
+const SHM_DIRECTORY = "/dev/shm";
 
 /** A registered region, as the status endpoints show it. */
-export interface SharedMemoryRegionStatus {
+interface SharedMemoryRegionStatus {
   readonly name: string;
   readonly key: string;
   readonly offset: number;
@@ -27,7 +27,7 @@ export interface SharedMemoryLease {
   release(): void;
 }
 
-export interface SystemSharedMemoryOptions {
+interface SystemSharedMemoryOptions {
   /**
    * Whether clients may register regions (--allow-client-shm). Off by default, as in Triton since 26.05: a region
    * lets a network client read and write a file of this host's /dev/shm.
@@ -48,10 +48,6 @@ interface Region extends SharedMemoryRegionStatus {
   readonly file: FileHandle;
   users: number;
   unregistered: boolean;
-}
-
-function invalid(message: string): InferenceError {
-  return new InferenceError("INVALID_ARG", message);
 }
 
 /** shm_open's name rules: one path component after any leading slashes. */
@@ -96,26 +92,26 @@ export class SystemSharedMemory {
     if (!this.#allowed) {
       throw new InferenceError("UNSUPPORTED", "system shared memory is disabled on this server: start it with --allow-client-shm true to let clients register regions");
     }
-    if (name === "") throw invalid("a shared memory region needs a non-empty name");
+    if (name === "") throw invalidArg("a shared memory region needs a non-empty name");
     if (this.#regions.has(name) || this.#pending.has(name)) {
       throw new InferenceError("ALREADY_EXISTS", `shared memory region '${name}' already in manager`);
     }
     if (this.#regions.size + this.#pending.size >= this.#maxRegions) {
-      throw invalid(`failed to register shared memory region '${name}': ${this.#maxRegions} regions are registered, the most allowed (--max-shared-memory-regions)`);
+      throw invalidArg(`failed to register shared memory region '${name}': ${this.#maxRegions} regions are registered, the most allowed (--max-shared-memory-regions)`);
     }
     const fileName = fileNameOf(key);
-    if (fileName === undefined) throw invalid(`Unable to open shared memory region: '${key}'`);
+    if (fileName === undefined) throw invalidArg(`Unable to open shared memory region: '${key}'`);
     this.#pending.add(name);
     let file: FileHandle | undefined;
     try {
       try {
         file = await open(`${this.#directory}/${fileName}`, "r+");
       } catch {
-        throw invalid(`Unable to open shared memory region: '${key}'`);
+        throw invalidArg(`Unable to open shared memory region: '${key}'`);
       }
       const stats = await file.stat();
-      if (!stats.isFile()) throw invalid(`Invalid shared memory region: '${key}'`);
-      if (byteSize === 0 || offset + byteSize > stats.size) throw invalid(`failed to register shared memory region '${name}': invalid args`);
+      if (!stats.isFile()) throw invalidArg(`Invalid shared memory region: '${key}'`);
+      if (byteSize === 0 || offset + byteSize > stats.size) throw invalidArg(`failed to register shared memory region '${name}': invalid args`);
       this.#regions.set(name, { name, key, offset, byte_size: byteSize, file, users: 0, unregistered: false });
       file = undefined;
     } finally {
@@ -133,7 +129,7 @@ export class SystemSharedMemory {
     return [status(region)];
   }
 
-  /** The region named, or every region; a name not registered is no error, as in Triton. */
+  /** The region named, or every region (also at shutdown); a name not registered is no error, as in Triton. Files in use close when their requests end. */
   async unregister(name?: string): Promise<void> {
     const names = name === undefined || name === "" ? [...this.#regions.keys()] : [name];
     await Promise.all(names.map((one) => this.#drop(one)));
@@ -147,8 +143,8 @@ export class SystemSharedMemory {
     const { region: name, offset, byteSize } = reference;
     const region = this.#regions.get(name);
     if (region === undefined) throw new InferenceError("NOT_FOUND", `Unable to find shared memory region: '${name}'`);
-    if (offset >= region.byte_size) throw invalid(`Invalid offset for shared memory region: '${name}'`);
-    if (offset + byteSize > region.byte_size) throw invalid(`Invalid offset + byte size for shared memory region: '${name}'`);
+    if (offset >= region.byte_size) throw invalidArg(`Invalid offset for shared memory region: '${name}'`);
+    if (offset + byteSize > region.byte_size) throw invalidArg(`Invalid offset + byte size for shared memory region: '${name}'`);
     region.users += 1;
     const position = region.offset + offset;
     let released = false;
@@ -157,7 +153,7 @@ export class SystemSharedMemory {
         const bytes = new Uint8Array(byteSize);
         const got = await readFully(region.file, bytes, position);
         // The file was cut shorter than it was when registered.
-        if (got < byteSize) throw invalid(`shared memory region '${name}' holds ${got} of the ${byteSize} bytes asked for at offset ${offset}`);
+        if (got < byteSize) throw invalidArg(`shared memory region '${name}' holds ${got} of the ${byteSize} bytes asked for at offset ${offset}`);
         return bytes;
       },
       write: async (data) => {
@@ -176,13 +172,8 @@ export class SystemSharedMemory {
   /** Refuses a request whose shared-memory inputs add up to more than --max-shared-memory-input-bytes. */
   admitInputBytes(byteSize: number): void {
     if (byteSize > this.#maxInputBytes) {
-      throw invalid(`the request's inputs in shared memory hold ${byteSize} bytes, more than the ${this.#maxInputBytes} allowed (--max-shared-memory-input-bytes)`);
+      throw invalidArg(`the request's inputs in shared memory hold ${byteSize} bytes, more than the ${this.#maxInputBytes} allowed (--max-shared-memory-input-bytes)`);
     }
-  }
-
-  /** Unregisters every region (at shutdown); files in use close when their requests end. */
-  async close(): Promise<void> {
-    await this.unregister();
   }
 
   async #drop(name: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { InferenceError, type InferResponse, type Tensor } from "../../core/index";
+import { type InferRequest, type InferResponse, invalidArg, type Tensor } from "../../core/index";
 import type { SharedMemoryLease, SharedMemoryReference, SystemSharedMemory } from "./system-shared-memory";
 
 /** The tensors of one request that live in shared memory, by tensor name (plain objects: they cross threads). */
@@ -7,45 +7,55 @@ export interface TensorSharedMemory {
   readonly outputs: Readonly<Record<string, SharedMemoryReference>>;
 }
 
-export const NO_SHARED_MEMORY: TensorSharedMemory = { inputs: {}, outputs: {} };
+/** The tensors of a request that uses shared memory; undefined when it uses none, so that case costs nothing later. */
+export function sharedMemoryOf(
+  inputs: Readonly<Record<string, SharedMemoryReference>>, outputs: Readonly<Record<string, SharedMemoryReference>>,
+): TensorSharedMemory | undefined {
+  for (const _ in inputs) return { inputs, outputs };
+  for (const _ in outputs) return { inputs, outputs };
+  return undefined;
+}
+
+/** Where an input in shared memory stands in for its data, and an output in shared memory for its bytes. */
+export const NO_DATA = new Uint8Array(0);
 
 /** The value type a parameter must have: each frontend names it in its own words (JSON type, protobuf field). */
-export type ParameterKind = "string" | "integer";
+type ParameterKind = "string" | "integer";
 
 /**
- * Reads one parameter of a tensor: undefined when absent, its value when of `kind`; throws Triton's
- * "invalid value type" error otherwise.
+ * Reads one parameter of a tensor from a frontend's parameter map: undefined when absent, its value when of `kind`;
+ * throws Triton's "invalid value type" error otherwise.
  */
-export type ParameterReader = (key: string, kind: ParameterKind) => string | number | undefined;
+export type ParameterReader<Parameters> = (parameters: Parameters, key: string, kind: ParameterKind, tensorName: string) => string | number | undefined;
 
-function invalid(message: string): InferenceError {
-  return new InferenceError("INVALID_ARG", message);
+function checkSizeParameter(tensorName: string, region: string | undefined, key: string, value: number | undefined): void {
+  if (value === undefined) return;
+  if (region === undefined) throw invalidArg(`'${key}' can not be specified without 'shared_memory_region' parameter for tensor '${tensorName}'`);
+  if (value < 0) throw invalidArg(`'${key}' of tensor '${tensorName}' must not be negative, got ${value}`);
 }
 
 /**
  * A tensor's `shared_memory_region`, `shared_memory_byte_size` and `shared_memory_offset` parameters (Triton's
  * ParseSharedMemoryParams, with its messages), or undefined when the tensor does not use shared memory.
  */
-export function sharedMemoryReference(tensorName: string, read: ParameterReader): SharedMemoryReference | undefined {
-  const region = read("shared_memory_region", "string") as string | undefined;
-  const offset = read("shared_memory_offset", "integer") as number | undefined;
-  const byteSize = read("shared_memory_byte_size", "integer") as number | undefined;
-  for (const [key, value] of [["shared_memory_offset", offset], ["shared_memory_byte_size", byteSize]] as const) {
-    if (value !== undefined && region === undefined) {
-      throw invalid(`'${key}' can not be specified without 'shared_memory_region' parameter for tensor '${tensorName}'`);
-    }
-    if (value !== undefined && value < 0) throw invalid(`'${key}' of tensor '${tensorName}' must not be negative, got ${value}`);
-  }
+export function sharedMemoryReference<Parameters>(
+  tensorName: string, parameters: Parameters, read: ParameterReader<Parameters>,
+): SharedMemoryReference | undefined {
+  const region = read(parameters, "shared_memory_region", "string", tensorName) as string | undefined;
+  const offset = read(parameters, "shared_memory_offset", "integer", tensorName) as number | undefined;
+  const byteSize = read(parameters, "shared_memory_byte_size", "integer", tensorName) as number | undefined;
+  checkSizeParameter(tensorName, region, "shared_memory_offset", offset);
+  checkSizeParameter(tensorName, region, "shared_memory_byte_size", byteSize);
   if (region === undefined) return undefined;
   if (byteSize === undefined) {
-    throw invalid(`'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '${tensorName}'`);
+    throw invalidArg(`'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '${tensorName}'`);
   }
   return { region, offset: offset ?? 0, byteSize };
 }
 
 /** Triton refuses an output that asks for both. */
 export function refuseSharedMemoryClassification(outputName: string): never {
-  throw invalid(`output '${outputName}': output can't set both 'shared_memory_region' and 'classification'`);
+  throw invalidArg(`output '${outputName}': output can't set both 'shared_memory_region' and 'classification'`);
 }
 
 /** An output written to shared memory: the response names its region and size instead of carrying its data. */
@@ -58,8 +68,7 @@ export interface PlacedOutput {
  * One request's use of shared memory: its regions held from before the request is decoded into tensors until
  * its outputs are written, so an unregistration meanwhile cannot pull the file away.
  */
-export class SharedMemoryExchange {
-  readonly #leases = new Map<string, SharedMemoryLease>();
+class SharedMemoryExchange {
   readonly #inputs: [string, SharedMemoryLease][] = [];
   readonly #outputs: [string, SharedMemoryReference, SharedMemoryLease][] = [];
 
@@ -67,8 +76,8 @@ export class SharedMemoryExchange {
   constructor(registry: SystemSharedMemory, tensors: TensorSharedMemory) {
     registry.admitInputBytes(Object.values(tensors.inputs).reduce((sum, reference) => sum + reference.byteSize, 0));
     try {
-      for (const [name, reference] of Object.entries(tensors.inputs)) this.#inputs.push([name, this.#lease(registry, `input:${name}`, reference)]);
-      for (const [name, reference] of Object.entries(tensors.outputs)) this.#outputs.push([name, reference, this.#lease(registry, `output:${name}`, reference)]);
+      for (const [name, reference] of Object.entries(tensors.inputs)) this.#inputs.push([name, registry.lease(reference)]);
+      for (const [name, reference] of Object.entries(tensors.outputs)) this.#outputs.push([name, reference, registry.lease(reference)]);
     } catch (error) {
       this.release();
       throw error;
@@ -92,7 +101,7 @@ export class SharedMemoryExchange {
       const output = response.outputs.find((candidate) => candidate.name === name);
       if (output === undefined) continue;
       if (output.data.byteLength > reference.byteSize) {
-        throw invalid(`shared memory size specified with the request for output '${name}' (${reference.byteSize} bytes) should be at least ${output.data.byteLength} bytes to hold the results`);
+        throw invalidArg(`shared memory size specified with the request for output '${name}' (${reference.byteSize} bytes) should be at least ${output.data.byteLength} bytes to hold the results`);
       }
       writes.push(lease.write(output.data));
       placed.set(name, { region: reference.region, byteSize: output.data.byteLength });
@@ -101,36 +110,30 @@ export class SharedMemoryExchange {
     return placed;
   }
 
+  /** Gives every region back; a lease released twice counts once. */
   release(): void {
-    for (const lease of this.#leases.values()) lease.release();
-    this.#leases.clear();
-  }
-
-  #lease(registry: SystemSharedMemory, key: string, reference: SharedMemoryReference): SharedMemoryLease {
-    const lease = registry.lease(reference);
-    this.#leases.set(key, lease);
-    return lease;
+    for (const [, lease] of this.#inputs) lease.release();
+    for (const [, , lease] of this.#outputs) lease.release();
   }
 }
 
 /** An answer and where its shared-memory outputs went. */
-export interface SharedMemoryInferResult<Response> {
-  readonly response: Response;
+interface SharedMemoryInferResult {
+  readonly response: InferResponse;
   readonly placed: ReadonlyMap<string, PlacedOutput>;
 }
 
-const NOTHING_PLACED: ReadonlyMap<string, PlacedOutput> = new Map();
+/** No output of the response went to shared memory. */
+export const NOTHING_PLACED: ReadonlyMap<string, PlacedOutput> = new Map();
 
 /**
  * Runs `infer` with the request's shared-memory inputs read in and its shared-memory outputs written out after;
  * a request without shared memory goes straight through.
  */
-export async function inferWithSharedMemory<Request extends { readonly inputs: readonly Tensor[] }>(
-  registry: SystemSharedMemory, tensors: TensorSharedMemory, request: Request, infer: (request: Request) => Promise<InferResponse>,
-): Promise<SharedMemoryInferResult<InferResponse>> {
-  if (Object.keys(tensors.inputs).length === 0 && Object.keys(tensors.outputs).length === 0) {
-    return { response: await infer(request), placed: NOTHING_PLACED };
-  }
+export async function inferWithSharedMemory(
+  registry: SystemSharedMemory, tensors: TensorSharedMemory | undefined, request: InferRequest, infer: (request: InferRequest) => Promise<InferResponse>,
+): Promise<SharedMemoryInferResult> {
+  if (tensors === undefined) return { response: await infer(request), placed: NOTHING_PLACED };
   const exchange = new SharedMemoryExchange(registry, tensors);
   try {
     const response = await infer({ ...request, inputs: await exchange.readInputs(request.inputs) });
