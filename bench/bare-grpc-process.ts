@@ -6,7 +6,7 @@
 import path from "node:path";
 import { type handleUnaryCall, Server, ServerCredentials, type ServiceDefinition } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
-import { findPackageRoot } from "../server/model-builder/find-package-root";
+import { findPackageRoot } from "../tools/model-builder/find-package-root";
 
 /** The response to replay, as a ModelInferResponse message with its raw contents in base64. */
 export interface BareGrpcResponse {
@@ -20,7 +20,7 @@ const identity = (bytes: Buffer): Buffer => bytes;
 
 async function main(): Promise<void> {
   const response = JSON.parse(process.argv[2] ?? "{}") as BareGrpcResponse;
-  const protoDir = path.join(findPackageRoot(__dirname), "server", "proto");
+  const protoDir = path.join(findPackageRoot(__dirname), "protocol", "proto");
   const definition = loadSync(path.join(protoDir, "grpc_service.proto"), { keepCase: true, includeDirs: [protoDir] });
   const modelInfer = (definition["inference.GRPCInferenceService"] as ServiceDefinition)["ModelInfer"]!;
   const body = modelInfer.responseSerialize({

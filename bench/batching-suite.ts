@@ -1,14 +1,14 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { InferenceClient, type InferInput } from "../server/client/index";
-import { MLP_FEATURES } from "../server/model-builder/models/mlp-model";
-import { type ComparisonResult, runAbComparison } from "../server/perf/ab-comparison";
+import { InferenceClient, type InferInput } from "../client/index";
+import { MLP_FEATURES } from "../tools/model-builder/models/mlp-model";
+import { type ComparisonResult, runAbComparison } from "../tools/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { startInferenceServerProcess } from "../server/tune/inference-server-process";
-import { preparedSender } from "../server/perf/prepared-sender";
-import { summarizeRatios } from "../server/perf/ratio-summary";
-import { measureThroughput } from "../server/perf/throughput-measurement";
+import { startInferenceServerProcess } from "../tools/tune/inference-server-process";
+import { preparedSender } from "../tools/perf/prepared-sender";
+import { summarizeRatios } from "../tools/perf/ratio-summary";
+import { measureThroughput } from "../tools/perf/throughput-measurement";
 
 /** The example `mlp` under three scheduler settings; weights and instances are the same in all three. */
 const VARIANTS = {

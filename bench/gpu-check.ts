@@ -13,12 +13,12 @@ import os from "node:os";
 import path from "node:path";
 import * as ort from "onnxruntime-node";
 import sharp from "sharp";
-import { InferenceClient, type InferInput } from "../server/client/index";
-import { fromFloat16Array, toFloat16Array } from "../server/float16";
-import { buildExampleRepository } from "../server/model-builder/build-example-repository";
-import { findPackageRoot } from "../server/model-builder/find-package-root";
-import { SeededRandom } from "../server/model-builder/seeded-random";
-import { startInferenceServerProcess } from "../server/tune/inference-server-process";
+import { InferenceClient, type InferInput } from "../client/index";
+import { fromFloat16Array, toFloat16Array } from "../protocol/float16";
+import { buildExampleRepository } from "../tools/model-builder/build-example-repository";
+import { findPackageRoot } from "../tools/model-builder/find-package-root";
+import { SeededRandom } from "../tools/model-builder/seeded-random";
+import { startInferenceServerProcess } from "../tools/tune/inference-server-process";
 
 const ROOT = findPackageRoot(__dirname);
 const SHARED_DATA = path.resolve(ROOT, "..", "shared", "data");

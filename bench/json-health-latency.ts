@@ -10,9 +10,9 @@ import http from "node:http";
 import path from "node:path";
 import { setTimeout } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { ensureExampleRepository } from "../server/model-builder/ensure-example-repository";
-import { findPackageRoot } from "../server/model-builder/find-package-root";
-import { startInferenceServerProcess } from "../server/tune/inference-server-process";
+import { ensureExampleRepository } from "../tools/model-builder/ensure-example-repository";
+import { findPackageRoot } from "../tools/model-builder/find-package-root";
+import { startInferenceServerProcess } from "../tools/tune/inference-server-process";
 
 interface Sample {
   readonly requestMs: number;

@@ -1,7 +1,7 @@
-import type { SideMeasurement } from "../server/perf/ab-comparison";
-import type { RequestSender } from "../server/perf/load-generator";
-import { summarizeRatios } from "../server/perf/ratio-summary";
-import { mainThreadCpuMs } from "../server/perf/thread-cpu";
+import type { SideMeasurement } from "../tools/perf/ab-comparison";
+import type { RequestSender } from "../tools/perf/load-generator";
+import { summarizeRatios } from "../tools/perf/ratio-summary";
+import { mainThreadCpuMs } from "../tools/perf/thread-cpu";
 
 /**
  * The server's main-thread CPU per request, side by side with throughput: the budget that decides whether the event

@@ -1,9 +1,9 @@
-import { InferenceClient, type InferInput } from "../server/client/index";
-import { type ComparisonResult, runAbComparison } from "../server/perf/ab-comparison";
+import { InferenceClient, type InferInput } from "../client/index";
+import { type ComparisonResult, runAbComparison } from "../tools/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { type InferenceServerProcess, startInferenceServerProcess } from "../server/tune/inference-server-process";
-import { preparedSender } from "../server/perf/prepared-sender";
-import { measureThroughput } from "../server/perf/throughput-measurement";
+import { type InferenceServerProcess, startInferenceServerProcess } from "../tools/tune/inference-server-process";
+import { preparedSender } from "../tools/perf/prepared-sender";
+import { measureThroughput } from "../tools/perf/throughput-measurement";
 
 /**
  * What metrics cost on the hot path: `simple` over HTTP binary against two servers that differ only in

@@ -7,7 +7,7 @@ import * as ort from "onnxruntime-node";
 import { chooseExecutionProviders } from "../server/backends/onnxruntime/execution-providers";
 import { sessionSettings } from "../server/backends/onnxruntime/onnxruntime-backend";
 import { ortSessionOptions } from "../server/backends/onnxruntime/ort-worker-protocol";
-import { toFloat16Array } from "../server/float16";
+import { toFloat16Array } from "../protocol/float16";
 import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
 
 const settings = JSON.parse(process.argv[2] ?? "{}") as OrtBaselineSettings;

@@ -1,11 +1,11 @@
 import path from "node:path";
-import { InferenceClient, type TensorFormat } from "../server/client/index";
-import type { RequestSender } from "../server/perf/load-generator";
-import { type ComparisonResult, runAbComparison, type SideMeasurement } from "../server/perf/ab-comparison";
+import { InferenceClient, type TensorFormat } from "../client/index";
+import type { RequestSender } from "../tools/perf/load-generator";
+import { type ComparisonResult, runAbComparison, type SideMeasurement } from "../tools/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
-import { preparedSender } from "../server/perf/prepared-sender";
-import { measureThroughput } from "../server/perf/throughput-measurement";
+import { preparedSender } from "../tools/perf/prepared-sender";
+import { measureThroughput } from "../tools/perf/throughput-measurement";
 import { sweepForBest } from "./sweep-for-best";
 
 const MODEL = "resnet50";

@@ -1,13 +1,13 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { ComparisonResult } from "../server/perf/ab-comparison";
-import { buildInputSets } from "../server/perf/input-sets";
-import { CandidateServer } from "../server/tune/candidate-server";
-import { compareServedConfigs } from "../server/tune/compare-served-configs";
-import { runInferenceTune } from "../server/tune/run-inference-tune";
-import type { TuneSummary } from "../server/tune/tune-summary";
-import { parseTuneOptions } from "../server/tune/tune-options";
-import { defaultConcurrency, describeSettings } from "../server/tune/tuned-settings";
+import type { ComparisonResult } from "../tools/perf/ab-comparison";
+import { buildInputSets } from "../tools/perf/input-sets";
+import { CandidateServer } from "../tools/tune/candidate-server";
+import { compareServedConfigs } from "../tools/tune/compare-served-configs";
+import { runInferenceTune } from "../tools/tune/run-inference-tune";
+import type { TuneSummary } from "../tools/tune/tune-summary";
+import { parseTuneOptions } from "../tools/tune/tune-options";
+import { defaultConcurrency, describeSettings } from "../tools/tune/tuned-settings";
 import type { BenchContext } from "./bench-context";
 
 const MODELS = ["mlp", "resnet50"] as const;

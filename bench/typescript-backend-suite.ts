@@ -1,12 +1,12 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { InferenceClient, type InferInput } from "../server/client/index";
-import { type ComparisonResult, runAbComparison } from "../server/perf/ab-comparison";
+import { InferenceClient, type InferInput } from "../client/index";
+import { type ComparisonResult, runAbComparison } from "../tools/perf/ab-comparison";
 import type { BenchContext } from "./bench-context";
-import { startInferenceServerProcess } from "../server/tune/inference-server-process";
-import { preparedSender } from "../server/perf/prepared-sender";
-import { measureThroughput } from "../server/perf/throughput-measurement";
+import { startInferenceServerProcess } from "../tools/tune/inference-server-process";
+import { preparedSender } from "../tools/perf/prepared-sender";
+import { measureThroughput } from "../tools/perf/throughput-measurement";
 
 function identityConfig(backend: string): string {
   return [

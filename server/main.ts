@@ -19,9 +19,9 @@ import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";
 import { buildHttpServer } from "./frontends/http/http-server";
 import { SystemSharedMemory } from "./frontends/shared-memory/system-shared-memory";
-import { countNvidiaGpus } from "./gpu-detection";
-import { IdleCollection } from "./idle-collection";
-import { LogSettings } from "./log-settings";
+import { countNvidiaGpus } from "./backends/gpu-detection";
+import { IdleCollection } from "./memory/idle-collection";
+import { LogSettings } from "./logging/log-settings";
 import { ServerMetrics, startMetricsServer } from "./metrics/index";
 
 /** Which groups each header unlocks, for the log: header names only, never their values. */

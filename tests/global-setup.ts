@@ -15,5 +15,5 @@ export default function setup(): void {
     const output = String((error as { stdout?: Buffer }).stdout ?? "");
     if (!output.includes("error TS")) throw error;
   }
-  execFileSync(process.execPath, [path.join(root, "dist/server/model-builder/ensure-example-repository.js")], { cwd: root, stdio: "pipe" });
+  execFileSync(process.execPath, [path.join(root, "dist/tools/model-builder/ensure-example-repository.js")], { cwd: root, stdio: "pipe" });
 }

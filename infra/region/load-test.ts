@@ -73,7 +73,7 @@ export function createLoadTest(name: string, args: LoadTestArgs, opts: pulumi.Cu
           containers: [{
             name: "inference-perf",
             image: args.image,
-            command: ["node", "dist/server/perf/main.js"],
+            command: ["node", "dist/tools/perf/main.js"],
             args: loadTestArguments(args.loadTest),
             env: [adminKeyEnv(args.adminKeySecret)],
             ports: [{ name: "metrics", containerPort: loadTestNames.metricsPort }],

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError } from "commander";
 import type { ApiRestrictions } from "../frontends/api-restrictions";
 import type { GrpcConnectionLimits } from "../frontends/grpc/grpc-server";
 import type { HttpConnectionLimits } from "../frontends/http/http-server";
-import { booleanFlag, collect, parseInteger } from "./option-parsers";
+import { booleanFlag, collect, parseInteger } from "../../common/option-parsers";
 import { parseApiRestrictions, type SecretSources } from "./restricted-api-option";
 import type { ServerTls } from "../frontends/server-tls";
 import { parseServerTls } from "./tls-option";

@@ -2,8 +2,8 @@ import os from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULT_REQUEST_LIMITS, type TraceSettingValues } from "../core/index";
 import { addNetworkOptions, type NetworkOptions, parseNetworkOptions } from "./network-options";
-import { booleanFlag, collect, parseBoolean, parseInteger } from "./option-parsers";
-import { type LogFormat, MAX_VERBOSE_LEVEL } from "../log-settings";
+import { booleanFlag, collect, parseBoolean, parseInteger } from "../../common/option-parsers";
+import { type LogFormat, MAX_VERBOSE_LEVEL } from "../logging/log-settings";
 import type { SecretSources } from "./restricted-api-option";
 import { parseTraceConfig } from "./trace-config-option";
 

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "commander";
 import { DEFAULT_TRACE_SETTING, INT32_MAX, type TraceLevel, type TraceSettingValues, UINT32_MAX } from "../core/index";
-import { parseInteger } from "./option-parsers";
+import { parseInteger } from "../../common/option-parsers";
 
 const GLOBAL_KEYS = ["rate", "level", "count", "mode"];
 const TRITON_KEYS = ["file", "log-frequency"];

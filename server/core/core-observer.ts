@@ -1,4 +1,4 @@
-import type { InstancePlacement } from "./model-version";
+import type { InstancePlacement } from "./repository/model-version";
 
 /**
  * The side channel metrics listen on. The core calls these synchronously on the hot path, so implementations

@@ -1,19 +1,19 @@
-import { classify } from "./classification";
+import { classify } from "./request/classification";
 import type { CoreObserver, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";
 import { asInferenceError, InferenceError, invalidArg } from "./errors";
-import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./inference-request";
-import { type ComposingModels, ensembleDependencies } from "./ensemble";
-import type { LoadOverrides } from "./load-overrides";
-import { modelConfigToJson } from "./model-config";
-import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
-import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./model-repository";
-import { type ModelSource, overrideSource, repositorySource } from "./model-source";
-import { fullShape } from "./model-signature";
-import type { ModelStatisticsSnapshot } from "./model-statistics";
-import type { ModelIndexEntry, ModelVersion } from "./model-version";
-import type { OverrideDirectory } from "./override-directory";
-import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request-validation";
-import { ResponseCache } from "./response-cache";
+import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./request/inference-request";
+import { type ComposingModels, ensembleDependencies } from "./scheduling/ensemble";
+import type { LoadOverrides } from "./repository/load-overrides";
+import { modelConfigToJson } from "./model-config/model-config";
+import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./repository/model-loader";
+import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./repository/model-repository";
+import { type ModelSource, overrideSource, repositorySource } from "./repository/model-source";
+import { fullShape } from "./model-config/model-signature";
+import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
+import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
+import type { OverrideDirectory } from "./repository/override-directory";
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request/request-validation";
+import { ResponseCache } from "./request/response-cache";
 
 export interface CoreSettings {
   readonly modelRepositories: readonly string[];

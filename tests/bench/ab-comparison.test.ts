@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { medianThroughput, runAbComparison, type SideMeasurement } from "../../server/perf/ab-comparison";
+import { medianThroughput, runAbComparison, type SideMeasurement } from "../../tools/perf/ab-comparison";
 import { formatBenchTable } from "../../bench/bench-table";
-import { summarizeRatios } from "../../server/perf/ratio-summary";
+import { summarizeRatios } from "../../tools/perf/ratio-summary";
 
 const measured = (throughput: number): SideMeasurement => ({ throughput, p50Ms: 1, p90Ms: 2, p99Ms: 3 });
 

@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parsePerfOptions } from "../../server/perf/perf-options";
-import { PrometheusResults } from "../../server/perf/prometheus-results";
-import { runInferencePerf } from "../../server/perf/run-inference-perf";
+import { parsePerfOptions } from "../../tools/perf/perf-options";
+import { PrometheusResults } from "../../tools/perf/prometheus-results";
+import { runInferencePerf } from "../../tools/perf/run-inference-perf";
 import { type RunningPrometheus, startPrometheus } from "../helpers/prometheus-process";
 import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
 import { listDashboardQueries } from "./promql-inventory";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   InferenceClient, InferenceServerError, InvalidArgumentError, NotFoundError, RequestTimeoutError, ServerUnreachableError,
   type TensorFormat, UnsupportedError,
-} from "../../server/client/index";
+} from "../../client/index";
 import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
 
 const MODELS = ["simple", "identity_int64", "identity_bytes", "identity_bool", "identity_fp16", "identity_fp32"];

@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InferenceClient } from "../../server/client/index";
+import { InferenceClient } from "../../client/index";
 import { type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 import { writeSimpleModel } from "../helpers/simple-model";
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { joinBytesElements } from "../../server/tensor-bytes";
+import { joinBytesElements } from "../../protocol/tensor-bytes";
 import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
 import { GrpcCallError, GrpcTestClient } from "./grpc-transport";
 import { binaryRequest } from "./http-transport";

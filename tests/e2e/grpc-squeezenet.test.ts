@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { float16Value } from "../../server/float16";
+import { float16Value } from "../../protocol/float16";
 import { mugInputFp16, squeezenetRepository } from "../helpers/squeezenet";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { caseOutputs, GrpcCallError, type GrpcMessage, GrpcTestClient } from "./grpc-transport";

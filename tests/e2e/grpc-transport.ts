@@ -9,7 +9,7 @@ import { REPO_ROOT } from "../helpers/server-process";
 import { tensorBytes, tensorValues } from "./http-transport";
 import { type CaseRequest, type CaseResult, type CaseTensor, isRawTensor, type ProtocolTransport } from "./protocol-transport";
 
-export const PROTO_DIRECTORY = path.join(REPO_ROOT, "server", "proto");
+export const PROTO_DIRECTORY = path.join(REPO_ROOT, "protocol", "proto");
 
 /** As a Triton client decodes: 64-bit integers as exact decimal strings, enums by name, defaults filled. */
 const LOADER_OPTIONS = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [PROTO_DIRECTORY] };

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { crc32, deflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { joinBytesElements } from "../../server/tensor-bytes";
+import { joinBytesElements } from "../../protocol/tensor-bytes";
 import { type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 import { parseExposition } from "../server/metrics/prometheus-text";
 import { type BinaryTransports, binaryTransports, type Protocol } from "./binary-transports";

@@ -3,13 +3,13 @@ import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InferenceClient } from "../../server/client/index";
-import { parseModelConfigText } from "../../server/core/model-config";
-import type { TuneSummary } from "../../server/tune/tune-summary";
-import { TUNE_COMMENT } from "../../server/tune/tuned-config-text";
+import { InferenceClient } from "../../client/index";
+import { parseModelConfigText } from "../../server/core/model-config/model-config";
+import type { TuneSummary } from "../../tools/tune/tune-summary";
+import { TUNE_COMMENT } from "../../tools/tune/tuned-config-text";
 import { EXAMPLE_REPOSITORY, REPO_ROOT, runScriptToExit, type ScriptRun, startServer } from "../helpers/server-process";
 
-const TUNE_MAIN = path.join(REPO_ROOT, "dist", "server", "tune", "main.js");
+const TUNE_MAIN = path.join(REPO_ROOT, "dist", "tools", "tune", "main.js");
 const MODEL = "mlp_unbatched";
 
 /** The example mlp as someone might ship it: max_batch_size 64 but no dynamic batcher, so every request runs alone. */

@@ -2,7 +2,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } f
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OnnxGraphBuilder } from "../../server/model-builder/index";
+import { OnnxGraphBuilder } from "../../tools/model-builder/index";
 import { EXAMPLE_REPOSITORY, runServerToExit, type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 
 const TRITON_CONFIGS = path.join(SHARED_DATA, "triton-configs");

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OnnxGraphBuilder } from "../../server/model-builder/index";
+import { OnnxGraphBuilder } from "../../tools/model-builder/index";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { writeSimpleModel } from "../helpers/simple-model";
 

@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { joinBytesElements as bytesPayload } from "../../server/tensor-bytes";
+import { joinBytesElements as bytesPayload } from "../../protocol/tensor-bytes";
 import { processMemory } from "../helpers/process-memory";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { grpcCallError as grpcError, GrpcTestClient } from "./grpc-transport";

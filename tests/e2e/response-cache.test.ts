@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CACHE_ENTRY_OVERHEAD_BYTES } from "../../server/core/response-cache";
+import { CACHE_ENTRY_OVERHEAD_BYTES } from "../../server/core/request/response-cache";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { writeSimpleModel } from "../helpers/simple-model";
 

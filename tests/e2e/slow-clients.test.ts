@@ -1,7 +1,7 @@
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InferenceClient } from "../../server/client/index";
+import { InferenceClient } from "../../client/index";
 import { openRaw, type RawConnection } from "../helpers/raw-connection";
 import { type RunningServer, startServer } from "../helpers/server-process";
 

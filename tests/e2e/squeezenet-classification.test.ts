@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { float16Value } from "../../server/float16";
+import { float16Value } from "../../protocol/float16";
 import { mugInputFp16, squeezenetRepository } from "../helpers/squeezenet";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { tensorValues } from "./http-transport";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InferenceClient, type InferenceClientOptions, UnavailableError } from "../../server/client/index";
+import { InferenceClient, type InferenceClientOptions, UnavailableError } from "../../client/index";
 import { runPerf } from "../helpers/perf-process";
 import { openRaw } from "../helpers/raw-connection";
 import { type RunningServer, startServer } from "../helpers/server-process";

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { REPO_ROOT, runScriptToExit, type ScriptRun } from "./server-process";
 
-const PERF_MAIN = path.join(REPO_ROOT, "dist", "server", "perf", "main.js");
+const PERF_MAIN = path.join(REPO_ROOT, "dist", "tools", "perf", "main.js");
 
 export type PerfRun = ScriptRun;
 

@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } fro
 import os from "node:os";
 import path from "node:path";
 import * as jpeg from "jpeg-js";
-import { float16Bits } from "../../server/float16";
+import { float16Bits } from "../../protocol/float16";
 import { SHARED_DATA } from "./server-process";
 
 /**

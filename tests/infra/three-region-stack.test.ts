@@ -108,7 +108,7 @@ describe("three-region production stack", () => {
       const container = input(job, "spec", "template", "spec", "containers", 0) as Record<string, unknown>;
       expect(container).toMatchObject({
         image: PREBUILT_IMAGE,
-        command: ["node", "dist/server/perf/main.js"],
+        command: ["node", "dist/tools/perf/main.js"],
         env: [{ name: "INFERENCE_ADMIN_KEY", valueFrom: { secretKeyRef: { name: "inference-admin-key", key: "admin-key" } } }],
         ports: [{ name: "metrics", containerPort: 9102 }],
       });

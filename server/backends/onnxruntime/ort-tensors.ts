@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import type * as ort from "onnxruntime-node";
-import { bytesElementStrings, joinBytesStrings } from "../../tensor-bytes";
+import { bytesElementStrings, joinBytesStrings } from "../../../protocol/tensor-bytes";
 import type { BackendTensor, InputProblem, TensorSpec } from "../backend";
 
 /** Protocol datatype <-> ONNX Runtime tensor type. BF16 has no ONNX Runtime JS type, so it is absent. */

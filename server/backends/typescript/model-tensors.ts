@@ -1,4 +1,4 @@
-import { bytesElementOffsets, joinBytesElements } from "../../tensor-bytes";
+import { bytesElementOffsets, joinBytesElements } from "../../../protocol/tensor-bytes";
 import type { BackendTensor } from "../backend";
 import type { DataType, OutputTensor, Tensor } from "./typescript-model";
 

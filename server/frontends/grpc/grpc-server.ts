@@ -2,7 +2,7 @@ import {
   Server, ServerCredentials, type ServerInterceptingCall, type ServerInterceptor, type ServerOptions, type ServiceDefinition,
 } from "@grpc/grpc-js";
 import type { InferenceCore, Tracer } from "../../core/index";
-import type { LogSettings } from "../../log-settings";
+import type { LogSettings } from "../../logging/log-settings";
 import type { ApiRestrictions } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
 import { loadGrpcServiceDefinitions } from "./grpc-service-definitions";

@@ -4,7 +4,7 @@ import { loadSync } from "@grpc/proto-loader";
 import { modelConfigSchema } from "../../core/index";
 import { GRPC_LOADER_OPTIONS } from "./grpc-messages";
 
-/** The two services the gRPC endpoint serves, loaded from `server/proto`. */
+/** The two services the gRPC endpoint serves, loaded from `protocol/proto`. */
 export interface GrpcServiceDefinitions {
   /** `inference.GRPCInferenceService` (grpc_service.proto, which imports model_config.proto). */
   readonly inference: ServiceDefinition;
@@ -14,7 +14,7 @@ export interface GrpcServiceDefinitions {
 
 function service(definition: ReturnType<typeof loadSync>, name: string): ServiceDefinition {
   const found = definition[name];
-  if (found === undefined || "format" in found) throw new Error(`${name} is not a service in server/proto`);
+  if (found === undefined || "format" in found) throw new Error(`${name} is not a service in protocol/proto`);
   return found as ServiceDefinition;
 }
 

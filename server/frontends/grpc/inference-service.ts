@@ -1,6 +1,6 @@
 import type { handleUnaryCall, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { answerTraceSetting, Cancellation, type InferenceCore, refuseRepositoryName, type RequestTrace, type Tracer } from "../../core/index";
-import type { LogSettings } from "../../log-settings";
+import type { LogSettings } from "../../logging/log-settings";
 import type {
   LogSettingsMessage, ModelInferRequestMessage, ModelInferResponseMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage,
   RepositoryModelRequestMessage, TraceSettingRequestMessage,

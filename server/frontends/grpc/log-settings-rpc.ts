@@ -1,4 +1,4 @@
-import type { LogSettings, LogSettingsValues } from "../../log-settings";
+import type { LogSettings, LogSettingsValues } from "../../logging/log-settings";
 import type { LogSettingsMessage, LogSettingValueMessage } from "./grpc-messages";
 
 /** Each setting's value as the member of its oneof that was set; none set reads as undefined, a wrong type. */

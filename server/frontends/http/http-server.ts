@@ -6,7 +6,7 @@ import Fastify, {
 import {
   answerTraceSetting, Cancellation, InferenceError, type InferenceCore, refuseRepositoryName, type Tracer,
 } from "../../core/index";
-import type { LogSettings } from "../../log-settings";
+import type { LogSettings } from "../../logging/log-settings";
 import { type ApiGroup, type ApiRestrictions, unlocker } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";

@@ -1,5 +1,5 @@
 """Independent check of the gRPC endpoint: Debian's python3-grpcio with stubs that grpc_tools.protoc generated from
-server/proto, so neither our encoder nor our decoder is involved on the client side.
+protocol/proto, so neither our encoder nor our decoder is involved on the client side.
 
 Usage: simple_grpc_client.py STUBS_DIR HOST:PORT
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendInstance, InstanceSpec, TensorMap } from "../../../server/backends/backend";
 import { INLINE_MODEL_MAX_BYTES, OnnxruntimeBackend } from "../../../server/backends/onnxruntime/onnxruntime-backend";
-import { OnnxGraphBuilder } from "../../../server/model-builder/index";
+import { OnnxGraphBuilder } from "../../../tools/model-builder/index";
 import { EXAMPLE_REPOSITORY } from "../../helpers/server-process";
 
 const spec = (modelPath: string): InstanceSpec => ({

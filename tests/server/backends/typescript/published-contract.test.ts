@@ -5,8 +5,8 @@ import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendResponse } from "../../../../server/backends/backend";
 import { TypeScriptBackend } from "../../../../server/backends/typescript/typescript-backend";
-import { fromFloat16Array } from "../../../../server/float16";
-import { compileTypeScriptModel } from "../../../../server/model-builder/compile-typescript-model";
+import { fromFloat16Array } from "../../../../protocol/float16";
+import { compileTypeScriptModel } from "../../../../tools/model-builder/compile-typescript-model";
 import { REPO_ROOT } from "../../../helpers/server-process";
 
 /** A model as a user writes it, in a project that depends on the package (the types come from dist/ through `exports`). */

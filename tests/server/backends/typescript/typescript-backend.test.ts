@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendInstance, BackendRequest, BackendResponse, BackendTensor, InstanceSpec, TensorMap } from "../../../../server/backends/backend";
 import { TypeScriptBackend } from "../../../../server/backends/typescript/typescript-backend";
-import { joinBytesElements } from "../../../../server/tensor-bytes";
+import { joinBytesElements } from "../../../../protocol/tensor-bytes";
 import { writeProbeModel } from "../../../helpers/typescript-test-models";
 
 const backend = new TypeScriptBackend();

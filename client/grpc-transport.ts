@@ -1,0 +1,294 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import {
+  type ChannelCredentials, type Client, credentials, makeGenericClientConstructor, Metadata, type MethodDefinition, type ServiceDefinition, type ServiceError, status,
+} from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+import { isDataType } from "../protocol/datatypes";
+import { type ClientTls, nodeTlsOptions } from "./client-tls";
+import type { ClientTransport } from "./client-transport";
+import { errorFromGrpcStatus } from "./error-from-grpc-status";
+import { InferResult } from "./infer-result";
+import type { CallOptions, InferRequest, OutputTensor, ParameterValue, PreparedInferRequest } from "./infer-types";
+import { loadConfigText, type ModelLoadOverrides } from "./model-load-overrides";
+import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
+import { bytesToTensorData, tensorDataToBytes } from "./tensor-data";
+
+/**
+ * How messages decode: proto field names (as Triton's JSON), 64-bit integers as numbers (shapes, counters and
+ * durations stay far below 2^53; tensor data travels as raw bytes, never as int64 fields), unset fields filled.
+ */
+const LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
+
+type Message = Record<string, unknown>;
+type GrpcParameter = { readonly parameter_choice?: string } & Readonly<Record<string, unknown>>;
+
+let loadedService: ServiceDefinition | undefined;
+
+/** `inference.GRPCInferenceService` from the package's `protocol/proto`, found from source or compiled code. */
+function inferenceService(): ServiceDefinition {
+  if (loadedService !== undefined) return loadedService;
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const protoDir = path.join(dir, "protocol", "proto");
+    if (existsSync(path.join(protoDir, "grpc_service.proto"))) {
+      const definition = loadSync(path.join(protoDir, "grpc_service.proto"), { ...LOADER_OPTIONS, includeDirs: [protoDir] });
+      loadedService = definition["inference.GRPCInferenceService"] as ServiceDefinition;
+      return loadedService;
+    }
+    if (path.dirname(dir) === dir) throw new Error(`protocol/proto/grpc_service.proto not found above ${__dirname}`);
+  }
+}
+
+function toGrpcParameters(parameters: Readonly<Record<string, ParameterValue>>): Record<string, Message> {
+  return Object.fromEntries(Object.entries(parameters).map(([key, value]) => [key,
+    typeof value === "string" ? { string_param: value }
+      : typeof value === "boolean" ? { bool_param: value }
+        : Number.isInteger(value) ? { int64_param: value } : { double_param: value }]));
+}
+
+function fromGrpcParameters(parameters: Readonly<Record<string, GrpcParameter>> | undefined): Record<string, ParameterValue> {
+  const out: Record<string, ParameterValue> = {};
+  for (const [key, parameter] of Object.entries(parameters ?? {})) {
+    const choice = parameter.parameter_choice;
+    if (choice !== undefined) out[key] = parameter[choice] as ParameterValue;
+  }
+  return out;
+}
+
+/** Unset message fields decode as null; the HTTP JSON leaves them out, and so does this. */
+function withoutNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutNulls) as T;
+  if (typeof value !== "object" || value === null || Buffer.isBuffer(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)])) as T;
+}
+
+export interface GrpcTransportOptions {
+  /** `host:port` of the gRPC endpoint (Triton's default port is 8001). */
+  readonly address: string;
+  /** Default per-call timeout (a gRPC deadline); none by default. */
+  readonly timeoutMs?: number;
+  /** Metadata sent with every call. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Largest message sent or received (default 2 GiB - 1, as the server's). */
+  readonly maxMessageBytes?: number;
+  /**
+   * HTTP/2 receive window for responses, per stream and connection (default 8 MiB): at Node's 64 KiB, every 64 KiB
+   * of a large output waits for a round trip.
+   */
+  readonly flowControlWindowBytes?: number;
+  /** Connect over TLS (a server started with --grpc-use-ssl), with these CA and client certificate settings. */
+  readonly tls?: ClientTls;
+}
+
+const DEFAULT_FLOW_CONTROL_WINDOW_BYTES = 8 * 1024 * 1024;
+
+/** A ModelInferRequest serialized once by {@link GrpcTransport.prepareInfer}. */
+class GrpcPreparedInfer implements PreparedInferRequest {
+  #encodeCharged = false;
+
+  constructor(readonly modelName: string, readonly modelVersion: string | undefined, readonly payload: Buffer, readonly encodeNs: number) {}
+
+  /** The encode time on the first send, 0 on later ones: summed over all sends it is the real encoding cost. */
+  chargeEncodeNs(): number {
+    if (this.#encodeCharged) return 0;
+    this.#encodeCharged = true;
+    return this.encodeNs;
+  }
+}
+
+interface ModelInferResponseMessage {
+  readonly model_name: string;
+  readonly model_version: string;
+  readonly id: string;
+  readonly parameters?: Readonly<Record<string, GrpcParameter>>;
+  readonly outputs: readonly { readonly name: string; readonly datatype: string; readonly shape: readonly number[]; readonly parameters?: Readonly<Record<string, GrpcParameter>> }[];
+  readonly raw_output_contents: readonly Buffer[];
+}
+
+const identity = (bytes: Buffer): Buffer => bytes;
+
+const asBuffer = (pem: string | Buffer | undefined): Buffer | null => (pem === undefined ? null : Buffer.from(pem));
+
+function channelCredentials(tls: ClientTls | undefined): ChannelCredentials {
+  if (tls === undefined) return credentials.createInsecure();
+  const { rejectUnauthorized, checkServerIdentity } = nodeTlsOptions(tls);
+  return credentials.createSsl(asBuffer(tls.ca), asBuffer(tls.key), asBuffer(tls.cert), {
+    rejectUnauthorized, ...(checkServerIdentity === undefined ? {} : { checkServerIdentity }),
+  });
+}
+
+/** The parameters of a load request as Triton's gRPC frontend takes them: `config` a string, `file:<path>` bytes. */
+function grpcLoadParameters(overrides: ModelLoadOverrides): Record<string, { string_param: string } | { bytes_param: Uint8Array }> {
+  const parameters: Record<string, { string_param: string } | { bytes_param: Uint8Array }> = {};
+  const config = loadConfigText(overrides);
+  if (config !== undefined) parameters["config"] = { string_param: config };
+  for (const [file, contents] of Object.entries(overrides.files ?? {})) parameters[`file:${file}`] = { bytes_param: contents };
+  return parameters;
+}
+
+/**
+ * Triton's GRPCInferenceService over one @grpc/grpc-js channel (HTTP/2 multiplexes concurrent calls on it).
+ * Tensors always travel as `raw_input_contents`/`raw_output_contents`, so tensor formats do not apply. Failed
+ * calls become `InferenceServerError`s by status code.
+ */
+export class GrpcTransport implements ClientTransport {
+  readonly protocol = "grpc";
+  readonly target: string;
+  readonly #client: Client;
+  readonly #service: ServiceDefinition;
+  readonly #options: GrpcTransportOptions;
+
+  constructor(options: GrpcTransportOptions) {
+    this.#service = inferenceService();
+    this.#options = options;
+    this.target = options.address;
+    const maxBytes = options.maxMessageBytes ?? 2 ** 31 - 1;
+    const Client = makeGenericClientConstructor(this.#service, "GRPCInferenceService");
+    this.#client = new Client(options.address, channelCredentials(options.tls), {
+      "grpc.max_receive_message_length": maxBytes, "grpc.max_send_message_length": maxBytes,
+      "grpc-node.flow_control_window": options.flowControlWindowBytes ?? DEFAULT_FLOW_CONTROL_WINDOW_BYTES,
+    });
+  }
+
+  async serverLive(options?: CallOptions): Promise<boolean> {
+    return (await this.#call<{ live: boolean }>("ServerLive", {}, options)).live;
+  }
+
+  async serverReady(options?: CallOptions): Promise<boolean> {
+    return (await this.#call<{ ready: boolean }>("ServerReady", {}, options)).ready;
+  }
+
+  serverMetadata(options?: CallOptions): Promise<ServerMetadata> {
+    return this.#call("ServerMetadata", {}, options);
+  }
+
+  async modelReady(model: string, version: string | undefined, options?: CallOptions): Promise<boolean> {
+    return (await this.#call<{ ready: boolean }>("ModelReady", { name: model, version: version ?? "" }, options)).ready;
+  }
+
+  modelMetadata(model: string, version: string | undefined, options?: CallOptions): Promise<ModelMetadata> {
+    return this.#call("ModelMetadata", { name: model, version: version ?? "" }, options);
+  }
+
+  async modelConfig(model: string, version: string | undefined, options?: CallOptions): Promise<ModelConfig> {
+    return withoutNulls((await this.#call<{ config: ModelConfig }>("ModelConfig", { name: model, version: version ?? "" }, options)).config);
+  }
+
+  async modelStatistics(model: string | undefined, version: string | undefined, options?: CallOptions): Promise<ModelStatistics[]> {
+    const response = await this.#call<{ model_stats: ModelStatistics[] }>("ModelStatistics", { name: model ?? "", version: version ?? "" }, options);
+    return withoutNulls(response.model_stats);
+  }
+
+  async repositoryIndex(readyOnly: boolean, options?: CallOptions): Promise<RepositoryIndexEntry[]> {
+    const response = await this.#call<{ models: RepositoryIndexEntry[] }>("RepositoryIndex", { repository_name: "", ready: readyOnly }, options);
+    // An empty version means "not loaded", which the HTTP index says by leaving the field out.
+    return response.models.map(({ version, ...entry }) => (version === "" || version === undefined ? entry : { ...entry, version }));
+  }
+
+  async loadModel(model: string, overrides: ModelLoadOverrides, options?: CallOptions): Promise<void> {
+    await this.#call("RepositoryModelLoad", { repository_name: "", model_name: model, parameters: grpcLoadParameters(overrides) }, options);
+  }
+
+  async unloadModel(model: string, unloadDependents: boolean, options?: CallOptions): Promise<void> {
+    const parameters = unloadDependents ? { unload_dependents: { bool_param: true } } : {};
+    await this.#call("RepositoryModelUnload", { repository_name: "", model_name: model, parameters }, options);
+  }
+
+  async logSettings(update: Partial<LogSettings> | undefined, options?: CallOptions): Promise<LogSettings> {
+    // As tritonclient: booleans travel as bool_param, numbers as uint32_param, strings as string_param.
+    const settings = Object.fromEntries(Object.entries(update ?? {}).map(([name, value]) =>
+      [name, typeof value === "boolean" ? { bool_param: value } : typeof value === "number" ? { uint32_param: value } : { string_param: value }]));
+    const response = await this.#call<{ settings: Record<string, GrpcParameter> }>("LogSettings", { settings }, options);
+    return fromGrpcParameters(response.settings) as unknown as LogSettings;
+  }
+
+  prepareInfer(request: InferRequest): PreparedInferRequest {
+    const start = process.hrtime.bigint();
+    const message = {
+      model_name: request.modelName,
+      model_version: request.modelVersion ?? "",
+      id: request.id ?? "",
+      parameters: toGrpcParameters(request.parameters),
+      inputs: request.inputs.map((input) => ({ name: input.name, datatype: input.datatype, shape: input.shape, parameters: toGrpcParameters(input.parameters) })),
+      outputs: (request.outputs ?? []).map((output) => ({
+        name: output.name,
+        parameters: output.classification === undefined ? {} : { classification: { int64_param: output.classification } },
+      })),
+      raw_input_contents: request.inputs.map((input) => {
+        const bytes = tensorDataToBytes(input.datatype, input.data);
+        return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      }),
+    };
+    const payload = this.#method("ModelInfer").requestSerialize(message);
+    return new GrpcPreparedInfer(request.modelName, request.modelVersion, payload, Number(process.hrtime.bigint() - start));
+  }
+
+  async infer(prepared: PreparedInferRequest, options?: CallOptions): Promise<InferResult> {
+    if (!(prepared instanceof GrpcPreparedInfer)) throw new TypeError("this request was prepared by another transport");
+    const method = this.#method("ModelInfer");
+    const sentAt = process.hrtime.bigint();
+    // Sent pre-serialized, received raw: decoding is timed as the receive step.
+    const raw = await this.#unary<Buffer>(method.path, identity, identity, prepared.payload, options);
+    const receivedAt = process.hrtime.bigint();
+    const response = method.responseDeserialize(raw) as ModelInferResponseMessage;
+    if (response.raw_output_contents.length !== response.outputs.length) {
+      throw new SyntaxError(`malformed ModelInferResponse: ${response.outputs.length} outputs but ${response.raw_output_contents.length} raw_output_contents`);
+    }
+    const outputs = response.outputs.map((output, index): OutputTensor => {
+      if (!isDataType(output.datatype)) throw new SyntaxError(`malformed ModelInferResponse: output '${output.name}' has datatype '${output.datatype}'`);
+      const bytes = response.raw_output_contents[index]!;
+      const parameters = fromGrpcParameters(output.parameters);
+      return {
+        name: output.name, datatype: output.datatype, shape: output.shape,
+        data: bytesToTensorData(output.datatype, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), output.name),
+        ...(Object.keys(parameters).length === 0 ? {} : { parameters }),
+      } as OutputTensor;
+    });
+    return new InferResult({
+      modelName: response.model_name, modelVersion: response.model_version, id: response.id === "" ? undefined : response.id,
+      parameters: fromGrpcParameters(response.parameters), outputs,
+      timing: { sendNs: prepared.chargeEncodeNs(), responseWaitNs: Number(receivedAt - sentAt), receiveNs: Number(process.hrtime.bigint() - receivedAt) },
+    });
+  }
+
+  close(): Promise<void> {
+    this.#client.close();
+    return Promise.resolve();
+  }
+
+  #method(rpc: string): MethodDefinition<Message, unknown> {
+    return this.#service[rpc] as MethodDefinition<Message, unknown>;
+  }
+
+  #call<T>(rpc: string, request: Message, options?: CallOptions): Promise<T> {
+    const method = this.#method(rpc);
+    return this.#unary(method.path, method.requestSerialize, method.responseDeserialize, request, options) as Promise<T>;
+  }
+
+  #unary<Response>(
+    methodPath: string, serialize: (value: never) => Buffer, deserialize: (bytes: Buffer) => unknown, request: unknown, options?: CallOptions,
+  ): Promise<Response> {
+    const metadata = new Metadata();
+    for (const [key, value] of Object.entries({ ...this.#options.headers, ...options?.headers })) metadata.set(key, value);
+    const timeoutMs = options?.timeoutMs ?? this.#options.timeoutMs;
+    const signal = options?.signal;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(signal.reason);
+        return;
+      }
+      const call = this.#client.makeUnaryRequest(
+        methodPath, serialize as (value: unknown) => Buffer, deserialize, request, metadata,
+        timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs },
+        (error: ServiceError | null, response?: unknown) => {
+          signal?.removeEventListener("abort", cancel);
+          if (error === null) resolve(response as Response);
+          else if (error.code === status.CANCELLED && signal?.aborted === true) reject(signal.reason);
+          else reject(errorFromGrpcStatus(error, this.target));
+        },
+      );
+      const cancel = (): void => call.cancel();
+      signal?.addEventListener("abort", cancel, { once: true });
+    });
+  }
+}

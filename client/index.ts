@@ -1,0 +1,22 @@
+export { InferenceClient, type InferenceClientOptions, type ModelCallOptions } from "./inference-client";
+export type { ClientTls } from "./client-tls";
+export type { ClientTransport } from "./client-transport";
+export { GrpcTransport, type GrpcTransportOptions } from "./grpc-transport";
+export { HttpTransport, type HttpTransportOptions } from "./http-transport";
+export { InferResult } from "./infer-result";
+export type { ModelLoadOverrides } from "./model-load-overrides";
+export type {
+  CallOptions, InferInput, InferOptions, InferRequest, InferTiming, InputTensor, OutputSelection, OutputTensor,
+  ParameterValue, PreparedInferRequest, RequestedOutput, TensorFormat,
+} from "./infer-types";
+export {
+  InferenceServerError, InternalServerError, InvalidArgumentError, NotFoundError, RequestTimeoutError, ServerUnreachableError,
+  UnavailableError, UnsupportedError, type InferenceErrorCode,
+} from "./inference-server-error";
+export type {
+  BatchStat, DurationStat, InferenceStats, LogSettings, ModelConfig, ModelConfigTensor, ModelMetadata, ModelStatistics,
+  RepositoryIndexEntry, ServerMetadata, TensorMetadata,
+} from "./kserve-types";
+export { bytesToTensorData, elementCountOf, tensorDataToBytes, toTensorData } from "./tensor-data";
+export type { NumericTensorData, PlainTensorValues, TensorData, TensorDataByType } from "./tensor-data";
+export { DATATYPES, type DataType } from "../protocol/datatypes";

@@ -1,0 +1,61 @@
+import type { DataType } from "../../../protocol/datatypes";
+import { invalidArg } from "../errors";
+
+import { bytesElementStrings } from "../../../protocol/tensor-bytes";
+
+export { joinBytesElements, joinBytesStrings } from "../../../protocol/tensor-bytes";
+
+/**
+ * A tensor as the core sees it, whatever the transport: row-major little-endian bytes; BYTES elements are each
+ * a 4-byte little-endian length followed by the bytes (Triton's own serialization).
+ */
+export interface Tensor {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly shape: readonly number[];
+  readonly data: Uint8Array;
+}
+
+export function elementCount(shape: readonly number[]): number {
+  let count = 1;
+  for (const dim of shape) count *= dim;
+  return count;
+}
+
+/**
+ * Checks a BYTES payload without materializing its elements: the 4-byte length prefixes must add up exactly to
+ * `expectedCount` elements, none longer than `maxElementBytes`. Throws INVALID_ARG, stopping at the first fault.
+ */
+export function checkBytesElements(data: Uint8Array, expectedCount: number, tensorName: string, maxElementBytes: number): void {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let count = 0;
+  let offset = 0;
+  while (offset < data.byteLength) {
+    if (offset + 4 > data.byteLength) {
+      throw invalidArg(`unexpected end of BYTES data for input '${tensorName}': incomplete 4-byte length prefix`);
+    }
+    const length = view.getUint32(offset, true);
+    offset += 4;
+    if (offset + length > data.byteLength) {
+      throw invalidArg(`unexpected end of BYTES data for input '${tensorName}': element of ${length} bytes overruns the payload`);
+    }
+    if (length > maxElementBytes) {
+      throw invalidArg(`BYTES element ${count} of input '${tensorName}' has ${length} bytes, more than the ${maxElementBytes} allowed (--max-bytes-element-size)`);
+    }
+    offset += length;
+    if (++count > expectedCount) break;
+  }
+  if (count !== expectedCount) {
+    const held = count > expectedCount ? `more than ${expectedCount}` : String(count);
+    throw invalidArg(`input '${tensorName}' holds ${held} BYTES elements, but its shape needs ${expectedCount}`);
+  }
+}
+
+/**
+ * A BYTES tensor's elements as UTF-8 text (for JSON), read in place; throws INVALID_ARG when the payload does
+ * not hold exactly `expectedCount` elements.
+ */
+export function bytesElementTexts(data: Uint8Array, expectedCount: number, tensorName: string): string[] {
+  checkBytesElements(data, expectedCount, tensorName, Number.POSITIVE_INFINITY);
+  return bytesElementStrings(data);
+}

@@ -1,0 +1,196 @@
+import { asInferenceError, InferenceError } from "../errors";
+import type { InferRequest, InferResponse, OutputTensor } from "../request/inference-request";
+import type { ModelConfig } from "../model-config/model-config";
+import type { ModelSignature } from "../model-config/model-signature";
+import type { RequestScheduler } from "../repository/model-version";
+import type { ValidatedRequest } from "../request/request-validation";
+import type { ScheduledResult, ScheduleOptions } from "./scheduler";
+import type { Tensor } from "../request/tensor";
+
+/** What an ensemble needs from the server: its composing models' signatures, and a way to run them. */
+export interface ComposingModels {
+  /** The signature of the version a step would use (-1: the latest ready one); throws when it is not servable. */
+  signatureOf(name: string, version: number): ModelSignature;
+  infer(request: InferRequest): Promise<InferResponse>;
+}
+
+/** One `ensemble_scheduling.step`, checked against its model: composing tensor name -> ensemble tensor name. */
+export interface EnsembleStepPlan {
+  readonly modelName: string;
+  /** Undefined: the latest ready version at request time. */
+  readonly modelVersion: string | undefined;
+  readonly inputs: ReadonlyMap<string, string>;
+  readonly outputs: ReadonlyMap<string, string>;
+}
+
+/** The composing models an ensemble config names, in step order (for loading them first). */
+export function ensembleDependencies(config: ModelConfig): string[] {
+  return [...new Set(config.ensemble_scheduling?.step.map((step) => step.model_name) ?? [])];
+}
+
+function planError(detail: string): Error {
+  return new Error(`ensemble_scheduling: ${detail}`);
+}
+
+/**
+ * Checks an ensemble config the way Triton does at load: every step's model is servable and takes the tensors
+ * mapped to it, each ensemble tensor has exactly one producer (an ensemble input or one step), the steps form no
+ * cycle, every ensemble output is produced, datatypes agree along every edge, and a batching ensemble only
+ * composes models that batch at least as far.
+ */
+export function planEnsemble(config: ModelConfig, signature: ModelSignature, composing: ComposingModels): EnsembleStepPlan[] {
+  const steps = config.ensemble_scheduling?.step ?? [];
+  if (steps.length === 0) throw planError("an ensemble needs at least one step");
+  const producedType = new Map<string, string>(signature.inputs.map((input) => [input.name, input.datatype]));
+  const producer = new Map<string, string>(signature.inputs.map((input) => [input.name, "the ensemble's inputs"]));
+  const plans = steps.map((step, index): EnsembleStepPlan & { readonly signature: ModelSignature; readonly label: string } => {
+    const label = `step ${index + 1} (model '${step.model_name}')`;
+    let stepSignature: ModelSignature;
+    try {
+      stepSignature = composing.signatureOf(step.model_name, step.model_version);
+    } catch (error) {
+      throw planError(`${label}: ${(error as Error).message}`);
+    }
+    if (signature.maxBatchSize > 0 && stepSignature.maxBatchSize < signature.maxBatchSize) {
+      throw planError(`${label}: the ensemble's max_batch_size ${signature.maxBatchSize} exceeds the model's ${stepSignature.maxBatchSize}`);
+    }
+    for (const name of Object.keys(step.input_map)) {
+      if (!stepSignature.inputs.some((input) => input.name === name)) throw planError(`${label}: input_map names '${name}', which is not an input of the model`);
+    }
+    const unmapped = stepSignature.inputs.filter((input) => !input.optional && step.input_map[input.name] === undefined).map((input) => `'${input.name}'`);
+    if (unmapped.length > 0) throw planError(`${label}: input_map leaves the model's input(s) ${unmapped.join(", ")} unfed`);
+    for (const [name, tensor] of Object.entries(step.output_map)) {
+      const output = stepSignature.outputs.find((o) => o.name === name);
+      if (output === undefined) throw planError(`${label}: output_map names '${name}', which is not an output of the model`);
+      const earlier = producer.get(tensor);
+      if (earlier !== undefined) throw planError(`${label}: ensemble tensor '${tensor}' is already produced by ${earlier}`);
+      producer.set(tensor, label);
+      producedType.set(tensor, output.datatype);
+    }
+    return {
+      modelName: step.model_name, modelVersion: step.model_version < 0 ? undefined : String(step.model_version),
+      inputs: new Map(Object.entries(step.input_map)), outputs: new Map(Object.entries(step.output_map)),
+      signature: stepSignature, label,
+    };
+  });
+  for (const plan of plans) {
+    for (const [name, tensor] of plan.inputs) {
+      const type = producedType.get(tensor);
+      if (type === undefined) throw planError(`${plan.label}: ensemble tensor '${tensor}' (for input '${name}') is neither an ensemble input nor any step's output`);
+      const wanted = plan.signature.inputs.find((input) => input.name === name)!.datatype;
+      if (type !== wanted) throw planError(`${plan.label}: input '${name}' is ${wanted}, but ensemble tensor '${tensor}' is ${type}`);
+    }
+  }
+  for (const output of signature.outputs) {
+    const type = producedType.get(output.name);
+    if (type === undefined || !producer.has(output.name)) throw planError(`ensemble output '${output.name}' is not produced by any step`);
+    if (type !== output.datatype) throw planError(`ensemble output '${output.name}' is ${output.datatype} in the config, but its step produces ${type}`);
+  }
+  checkAcyclic(plans, signature);
+  return plans.map(({ modelName, modelVersion, inputs, outputs }) => ({ modelName, modelVersion, inputs, outputs }));
+}
+
+function checkAcyclic(plans: readonly (EnsembleStepPlan & { readonly label: string })[], signature: ModelSignature): void {
+  const available = new Set(signature.inputs.map((input) => input.name));
+  const pending = new Set(plans);
+  for (let progressed = true; progressed;) {
+    progressed = false;
+    for (const plan of pending) {
+      if ([...plan.inputs.values()].every((tensor) => available.has(tensor))) {
+        for (const tensor of plan.outputs.values()) available.add(tensor);
+        pending.delete(plan);
+        progressed = true;
+      }
+    }
+  }
+  if (pending.size > 0) throw planError(`the steps form a cycle: ${[...pending].map((plan) => plan.label).join(", ")} wait on each other`);
+}
+
+/**
+ * Triton's ensemble scheduler: runs each step as soon as its input tensors exist, as an ordinary request to the
+ * step's model (so that model's own batching, queue policy and statistics apply), steps with independent inputs
+ * side by side, and answers with the ensemble's outputs. The first failing step fails the request.
+ */
+export class EnsembleScheduler implements RequestScheduler {
+  readonly #steps: readonly EnsembleStepPlan[];
+  readonly #composing: ComposingModels;
+  #inFlight = 0;
+  #closed = false;
+  #drained: (() => void) | undefined;
+
+  constructor(steps: readonly EnsembleStepPlan[], composing: ComposingModels) {
+    this.#steps = steps;
+    this.#composing = composing;
+  }
+
+  /** Requests inside the ensemble; their steps wait in the composing models' own queues. */
+  get pendingCount(): number {
+    return this.#inFlight;
+  }
+
+  get queueDepth(): number {
+    return 0;
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.#drained = resolve));
+  }
+
+  /** Nothing waits here: the steps' queued requests are refused by the composing models' own schedulers. */
+  refuseQueued(): void {
+    this.#closed = true;
+  }
+
+  async enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
+    if (this.#closed) throw new InferenceError("UNAVAILABLE", "model is unloading");
+    this.#inFlight++;
+    try {
+      const tensors = new Map<string, Tensor>(request.inputs);
+      const waiting = new Set(this.#steps);
+      const running = new Map<EnsembleStepPlan, Promise<{ step: EnsembleStepPlan; outputs: readonly OutputTensor[] }>>();
+      while (waiting.size > 0 || running.size > 0) {
+        for (const step of waiting) {
+          if (![...step.inputs.values()].every((tensor) => tensors.has(tensor))) continue;
+          waiting.delete(step);
+          const run = this.#runStep(step, tensors, options).then((outputs) => ({ step, outputs }));
+          run.catch(() => undefined); // a step failing after another already failed the request is not unhandled
+          running.set(step, run);
+        }
+        if (running.size === 0) {
+          const missing = [...waiting].flatMap((step) => [...step.inputs.values()].filter((tensor) => !tensors.has(tensor)));
+          throw new InferenceError("INVALID_ARG", `ensemble tensor(s) ${[...new Set(missing)].map((t) => `'${t}'`).join(", ")} were never produced (an optional input left out?)`);
+        }
+        const { step, outputs } = await Promise.race(running.values());
+        running.delete(step);
+        for (const output of outputs) {
+          const name = step.outputs.get(output.name);
+          if (name !== undefined) tensors.set(name, { ...output, name });
+        }
+      }
+      return { outputs: [...tensors.values()], queueNs: 0 };
+    } finally {
+      this.#inFlight--;
+      if (this.#inFlight === 0) this.#drained?.();
+    }
+  }
+
+  async #runStep(step: EnsembleStepPlan, tensors: ReadonlyMap<string, Tensor>, options: ScheduleOptions): Promise<readonly OutputTensor[]> {
+    try {
+      // As Triton, each step carries the ensemble request's parameters: priority, timeout, and a sequence's id
+      // and start/end flags for sequence models among the steps.
+      const response = await this.#composing.infer({
+        modelName: step.modelName, modelVersion: step.modelVersion, parameters: options.parameters, signal: options.signal, trace: options.trace?.child(),
+        inputs: [...step.inputs].map(([name, tensor]) => ({ ...tensors.get(tensor)!, name })),
+        outputs: [...step.outputs.keys()].map((name) => ({ name })),
+      });
+      return response.outputs;
+    } catch (error) {
+      const failure = asInferenceError(error);
+      // The ensemble exists; a composing model that went away makes it unavailable, not unknown.
+      const code = failure.code === "NOT_FOUND" ? "UNAVAILABLE" : failure.code;
+      throw new InferenceError(code, `in ensemble step model '${step.modelName}': ${failure.message}`, { cause: error });
+    }
+  }
+}

@@ -1,0 +1,222 @@
+import { writeFile } from "node:fs/promises";
+import {
+  InferenceClient, InferenceServerError, type ModelConfig, type ModelMetadata, type ModelStatistics, NotFoundError,
+  type InferInput, ServerUnreachableError,
+} from "../../client/index";
+import { writeChartReport } from "./chart-report";
+import { buildInputSets, readInputDataSource } from "./input-sets";
+import { renderLatencyChart } from "./latency-chart";
+import { type LoadSchedule, LoadGenerator, type RequestSender } from "./load-generator";
+import { loadLevels } from "./load-range";
+import { formatPerfCsv } from "./perf-csv";
+import { PerfError } from "./perf-error";
+import { formatPerfJson } from "./perf-json";
+import type { PerfOptions } from "./perf-options";
+import type { PerfMeasurement } from "./perf-measurement";
+import type { PerfReport } from "./perf-report";
+import { formatPerfTable, perfTable } from "./perf-table";
+import { profileLoadLevel, type LoadLevelResult, type StatisticsReader } from "./profile-load-level";
+import { type ProgressStream, ProgressLine } from "./progress-line";
+
+/** Follows the run as it goes (e.g. to serve its figures to Prometheus while it runs). */
+export interface PerfObserver {
+  loadLevelStarted(level: number): void;
+  windowMeasured(window: PerfMeasurement): void;
+}
+
+/** Where the tool writes: results to stdout, progress, warnings and verbose windows to stderr. */
+export interface PerfIo {
+  readonly stdout: ProgressStream;
+  readonly stderr: ProgressStream;
+  readonly observer?: PerfObserver;
+}
+
+interface ModelUnderTest {
+  readonly metadata: ModelMetadata;
+  readonly config: ModelConfig;
+  readonly readStatistics: StatisticsReader;
+}
+
+/** Turns the first contact's failures into the one-line answers a user needs. */
+async function describeModel(control: InferenceClient, options: PerfOptions): Promise<ModelUnderTest> {
+  const where = { version: options.modelVersion };
+  try {
+    const server = await control.serverMetadata();
+    const [metadata, config] = await Promise.all([control.modelMetadata(options.modelName, where), control.modelConfig(options.modelName, where)]);
+    const readStatistics: StatisticsReader = server.extensions.includes("statistics")
+      ? () => control.modelStatistics(options.modelName, where)
+      : () => Promise.resolve<ModelStatistics[]>([]);
+    return { metadata, config, readStatistics };
+  } catch (error) {
+    if (error instanceof ServerUnreachableError) {
+      throw new PerfError(`cannot reach an inference server at ${options.url} (${error.reason}); is it running, and is -u right?`);
+    }
+    if (error instanceof NotFoundError) {
+      const version = options.modelVersion === undefined ? "" : ` version ${options.modelVersion}`;
+      throw new PerfError(`model '${options.modelName}'${version} is not served by ${options.url}: ${error.message}`);
+    }
+    if (error instanceof InferenceServerError) throw new PerfError(`${options.url} refused to describe model '${options.modelName}': ${error.message}`);
+    throw error;
+  }
+}
+
+function checkBatchSize(model: ModelUnderTest, options: PerfOptions): void {
+  const max = model.config.max_batch_size;
+  if (model.config.model_transaction_policy?.decoupled === true) {
+    throw new PerfError(`model '${options.modelName}' is decoupled (many responses per request); inference-perf measures request/response models`);
+  }
+  if (max === 0 && options.batchSize > 1) {
+    throw new PerfError(`model '${options.modelName}' does not batch (max_batch_size 0), so -b must be 1`);
+  }
+  if (max > 0 && options.batchSize > max) {
+    throw new PerfError(`-b ${options.batchSize} is larger than model '${options.modelName}''s max_batch_size ${max}`);
+  }
+}
+
+function scheduleFor(options: PerfOptions, level: number): LoadSchedule {
+  return options.load.kind === "concurrency"
+    ? { kind: "concurrency", concurrency: level }
+    : { kind: "request-rate", requestsPerSecond: level, distribution: options.load.distribution };
+}
+
+/**
+ * Round-robin over the input sets (one per data-file entry), as perf_analyzer steps through its data. Every
+ * request is encoded afresh, as a real client's would be, so "Client Send" is the true encoding cost.
+ */
+function senderFor(client: InferenceClient, inputSets: readonly (readonly InferInput[])[], options: PerfOptions): RequestSender {
+  let next = 0;
+  return async () => {
+    const inputs = inputSets[next++ % inputSets.length]!;
+    const result = await client.infer(options.modelName, inputs, { modelVersion: options.modelVersion });
+    return { sendNs: result.timing.sendNs, receiveNs: result.timing.receiveNs };
+  };
+}
+
+async function warmUp(send: RequestSender, count: number, concurrency: number): Promise<void> {
+  let remaining = count;
+  const worker = async (): Promise<void> => {
+    while (remaining-- > 0) await send();
+  };
+  await Promise.all(Array.from({ length: Math.min(count, concurrency) }, worker));
+}
+
+function levelName(options: PerfOptions, level: number): string {
+  return options.load.kind === "concurrency" ? `concurrency ${level}` : `request rate ${level}/s`;
+}
+
+async function writeOutputs(report: PerfReport, options: PerfOptions, io: PerfIo): Promise<void> {
+  const tableStream = options.jsonFile === "-" ? io.stderr : io.stdout;
+  tableStream.write(formatPerfTable(report));
+  if (options.csvFile !== undefined) await writeFile(options.csvFile, formatPerfCsv(report));
+  if (options.jsonFile === "-") io.stdout.write(formatPerfJson(report));
+  else if (options.jsonFile !== undefined) await writeFile(options.jsonFile, formatPerfJson(report));
+  if (options.reportDir !== undefined) {
+    const points = report.levels.map(({ level, result }) => {
+      const percentiles = result.measurement.latency?.percentilesNs;
+      const ms = (p: number): number => (percentiles?.get(p) ?? 0) / 1e6;
+      return { series: `${report.modelName} (${report.protocol}, ${report.inputTensorFormat})`, level, throughput: result.measurement.throughput, p50Ms: ms(50), p90Ms: ms(90), p99Ms: ms(99) };
+    });
+    const chart = await renderLatencyChart(points, `${report.modelName}: latency vs throughput`);
+    const table = perfTable(report);
+    await writeChartReport(options.reportDir, {
+      title: `inference-perf: ${report.modelName}`,
+      details: [table.title, `stability: last 3 windows within ${report.stabilityPercentage}%${report.percentile === undefined ? "" : ` on p${report.percentile}`}`],
+      chart,
+      table,
+    });
+  }
+}
+
+/**
+ * One load level: runs the load through perf_analyzer's stability loop, showing each window as progress (or a
+ * line with -v), and warns when the windows never agreed.
+ */
+async function measureLevel(
+  level: number, send: RequestSender, model: ModelUnderTest, options: PerfOptions, io: PerfIo, progress: ProgressLine,
+): Promise<LoadLevelResult> {
+  const name = levelName(options, level);
+  const generator = new LoadGenerator(send, scheduleFor(options, level));
+  io.observer?.loadLevelStarted(level);
+  generator.start();
+  let result: LoadLevelResult;
+  try {
+    result = await profileLoadLevel(generator, model.readStatistics, {
+      measurementIntervalMs: options.measurementIntervalMs,
+      stability: { stabilityPercentage: options.stabilityPercentage, windowCount: 3 },
+      maxTrials: options.maxTrials,
+      batchSize: options.batchSize,
+      percentile: options.percentile,
+    }, (trial, window) => {
+      io.observer?.windowMeasured(window);
+      const p50 = window.latency?.percentilesNs.get(50);
+      const line = `${name} · window ${trial}/${options.maxTrials} · ${window.throughput.toFixed(1)} infer/s · p50 ${p50 === undefined ? "-" : (p50 / 1e6).toFixed(2)} ms`;
+      if (options.verbose) io.stderr.write(`${line}\n`);
+      else progress.update(line);
+    });
+  } catch (error) {
+    throw runError(error, name);
+  } finally {
+    await generator.stop();
+    progress.clear();
+  }
+  if (result.measurement.requestCount === 0) {
+    throw new PerfError(`no request completed at ${name} within ${options.measurementIntervalMs} ms windows; use a larger --measurement-interval`);
+  }
+  if (!result.stable) {
+    io.stderr.write(`warning: ${name} did not stabilize within ${result.trials} windows (±${options.stabilityPercentage}%); reporting the last 3 windows. A longer --measurement-interval helps.\n`);
+  }
+  return result;
+}
+
+/**
+ * Runs `inference-perf`: checks the server and model, builds the inputs, then for each load level runs the
+ * load and perf_analyzer's stability loop, and finally writes the table, CSV, JSON and report asked for.
+ * User-facing problems reject with {@link PerfError}; the clients it opens are closed either way.
+ */
+export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promise<PerfReport> {
+  const connection = { url: options.url, headers: options.headers, tls: options.tls };
+  const client = new InferenceClient({ ...connection, inputFormat: options.inputTensorFormat, outputFormat: options.outputTensorFormat });
+  // Statistics go over their own connections, so they never queue behind the load.
+  const control = new InferenceClient(connection);
+  const progress = new ProgressLine(io.stderr);
+  try {
+    const model = await describeModel(control, options);
+    checkBatchSize(model, options);
+    const inputSets = buildInputSets(model.metadata.inputs, {
+      batchSize: options.batchSize, maxBatchSize: model.config.max_batch_size, shapes: options.shapes, source: await readInputDataSource(options.inputData),
+    });
+    const send = senderFor(client, inputSets, options);
+    if (options.warmupRequestCount > 0) {
+      progress.update(`warming up with ${options.warmupRequestCount} requests`);
+      const concurrency = options.load.kind === "concurrency" ? options.load.range.start : 1;
+      await warmUp(send, options.warmupRequestCount, concurrency).catch((error: unknown) => {
+        throw runError(error, "warm-up");
+      });
+    }
+    const levels: { level: number; result: LoadLevelResult }[] = [];
+    for (const level of loadLevels(options.load.range)) {
+      const result = await measureLevel(level, send, model, options, io, progress);
+      levels.push({ level, result });
+      const latencyMs = (result.measurement.stabilizingLatencyNs ?? 0) / 1e6;
+      if (options.latencyThresholdMs !== undefined && latencyMs > options.latencyThresholdMs) break;
+    }
+    const report: PerfReport = {
+      modelName: options.modelName, modelVersion: options.modelVersion, url: options.url, protocol: options.protocol,
+      batchSize: options.batchSize, mode: options.load.kind, inputTensorFormat: options.inputTensorFormat,
+      outputTensorFormat: options.outputTensorFormat, measurementIntervalMs: options.measurementIntervalMs,
+      stabilityPercentage: options.stabilityPercentage, percentile: options.percentile, levels,
+    };
+    await writeOutputs(report, options, io);
+    return report;
+  } finally {
+    progress.clear();
+    await Promise.all([client.close(), control.close()]);
+  }
+}
+
+/** A failed request during the run, said in one line. */
+function runError(error: unknown, during: string): Error {
+  if (error instanceof ServerUnreachableError) return new PerfError(`lost the inference server during ${during}: ${error.message}`);
+  if (error instanceof InferenceServerError) return new PerfError(`a request failed during ${during}: ${error.message}`);
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+/** The `inference-tune` executable: parses flags, runs the search, and turns every failure into one line and an exit code. */
+import { CommanderError } from "commander";
+import { InferenceServerError } from "../../client/index";
+import { runInferenceTune } from "./run-inference-tune";
+import { TuneError } from "./tune-error";
+import { parseTuneOptions, type TuneOptions } from "./tune-options";
+
+async function main(argv: readonly string[]): Promise<number> {
+  let options: TuneOptions;
+  try {
+    options = parseTuneOptions(argv);
+  } catch (error) {
+    // commander has already printed its message (or the help text).
+    if (error instanceof CommanderError) return error.exitCode;
+    throw error;
+  }
+  try {
+    await runInferenceTune(options, { stdout: process.stdout, stderr: process.stderr });
+    return 0;
+  } catch (error) {
+    const known = error instanceof TuneError || error instanceof InferenceServerError;
+    process.stderr.write(`inference-tune: error: ${(error as Error).message}\n`);
+    if (!known && options.verbose) process.stderr.write(`${(error as Error).stack ?? ""}\n`);
+    return 1;
+  }
+}
+
+void main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});
