@@ -6,7 +6,7 @@
 import path from "node:path";
 import { type handleUnaryCall, Server, ServerCredentials, type ServiceDefinition } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
-import { findPackageRoot } from "../tools/model-builder/find-package-root";
+import { findPackageRoot } from "../common/find-package-root";
 
 /** The response to replay, as a ModelInferResponse message with its raw contents in base64. */
 export interface BareGrpcResponse {

@@ -1,4 +1,4 @@
-import type { LatencyChartPoint } from "../tools/perf/latency-chart";
+import type { LatencyChartPoint } from "../tools/perf/index";
 import type { BenchOptions } from "./bench-options";
 import type { SystemSetup } from "./system-setup";
 

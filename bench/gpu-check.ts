@@ -15,10 +15,10 @@ import * as ort from "onnxruntime-node";
 import sharp from "sharp";
 import { InferenceClient, type InferInput } from "../client/index";
 import { fromFloat16Array, toFloat16Array } from "../protocol/float16";
-import { buildExampleRepository } from "../tools/model-builder/build-example-repository";
-import { findPackageRoot } from "../tools/model-builder/find-package-root";
-import { SeededRandom } from "../tools/model-builder/seeded-random";
-import { startInferenceServerProcess } from "../tools/tune/inference-server-process";
+import { buildExampleRepository } from "../tools/model-builder/index";
+import { findPackageRoot } from "../common/find-package-root";
+import { SeededRandom } from "../tools/model-builder/index";
+import { startInferenceServerProcess } from "../tools/tune/index";
 
 const ROOT = findPackageRoot(__dirname);
 const SHARED_DATA = path.resolve(ROOT, "..", "shared", "data");

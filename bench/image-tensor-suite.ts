@@ -1,11 +1,11 @@
 import { InferenceClient, type InferInput } from "../client/index";
-import { type ComparisonResult, runAbComparison } from "../tools/perf/ab-comparison";
+import { type ComparisonResult, runAbComparison } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { MainThreadCpuPerRequest } from "./main-thread-cpu";
-import { startInferenceServerProcess } from "../tools/tune/inference-server-process";
-import { preparedSender } from "../tools/perf/prepared-sender";
-import { measureThroughput } from "../tools/perf/throughput-measurement";
-import type { RequestSender } from "../tools/perf/load-generator";
+import { startInferenceServerProcess } from "../tools/tune/index";
+import { preparedSender } from "../tools/perf/index";
+import { measureThroughput } from "../tools/perf/index";
+import type { RequestSender } from "../tools/perf/index";
 
 const MODEL = "identity_fp32";
 /** One 3x224x224 FP32 image: the tensor every image classifier request carries (602,112 bytes). */

@@ -10,9 +10,9 @@ import http from "node:http";
 import path from "node:path";
 import { setTimeout } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { ensureExampleRepository } from "../tools/model-builder/ensure-example-repository";
-import { findPackageRoot } from "../tools/model-builder/find-package-root";
-import { startInferenceServerProcess } from "../tools/tune/inference-server-process";
+import { ensureExampleRepository } from "../tools/model-builder/index";
+import { findPackageRoot } from "../common/find-package-root";
+import { startInferenceServerProcess } from "../tools/tune/index";
 
 interface Sample {
   readonly requestMs: number;

@@ -1,4 +1,4 @@
-import type { SideMeasurement } from "../tools/perf/ab-comparison";
+import type { SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 
 /** A short sweep of one side over a setting (a concurrency, a batch size) to find where it does best. */

@@ -1,13 +1,13 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { ComparisonResult } from "../tools/perf/ab-comparison";
-import { buildInputSets } from "../tools/perf/input-sets";
-import { CandidateServer } from "../tools/tune/candidate-server";
-import { compareServedConfigs } from "../tools/tune/compare-served-configs";
-import { runInferenceTune } from "../tools/tune/run-inference-tune";
-import type { TuneSummary } from "../tools/tune/tune-summary";
-import { parseTuneOptions } from "../tools/tune/tune-options";
-import { defaultConcurrency, describeSettings } from "../tools/tune/tuned-settings";
+import type { ComparisonResult } from "../tools/perf/index";
+import { buildInputSets } from "../tools/perf/index";
+import { CandidateServer } from "../tools/tune/index";
+import { compareServedConfigs } from "../tools/tune/index";
+import { runInferenceTune } from "../tools/tune/index";
+import type { TuneSummary } from "../tools/tune/index";
+import { parseTuneOptions } from "../tools/tune/index";
+import { defaultConcurrency, describeSettings } from "../tools/tune/index";
 import type { BenchContext } from "./bench-context";
 
 const MODELS = ["mlp", "resnet50"] as const;

@@ -20,3 +20,4 @@ export type {
 export { bytesToTensorData, elementCountOf, tensorDataToBytes, toTensorData } from "./tensor-data";
 export type { NumericTensorData, PlainTensorValues, TensorData, TensorDataByType } from "./tensor-data";
 export { DATATYPES, type DataType } from "../protocol/datatypes";
+export { encodeHttpInfer } from "./http-infer-codec";

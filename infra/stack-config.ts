@@ -2,7 +2,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { parseIpv4Cidr, rangesOverlap } from "./cidr";
 import { multiRegionOf } from "./multi-region";
-import { parseLoadRange } from "../tools/perf/load-range";
+import { parseLoadRange } from "../tools/perf/index";
 
 // Every key below is a stack config key `<project>:<key>` (see Pulumi.dev.yaml); `project` is `gcp:project`.
 // Each has a default except the GCP project, so a stack file only says what differs.

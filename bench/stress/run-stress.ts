@@ -9,8 +9,8 @@
 import os from "node:os";
 import path from "node:path";
 import { CommanderError } from "commander";
-import { ensureExampleRepository } from "../../tools/model-builder/ensure-example-repository";
-import { findPackageRoot } from "../../tools/model-builder/find-package-root";
+import { ensureExampleRepository } from "../../tools/model-builder/index";
+import { findPackageRoot } from "../../common/find-package-root";
 import { describeSystem } from "../system-setup";
 import { runBurstRetentionScenario } from "./burst-retention-scenario";
 import { runMalformedScenario } from "./malformed-scenario";

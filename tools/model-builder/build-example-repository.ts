@@ -4,7 +4,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { type ExampleModel } from "./example-model";
-import { findPackageRoot } from "./find-package-root";
+import { findPackageRoot } from "../../common/find-package-root";
 import { buildIdentityModels } from "./models/identity-models";
 import { buildImageClassifierModels, imageClassifierSources } from "./models/image-classifier-models";
 import { buildMlpModel } from "./models/mlp-model";

@@ -3,7 +3,7 @@ import path from "node:path";
 import {
   buildExampleRepository, type BuildExampleRepositoryOptions, exampleRepositoryStamp, STAMP_FILE_NAME,
 } from "./build-example-repository";
-import { findPackageRoot } from "./find-package-root";
+import { findPackageRoot } from "../../common/find-package-root";
 
 /** Whether {@link ensureExampleRepository} found a repository, had to build one, or rebuilt an outdated one. */
 export type EnsureExampleRepositoryResult = "present" | "built" | "rebuilt";

@@ -4,3 +4,4 @@ export { OnnxGraphBuilder, type OnnxAttributeValue, type OnnxDim, type OnnxIniti
 export { ONNX_ELEMENT_TYPE, type OnnxElementType } from "./onnx-element-type";
 export { loadOnnxSchema, type OnnxSchema } from "./onnx-schema";
 export { SeededRandom } from "./seeded-random";
+export { MLP_FEATURES } from "./models/mlp-model";

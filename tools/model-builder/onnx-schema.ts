@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import protobuf from "protobufjs";
-import { findPackageRoot } from "./find-package-root";
+import { findPackageRoot } from "../../common/find-package-root";
 
 /** A tensor dimension as written: a fixed size, or a symbolic name (`dim_param`) such as a batch dimension. */
 export type OnnxDimensionMessage = { dim_value: number } | { dim_param: string };

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { type DataType, elementCountOf, type InferInput, type TensorData, type TensorMetadata, bytesToTensorData, toTensorData } from "../../client/index";
-import { SeededRandom } from "../model-builder/seeded-random";
+import { SeededRandom } from "../model-builder/index";
 import { PerfError } from "./perf-error";
 import { randomTensorData } from "./random-tensor-data";
 

@@ -1,4 +1,4 @@
-import { SeededRandom } from "../model-builder/seeded-random";
+import { SeededRandom } from "../model-builder/index";
 
 /** Client time of one request that succeeded: encoding (send) and reading/decoding the response (receive). */
 export interface RequestTiming {

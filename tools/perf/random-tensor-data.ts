@@ -1,6 +1,6 @@
 import type { DataType, TensorData } from "../../client/index";
 import { float16Bits } from "../../protocol/float16";
-import type { SeededRandom } from "../model-builder/seeded-random";
+import type { SeededRandom } from "../model-builder/index";
 
 const float32 = new Float32Array(1);
 const float32Bits = new Uint32Array(float32.buffer);

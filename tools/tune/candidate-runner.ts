@@ -1,7 +1,7 @@
 import { InferenceServerError, type InferInput } from "../../client/index";
-import type { ComparisonResult } from "../perf/ab-comparison";
-import { loadLevels } from "../perf/load-range";
-import type { ProgressLine } from "../perf/progress-line";
+import type { ComparisonResult } from "../perf/index";
+import { loadLevels } from "../perf/index";
+import type { ProgressLine } from "../perf/index";
 import type { CandidateRecord } from "./candidate-results";
 import { CandidateLoadError, CandidateServer } from "./candidate-server";
 import { compareServedConfigs } from "./compare-served-configs";

@@ -1,6 +1,6 @@
 import { InferenceClient, type InferInput, type ModelStatistics } from "../../client/index";
-import type { RequestSender } from "../perf/load-generator";
-import { preparedSender } from "../perf/prepared-sender";
+import type { RequestSender } from "../perf/index";
+import { preparedSender } from "../perf/index";
 import { createCandidateRepository, type CandidateRepository } from "./candidate-repository";
 import { type InferenceServerProcess, startInferenceServerProcess } from "./inference-server-process";
 import { ServiceStartError } from "./service-process";

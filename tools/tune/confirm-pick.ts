@@ -1,5 +1,5 @@
-import { type ComparisonResult, medianThroughput } from "../perf/ab-comparison";
-import { summarizeRatios } from "../perf/ratio-summary";
+import { type ComparisonResult, medianThroughput } from "../perf/index";
+import { summarizeRatios } from "../perf/index";
 import { satisfiesConstraints, type ThroughputLatency, type TuneConstraints } from "./tune-constraints";
 
 export interface PickConfirmation {

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { findPackageRoot } from "../model-builder/find-package-root";
+import { findPackageRoot } from "../../common/find-package-root";
 import { type ServiceProcess, startServiceProcess } from "./service-process";
 
 /** The inference server as a child process on loopback ports picked by the OS. */

@@ -1,7 +1,7 @@
-import { LoadGenerator, type RequestSender } from "../perf/load-generator";
-import type { PerfMeasurement } from "../perf/perf-measurement";
-import { profileLoadLevel, type StatisticsReader } from "../perf/profile-load-level";
-import { serverBreakdown, type ServerBreakdown, serverStatsDelta } from "../perf/server-side-stats";
+import { LoadGenerator, type RequestSender } from "../perf/index";
+import type { PerfMeasurement } from "../perf/index";
+import { profileLoadLevel, type StatisticsReader } from "../perf/index";
+import { serverBreakdown, type ServerBreakdown, serverStatsDelta } from "../perf/index";
 import type { ThroughputLatency } from "./tune-constraints";
 
 /** How candidates are measured: perf_analyzer's stability loop with windows sized to the candidate. */

@@ -1,4 +1,4 @@
-import { type RenderedChart, renderVegaLiteChart } from "../perf/vega-lite-chart";
+import { type RenderedChart, renderVegaLiteChart } from "../perf/index";
 import type { RatedPoint } from "./candidate-results";
 import { describeSettings } from "./tuned-settings";
 

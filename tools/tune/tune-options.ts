@@ -1,8 +1,8 @@
 import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { integer, positiveNumber, shape } from "../../common/option-parsers";
-import type { LoadRange } from "../perf/load-range";
-import { loadRange } from "../perf/perf-options";
+import type { LoadRange } from "../perf/index";
+import { loadRange } from "../perf/index";
 import type { SearchMode } from "./run-search";
 import type { SearchLists } from "./search-space";
 import type { TuneConstraints } from "./tune-constraints";

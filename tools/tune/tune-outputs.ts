@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { writeChartReport } from "../perf/chart-report";
-import type { ProgressStream } from "../perf/progress-line";
-import { formatTextTable } from "../perf/text-table";
+import { writeChartReport } from "../perf/index";
+import type { ProgressStream } from "../perf/index";
+import { formatTextTable } from "../perf/index";
 import { candidatesTable, formatCandidatesCsv, type RatedPoint } from "./candidate-results";
 import type { TuneSummary } from "./tune-summary";
 import { describeConstraints } from "./tune-constraints";

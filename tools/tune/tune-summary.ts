@@ -1,4 +1,4 @@
-import type { ComparisonResult } from "../perf/ab-comparison";
+import type { ComparisonResult } from "../perf/index";
 import type { CandidateRecord } from "./candidate-results";
 import type { PickConfirmation } from "./confirm-pick";
 import type { MeasuredPoint } from "./measure-candidate";

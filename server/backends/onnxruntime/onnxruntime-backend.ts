@@ -53,14 +53,22 @@ export class OnnxruntimeBackend implements Backend {
   readonly defaultModelFilename = "model.onnx";
   readonly #providerLibraryDirectory: string | undefined;
   readonly #startWorker: WorkerFactory;
+  readonly #inlineExecutionBudgetNs: number;
 
   /**
    * `providerLibraryDirectory`: where to look for the CUDA/TensorRT provider libraries (default: onnxruntime-node's);
-   * `startWorker` starts the instances' worker threads (tests pass one that keeps the Worker to kill it).
+   * `startWorker` starts the instances' worker threads (tests pass one that keeps the Worker to kill it);
+   * `inlineExecutionBudgetNs` is the per-execution time past which an inline instance moves to a worker (tests set
+   * it far below or above any real run, so their verdict does not depend on the machine's speed).
    */
-  constructor(options: { readonly providerLibraryDirectory?: string; readonly startWorker?: WorkerFactory } = {}) {
+  constructor(options: {
+    readonly providerLibraryDirectory?: string;
+    readonly startWorker?: WorkerFactory;
+    readonly inlineExecutionBudgetNs?: number;
+  } = {}) {
     this.#providerLibraryDirectory = options.providerLibraryDirectory;
     this.#startWorker = options.startWorker ?? startWorkerThread;
+    this.#inlineExecutionBudgetNs = options.inlineExecutionBudgetNs ?? INLINE_EXECUTION_BUDGET_NS;
   }
 
   firstGpuOnly(accelerators: InstanceSpec["accelerators"]): string | undefined {
@@ -74,7 +82,7 @@ export class OnnxruntimeBackend implements Backend {
     const settings = sessionSettings(spec, choice.executionProviders);
     const startWorker = (): Promise<BackendInstance> => OrtInstance.start(settings, spec.instanceName, choice.provider, this.#startWorker);
     if (spec.device === "cpu" && statSync(spec.modelPath).size <= INLINE_MODEL_MAX_BYTES) {
-      return InlineOrtInstance.create(settings, startWorker);
+      return InlineOrtInstance.create(settings, startWorker, this.#inlineExecutionBudgetNs);
     }
     // The TensorRT EP reads its precision from the process environment when the session is created; models load
     // one at a time, so setting it around the load is race-free.
@@ -107,19 +115,21 @@ class InlineOrtInstance implements BackendInstance {
   #pendingWorker: Promise<BackendInstance> | undefined;
   #overBudgetStreak = 0;
   readonly #startWorker: () => Promise<BackendInstance>;
+  readonly #budgetNs: number;
   /** Only the worker it may move to can die; until then this never settles. */
   readonly lost: Promise<Error>;
   #forwardLoss: (reason: Error) => void = () => undefined;
 
-  private constructor(session: ort.InferenceSession, readonly io: ModelIo, startWorker: () => Promise<BackendInstance>) {
+  private constructor(session: ort.InferenceSession, readonly io: ModelIo, startWorker: () => Promise<BackendInstance>, budgetNs: number) {
     this.#session = session;
     this.#startWorker = startWorker;
+    this.#budgetNs = budgetNs;
     this.lost = new Promise((resolve) => (this.#forwardLoss = resolve));
   }
 
-  static async create(settings: OrtSessionSettings, startWorker: () => Promise<BackendInstance>): Promise<InlineOrtInstance> {
+  static async create(settings: OrtSessionSettings, startWorker: () => Promise<BackendInstance>, budgetNs: number): Promise<InlineOrtInstance> {
     const session = await ort.InferenceSession.create(settings.modelPath, ortSessionOptions({ ...settings, executionProviders: ["cpu"] }) as ort.InferenceSession.SessionOptions);
-    return new InlineOrtInstance(session, describeSession(session), startWorker);
+    return new InlineOrtInstance(session, describeSession(session), startWorker, budgetNs);
   }
 
   get executionThread(): "main" | "worker" {
@@ -152,8 +162,8 @@ class InlineOrtInstance implements BackendInstance {
     const t3 = process.hrtime.bigint();
     const inferNs = Number(t2 - runStartNs);
     // A loaded host can preempt one short run; a model that is really slow overruns repeatedly, or by far.
-    this.#overBudgetStreak = inferNs > INLINE_EXECUTION_BUDGET_NS ? this.#overBudgetStreak + 1 : 0;
-    if (this.#overBudgetStreak >= 3 || inferNs > 10 * INLINE_EXECUTION_BUDGET_NS) void this.#workerInstance();
+    this.#overBudgetStreak = inferNs > this.#budgetNs ? this.#overBudgetStreak + 1 : 0;
+    if (this.#overBudgetStreak >= 3 || inferNs > 10 * this.#budgetNs) void this.#workerInstance();
     return { outputs, computeInputNs: Number(t1 - t0), computeInferNs: inferNs, computeOutputNs: Number(t3 - t2) };
   }
 

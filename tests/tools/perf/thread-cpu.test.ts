@@ -4,8 +4,10 @@ import { mainThreadCpuMs } from "../../../tools/perf/thread-cpu";
 
 describe("mainThreadCpuMs", () => {
   it("counts what a process's main thread computes, not the time it sleeps", async () => {
-    // A child that spins on its main thread for 400 ms, then sleeps: its CPU time stops growing when it sleeps.
-    const child = spawn(process.execPath, ["-e", "const end = Date.now() + 400; while (Date.now() < end); process.stdout.write('spun\\n'); setTimeout(() => undefined, 30_000);"]);
+    // A child that spins on its main thread until it has used 400 ms of CPU (not of wall time, which a loaded or
+    // slow machine stretches), then sleeps: its CPU time stops growing when it sleeps.
+    const spin = "const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }; while (cpuMs() < 400);";
+    const child = spawn(process.execPath, ["-e", `${spin} process.stdout.write('spun\\n'); setTimeout(() => undefined, 30_000);`]);
     try {
       await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
       const afterSpin = mainThreadCpuMs(child.pid!);

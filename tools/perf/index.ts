@@ -1,0 +1,20 @@
+/** inference-perf's public surface: what inference-tune, bench/ and infra/ may use. Everything else is internal. */
+export { type ComparisonResult, type ComparisonSide, medianThroughput, runAbComparison, type SideMeasurement } from "./ab-comparison";
+export { writeChartReport } from "./chart-report";
+export { buildInputSets, readInputDataSource } from "./input-sets";
+export { type LatencyChartPoint, renderLatencyChart } from "./latency-chart";
+export { summarizeLatencies } from "./latency-summary";
+export { LoadGenerator, type RequestSender } from "./load-generator";
+export { loadLevels, type LoadRange, parseLoadRange } from "./load-range";
+export { PerfError } from "./perf-error";
+export type { PerfMeasurement } from "./perf-measurement";
+export { loadRange } from "./perf-options";
+export { preparedSender } from "./prepared-sender";
+export { profileLoadLevel, type StatisticsReader } from "./profile-load-level";
+export { ProgressLine, type ProgressStream } from "./progress-line";
+export { summarizeRatios } from "./ratio-summary";
+export { serverBreakdown, type ServerBreakdown, serverStatsDelta } from "./server-side-stats";
+export { formatTextTable } from "./text-table";
+export { mainThreadCpuMs } from "./thread-cpu";
+export { measureThroughput } from "./throughput-measurement";
+export { type RenderedChart, renderVegaLiteChart } from "./vega-lite-chart";
