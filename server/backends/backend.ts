@@ -64,8 +64,25 @@ export interface Backend {
   readonly name: string;
   /** Whether KIND_AUTO should try the GPU for this backend's instances (explicit KIND_GPU is always passed on). */
   readonly usesGpu: boolean;
-  /** The file a version folder holds when the config names none (`default_model_filename`); `model.onnx` if absent. */
+  /**
+   * The file a version folder holds when the config names none (`default_model_filename`). Absent: the backend
+   * reads no file of its own, and its instances get the version folder as their model path.
+   */
   readonly defaultModelFilename?: string;
+  /**
+   * Triton `platform` names this backend serves (`onnxruntime_onnx`): a config naming one of them loads on this
+   * backend, and a config naming this backend gets the first of them as its platform. Absent: none.
+   */
+  readonly platforms?: readonly string[];
+  /**
+   * Whether a config that names neither platform nor backend loads on this backend when a version folder holds its
+   * {@link defaultModelFilename}, as Triton recognises `model.onnx`. Absent: false.
+   */
+  readonly recognizedByModelFile?: boolean;
+  /** Whether a version whose model file is missing fails before any instance starts (`model file ... not found`). */
+  readonly requiresModelFile?: boolean;
+  /** Instances of a KIND_CPU group whose config gives no count. Absent: 1. */
+  readonly defaultCpuInstanceCount?: number;
   /**
    * Loads one instance. Rejecting fails the model load (the model becomes UNAVAILABLE with the error's message
    * as the reason); it never throws synchronously.

@@ -4,7 +4,7 @@ import { asInferenceError, InferenceError, invalidArg } from "./errors";
 import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./request/inference-request";
 import { type ComposingModels, ensembleDependencies } from "./scheduling/ensemble";
 import type { LoadOverrides } from "./repository/load-overrides";
-import { modelConfigToJson } from "./model-config/model-config";
+import { modelConfigToJson } from "./model-config/config-json";
 import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./repository/model-loader";
 import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./repository/model-repository";
 import { type ModelSource, overrideSource, repositorySource } from "./repository/model-source";

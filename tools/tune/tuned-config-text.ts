@@ -1,4 +1,4 @@
-import { parseModelConfigText } from "../../server/core/model-config/model-config";
+import { parseModelConfigText } from "../../server/core/model-config/parse";
 import { messagesOf, scalarValue, scanTextFormat, type TextField, type TextValue } from "./pbtxt-fields";
 import type { TunedSettings } from "./tuned-settings";
 
