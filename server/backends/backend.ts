@@ -27,7 +27,10 @@ export type TensorMap = Map<string, BackendTensor>;
 export interface InstanceSpec {
   readonly modelName: string;
   readonly modelVersion: number;
-  /** The model file or directory (`<repo>/<model>/<version>/<default_model_filename>`). */
+  /**
+   * The model file or directory (`<repo>/<model>/<version>/<default_model_filename>`), or the version folder
+   * itself for a backend that declares no default filename and a config that names none.
+   */
   readonly modelPath: string;
   /** `<repo>/<model>`: where the config and label files are. */
   readonly modelDirectory: string;
