@@ -27,7 +27,10 @@ export type TensorMap = Map<string, BackendTensor>;
 export interface InstanceSpec {
   readonly modelName: string;
   readonly modelVersion: number;
-  /** The model file or directory (`<repo>/<model>/<version>/<default_model_filename>`). */
+  /**
+   * The model file or directory (`<repo>/<model>/<version>/<default_model_filename>`), or the version folder
+   * itself for a backend that declares no default filename and a config that names none.
+   */
   readonly modelPath: string;
   /** `<repo>/<model>`: where the config and label files are. */
   readonly modelDirectory: string;
@@ -64,8 +67,25 @@ export interface Backend {
   readonly name: string;
   /** Whether KIND_AUTO should try the GPU for this backend's instances (explicit KIND_GPU is always passed on). */
   readonly usesGpu: boolean;
-  /** The file a version folder holds when the config names none (`default_model_filename`); `model.onnx` if absent. */
+  /**
+   * The file a version folder holds when the config names none (`default_model_filename`). Absent: the backend
+   * reads no file of its own, and its instances get the version folder as their model path.
+   */
   readonly defaultModelFilename?: string;
+  /**
+   * Triton `platform` names this backend serves (`onnxruntime_onnx`): a config naming one of them loads on this
+   * backend, and a config naming this backend gets the first of them as its platform. Absent: none.
+   */
+  readonly platforms?: readonly string[];
+  /**
+   * Whether a config that names neither platform nor backend loads on this backend when a version folder holds its
+   * {@link defaultModelFilename}, as Triton recognises `model.onnx`. Absent: false.
+   */
+  readonly recognizedByModelFile?: boolean;
+  /** Whether a version whose model file is missing fails before any instance starts (`model file ... not found`). */
+  readonly requiresModelFile?: boolean;
+  /** Instances of a KIND_CPU group whose config gives no count. Absent: 1. */
+  readonly defaultCpuInstanceCount?: number;
   /**
    * Loads one instance. Rejecting fails the model load (the model becomes UNAVAILABLE with the error's message
    * as the reason); it never throws synchronously.

@@ -9,7 +9,7 @@ export type { CoreObserver, ExecutionOutcome, FailureReason, ModelGauges, Reques
 export type { InstancePlacement, ModelIndexEntry, ModelState } from "./repository/model-version";
 export type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 export { modelConfigSchema } from "./model-config/schema";
-export { parseModelConfigText } from "./model-config/model-config";
+export { parseModelConfigText } from "./model-config/parse";
 export { type LoadOverrides, refuseRepositoryName } from "./repository/load-overrides";
 export { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request/request-validation";
 export type { InferenceTrace } from "./request/inference-request";

@@ -4,7 +4,7 @@ import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InferenceClient } from "../../client/index";
-import { parseModelConfigText } from "../../server/core/model-config/model-config";
+import { parseModelConfigText } from "../../server/core/model-config/parse";
 import type { TuneSummary } from "../../tools/tune/tune-summary";
 import { TUNE_COMMENT } from "../../tools/tune/tuned-config-text";
 import { EXAMPLE_REPOSITORY, REPO_ROOT, runScriptToExit, type ScriptRun, startServer } from "../helpers/server-process";

@@ -51,6 +51,10 @@ export class OnnxruntimeBackend implements Backend {
   readonly inputProblem = ortInputProblem;
   readonly usesGpu = true;
   readonly defaultModelFilename = "model.onnx";
+  readonly platforms = ["onnxruntime_onnx"];
+  readonly recognizedByModelFile = true;
+  readonly requiresModelFile = true;
+  readonly defaultCpuInstanceCount = 2;
   readonly #providerLibraryDirectory: string | undefined;
   readonly #startWorker: WorkerFactory;
   readonly #inlineExecutionBudgetNs: number;

@@ -1,5 +1,7 @@
 import { type Field, Type } from "protobufjs";
 import { isLongType } from "./defaults";
+import type { ModelConfig } from "./model-config";
+import { modelConfigSchema } from "./schema";
 
 /**
  * The 64-bit fields Triton prints as JSON numbers (core `model_config_utils.cc`, `ModelConfigToJson`);
@@ -28,12 +30,22 @@ const INT64_PRINTED_AS_NUMBER: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The JSON Triton's `GET /v2/models/{m}/config` returns for `config`: protobuf JSON with proto field names
+ * and every field without presence printed, enums as names, unset messages and oneof members left out,
+ * and 64-bit integers as strings except the ones Triton turns back into numbers (dims, reshape shapes,
+ * versions, queue delays and timeouts, priority levels, sequence idle time, ensemble step versions).
+ */
+export function modelConfigToJson(config: ModelConfig): Record<string, unknown> {
+  return tritonConfigJson(modelConfigSchema().modelConfigType, config);
+}
+
+/**
  * Prints a fully defaulted config (as `withProtoDefaults` makes it) the way Triton's `GET .../config`
  * does: protobuf JSON with proto field names and every field without presence printed (scalars with
  * their defaults, `[]`, `{}`), enums as names, unset messages and oneof members left out, 64-bit
  * integers as strings except Triton's list above.
  */
-export function tritonConfigJson(modelConfigType: Type, config: object): Record<string, unknown> {
+function tritonConfigJson(modelConfigType: Type, config: object): Record<string, unknown> {
   return messageJson(modelConfigType, config as Record<string, unknown>, "");
 }
 

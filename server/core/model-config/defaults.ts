@@ -1,4 +1,19 @@
 import { Enum, type Field, type MapField, Type, types, util } from "protobufjs";
+import type { ModelConfig } from "./model-config";
+import { modelConfigSchema } from "./schema";
+
+/**
+ * Reads any protobufjs `inference.ModelConfig` message (decoded from the wire, `fromObject`, text or JSON
+ * parse) into a fully defaulted `ModelConfig`. Throws, prefixed with `sourceName: `, on enum numbers the
+ * schema does not name and 64-bit values beyond ±2^53.
+ */
+export function modelConfigFromMessage(message: object, sourceName: string): ModelConfig {
+  try {
+    return withProtoDefaults(modelConfigSchema().modelConfigType, message) as unknown as ModelConfig;
+  } catch (error) {
+    throw new Error(`${sourceName}: ${(error as Error).message}`, { cause: error });
+  }
+}
 
 /**
  * Turns a protobufjs message of `type` (from `fromText`, protojson, `decode` or `fromObject`) into a plain

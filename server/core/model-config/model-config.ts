@@ -10,14 +10,13 @@
  *
  * A `ModelConfig` is also a valid protobufjs plain object: `modelConfigSchema().modelConfigType.fromObject`
  * (or @grpc/proto-loader with `keepCase: true`) encodes it as Triton's wire message.
+ *
+ * A config goes through named steps, each a pure function of its own module: parse (text or JSON to a
+ * protobufjs message, ./parse.ts), defaults (the message to a `ModelConfig`, ./defaults.ts), validate
+ * (./validate.ts), normalize (backend fields and instance groups, ./normalize.ts) and auto-complete (from
+ * what the model file declares, ./auto-complete.ts); ./config-json.ts prints it as Triton's JSON.
  */
-import type { Message } from "protobufjs";
-import { fromJson } from "protobufjs/ext/protojson";
 import type { ConfigDataType } from "../../../protocol/datatypes";
-import { withProtoDefaults } from "./defaults";
-import { tritonConfigJson } from "./config-json";
-import { modelConfigSchema } from "./schema";
-import { parseTextFormat } from "./parse";
 
 export interface ModelRateLimiterResource {
   name: string;
@@ -339,61 +338,4 @@ export interface ModelConfig {
   model_repository_agents?: ModelRepositoryAgents;
   response_cache?: ModelResponseCache;
   model_metrics?: ModelMetrics;
-}
-
-/**
- * Parses a `config.pbtxt`. `sourceName` starts every error message, which then gives the line, e.g.
- * `model 'x': config.pbtxt line 3: unknown field 'bogus' (inference.ModelConfig)`. Throws on syntax
- * errors, unknown fields, bad enum names, out-of-range numbers and a second member of a oneof.
- * Semantic checks (required fields, dims >= 1, ...) are the caller's.
- */
-export function parseModelConfigText(text: string, sourceName: string): ModelConfig {
-  const { modelConfigType } = modelConfigSchema();
-  let message: Message;
-  try {
-    message = parseTextFormat(modelConfigType, text);
-  } catch (error) {
-    throw new Error(`${sourceName} ${(error as Error).message}`, { cause: error });
-  }
-  return modelConfigFromMessage(message, sourceName);
-}
-
-/**
- * Reads a config given as JSON in Triton's form (`GET .../config` output, or the repository load API's
- * `config` parameter once parsed): proto field names or their lowerCamelCase forms, enums as names or
- * numbers, 64-bit integers as numbers or strings. Throws, prefixed with `sourceName: `, on unknown
- * fields, bad values and anything that is not an object.
- */
-export function modelConfigFromJson(json: unknown, sourceName: string): ModelConfig {
-  const { modelConfigType } = modelConfigSchema();
-  let message: Message;
-  try {
-    message = fromJson(modelConfigType, json);
-  } catch (error) {
-    throw new Error(`${sourceName}: ${(error as Error).message.replace(/^\./, "")}`, { cause: error });
-  }
-  return modelConfigFromMessage(message, sourceName);
-}
-
-/**
- * Reads any protobufjs `inference.ModelConfig` message (decoded from the wire, `fromObject`, text or JSON
- * parse) into a fully defaulted `ModelConfig`. Throws, prefixed with `sourceName: `, on enum numbers the
- * schema does not name and 64-bit values beyond ±2^53.
- */
-export function modelConfigFromMessage(message: object, sourceName: string): ModelConfig {
-  try {
-    return withProtoDefaults(modelConfigSchema().modelConfigType, message) as unknown as ModelConfig;
-  } catch (error) {
-    throw new Error(`${sourceName}: ${(error as Error).message}`, { cause: error });
-  }
-}
-
-/**
- * The JSON Triton's `GET /v2/models/{m}/config` returns for `config`: protobuf JSON with proto field names
- * and every field without presence printed, enums as names, unset messages and oneof members left out,
- * and 64-bit integers as strings except the ones Triton turns back into numbers (dims, reshape shapes,
- * versions, queue delays and timeouts, priority levels, sequence idle time, ensemble step versions).
- */
-export function modelConfigToJson(config: ModelConfig): Record<string, unknown> {
-  return tritonConfigJson(modelConfigSchema().modelConfigType, config);
 }

@@ -1,7 +1,45 @@
 import type { Message, Type } from "protobufjs";
+import { fromJson } from "protobufjs/ext/protojson";
 import { fromText } from "protobufjs/ext/textformat";
+import { modelConfigFromMessage } from "./defaults";
+import type { ModelConfig } from "./model-config";
+import { modelConfigSchema } from "./schema";
 
 const TOKENIZER_LINE_SUFFIX = / \(line (\d+)\)$/;
+
+/**
+ * Parses a `config.pbtxt`. `sourceName` starts every error message, which then gives the line, e.g.
+ * `model 'x': config.pbtxt line 3: unknown field 'bogus' (inference.ModelConfig)`. Throws on syntax
+ * errors, unknown fields, bad enum names, out-of-range numbers and a second member of a oneof.
+ * Semantic checks (required fields, dims >= 1, ...) are the caller's.
+ */
+export function parseModelConfigText(text: string, sourceName: string): ModelConfig {
+  const { modelConfigType } = modelConfigSchema();
+  let message: Message;
+  try {
+    message = parseTextFormat(modelConfigType, text);
+  } catch (error) {
+    throw new Error(`${sourceName} ${(error as Error).message}`, { cause: error });
+  }
+  return modelConfigFromMessage(message, sourceName);
+}
+
+/**
+ * Reads a config given as JSON in Triton's form (`GET .../config` output, or the repository load API's
+ * `config` parameter once parsed): proto field names or their lowerCamelCase forms, enums as names or
+ * numbers, 64-bit integers as numbers or strings. Throws, prefixed with `sourceName: `, on unknown
+ * fields, bad values and anything that is not an object.
+ */
+export function modelConfigFromJson(json: unknown, sourceName: string): ModelConfig {
+  const { modelConfigType } = modelConfigSchema();
+  let message: Message;
+  try {
+    message = fromJson(modelConfigType, json);
+  } catch (error) {
+    throw new Error(`${sourceName}: ${(error as Error).message.replace(/^\./, "")}`, { cause: error });
+  }
+  return modelConfigFromMessage(message, sourceName);
+}
 
 /**
  * Parses protobuf text format (config.pbtxt) into a message of `type`. Every error message starts with

@@ -1,37 +1,33 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import type { Backend, BackendInstance, InstanceSpec } from "../../backends/backend";
+import type { Backend } from "../../backends/backend";
 import { completeConfig } from "../model-config/auto-complete";
 import { type ComposingModels, EnsembleScheduler, planEnsemble } from "../scheduling/ensemble";
 import { dataTypeFromConfig } from "../../../protocol/datatypes";
-import type { ModelConfig, ModelInput, ModelOutput, ModelQueuePolicy } from "../model-config/model-config";
-import { modelConfigFromJson, modelConfigToJson } from "../model-config/model-config";
+import type { ModelConfig, ModelInput, ModelOutput } from "../model-config/model-config";
+import { normalizeBackendFields } from "../model-config/normalize";
 import { validateModelConfig } from "../model-config/validate";
 import { listVersions, type ModelDirectory, readLabels, resolveInsideModel, type SymlinkPolicy } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "../model-config/model-signature";
 import { ModelStatistics } from "./model-statistics";
 import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
-import { InstancePool, type InstanceRestarts } from "../scheduling/instance-pool";
-import { type QueuePolicy, Scheduler, type SchedulerSettings } from "../scheduling/scheduler";
+import { InstancePool } from "../scheduling/instance-pool";
+import { Scheduler } from "../scheduling/scheduler";
+import { schedulerSettings } from "./scheduler-settings";
 import { controlInputsOf, SequenceTracker } from "../scheduling/sequence-control";
-import type { InstancePlacement, ModelVersion } from "./model-version";
+import type { ModelVersion } from "./model-version";
+import { AutoGpuUnusable, type CreatedInstances, createInstances, describePlacements, type InstanceSettings, withGpuProvider } from "./version-instances";
 
-export interface LoaderSettings {
+export interface LoaderSettings extends InstanceSettings {
   readonly autoCompleteConfig: boolean;
-  /** Backends by name (`onnxruntime`, `identity`). */
+  /** Backends by the name a config's `backend` gives. */
   readonly backends: ReadonlyMap<string, Backend>;
-  readonly gpuCount: number;
-  readonly cpuCount: number;
   readonly defaultMaxBatchSize: number;
-  /** Intra-op threads per instance; undefined sizes them to the cores and the model's instance count. */
-  readonly intraOpThreads: number | undefined;
   readonly observer: { executed(modelName: string, version: number, timings: Parameters<ModelStatistics["recordExecution"]>[0]): void };
   /** The loaded models an ensemble's steps run on. */
   readonly composing: ComposingModels;
   /** Backoff for replacing an instance whose worker died: starts at `initialBackoffMs`, doubles up to `maxBackoffMs`. */
   readonly instanceRestart: { readonly initialBackoffMs: number; readonly maxBackoffMs: number };
-  /** Where loads report which device and provider each version's instances run on, KIND_AUTO's CPU fallback and restarts. */
-  readonly log: InstanceRestarts["log"];
   /** Where symlinks in model directories may lead (`--model-symlinks`); default `inside`. */
   readonly modelSymlinks?: SymlinkPolicy;
 }
@@ -42,35 +38,38 @@ export interface LoadedModel {
   readonly versions: ReadonlyMap<number, ModelVersion | Error>;
 }
 
-const ONNX_PLATFORM = "onnxruntime_onnx";
 export const ENSEMBLE_PLATFORM = "ensemble";
 
-function resolveBackend(config: ModelConfig, directory: ModelDirectory, versions: readonly number[]): string {
-  if (config.platform === ONNX_PLATFORM || config.backend === "onnxruntime") {
-    config.platform = ONNX_PLATFORM;
-    config.backend = "onnxruntime";
-    return "onnxruntime";
-  }
+/**
+ * The backend a config loads on: the one serving its platform, else the one it names (by `backend`, or by
+ * `platform` for a backend that declares none). A config naming neither loads on a backend that recognizes a
+ * model file in one of its version folders. Throws when none does; undefined when the named one is not here.
+ */
+function resolveBackend(
+  config: ModelConfig, directory: ModelDirectory, versions: readonly number[], backends: ReadonlyMap<string, Backend>,
+): { name: string; backend: Backend | undefined } {
+  const serving = config.platform === "" ? undefined : [...backends.values()].find((b) => b.platforms?.includes(config.platform));
+  if (serving !== undefined) return { name: serving.name, backend: serving };
   if (config.platform === "" && config.backend === "") {
-    const filename = modelFilename(config, undefined);
-    if (versions.some((v) => existsSync(modelFilePath(directory, v, filename)))) {
-      config.platform = ONNX_PLATFORM;
-      config.backend = "onnxruntime";
-      return "onnxruntime";
-    }
-    throw new Error(`unable to determine the backend: set platform or backend in config.pbtxt, or provide ${filename} in a version directory`);
+    const recognizing = [...backends.values()].filter((b) => b.recognizedByModelFile === true);
+    const recognized = recognizing.find((b) => versions.some((v) => existsSync(modelFilePath(directory, v, modelFilename(config, b)))));
+    if (recognized !== undefined) return { name: recognized.name, backend: recognized };
+    const files = [...new Set(recognizing.map((b) => modelFilename(config, b)))].join(" or ");
+    throw new Error(`unable to determine the backend: set platform or backend in config.pbtxt${files === "" ? "" : `, or provide ${files} in a version directory`}`);
   }
-  return config.backend || config.platform;
+  const name = config.backend || config.platform;
+  return { name, backend: backends.get(name) };
 }
 
-/** The model file's name: the config's `default_model_filename`, else the backend's own default, else `model.onnx`. */
-function modelFilename(config: ModelConfig, backend: Backend | undefined): string {
-  return config.default_model_filename || backend?.defaultModelFilename || "model.onnx";
+/** The model file's name: the config's `default_model_filename`, else the backend's own default, else none (the version folder). */
+function modelFilename(config: ModelConfig, backend: Backend): string {
+  return config.default_model_filename || backend.defaultModelFilename || "";
 }
 
-/** `<model>/<version>/<default_model_filename>`, refused when it resolves outside the model directory. */
+/** `<model>/<version>/<default_model_filename>` (the version folder without a filename), refused when it resolves outside the model directory. */
 function modelFilePath(directory: ModelDirectory, version: number, filename: string): string {
-  return resolveInsideModel(directory.path, path.join(String(version), filename), `model file '${version}/${filename}' (default_model_filename)`, directory.symlinks);
+  const what = filename === "" ? `version directory '${version}'` : `model file '${version}/${filename}' (default_model_filename)`;
+  return resolveInsideModel(directory.path, path.join(String(version), filename), what, directory.symlinks);
 }
 
 function selectVersions(config: ModelConfig, available: readonly number[]): number[] {
@@ -86,63 +85,6 @@ function selectVersions(config: ModelConfig, available: readonly number[]): numb
   return available.slice(-latest);
 }
 
-interface InstancePlan {
-  readonly kind: "cpu" | "gpu";
-  readonly deviceId: number;
-  readonly groupName: string;
-  /** From a KIND_AUTO group placed on the GPU: when the GPU turns out unusable, the version loads on CPU instead. */
-  readonly auto: boolean;
-}
-
-/**
- * Expands instance_group into one plan per instance, filling Triton's defaults into the config as it goes.
- * KIND_AUTO means the GPU when `autoOnGpu`, else the CPU. A KIND_GPU group without `gpus` gets its instances on
- * every GPU, or only on GPU 0 where `firstGpuOnly` (the backend's provider cannot address the others):
- * `narrowed` tells whether that held any group to GPU 0 of several.
- */
-function planInstances(
-  config: ModelConfig, backendName: string, gpuCount: number, autoOnGpu: boolean, firstGpuOnly: boolean,
-): { plans: InstancePlan[]; narrowed: boolean } {
-  if (config.instance_group.length === 0) {
-    config.instance_group = [{ name: "", kind: "KIND_AUTO", count: 0, gpus: [], profile: [], passive: false, host_policy: "", secondary_devices: [] }] as unknown as ModelConfig["instance_group"];
-  }
-  const plans: InstancePlan[] = [];
-  let narrowed = false;
-  config.instance_group.forEach((group, index) => {
-    const auto = group.kind === "KIND_AUTO" && autoOnGpu;
-    if (group.kind === "KIND_AUTO") group.kind = autoOnGpu ? "KIND_GPU" : "KIND_CPU";
-    if (group.kind === "KIND_MODEL") group.kind = "KIND_CPU";
-    if (group.name === "") group.name = `${config.name}_${index}`;
-    if (group.count <= 0) group.count = group.kind === "KIND_CPU" && backendName === "onnxruntime" ? 2 : 1;
-    if (group.kind === "KIND_GPU") {
-      if (group.gpus.length === 0) {
-        narrowed ||= firstGpuOnly && gpuCount > 1;
-        group.gpus = gpuCount > 0 && !firstGpuOnly ? Array.from({ length: gpuCount }, (_, i) => i) : [0];
-      }
-      const gpus = group.gpus;
-      for (const gpu of gpus) for (let i = 0; i < group.count; i++) plans.push({ kind: "gpu", deviceId: gpu, groupName: group.name, auto });
-    } else {
-      for (let i = 0; i < group.count; i++) plans.push({ kind: "cpu", deviceId: 0, groupName: group.name, auto: false });
-    }
-  });
-  return { plans, narrowed };
-}
-
-/** A KIND_AUTO instance that could not start on the GPU. */
-class AutoGpuUnusable extends Error {}
-
-function acceleratorsFor(config: ModelConfig, kind: "cpu" | "gpu"): InstanceSpec["accelerators"] {
-  const accelerators = config.optimization?.execution_accelerators;
-  const list = kind === "gpu" ? accelerators?.gpu_execution_accelerator : accelerators?.cpu_execution_accelerator;
-  return (list ?? []).map((a) => ({ name: a.name, parameters: { ...a.parameters } }));
-}
-
-function parameterStrings(config: ModelConfig): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(config.parameters)) out[key] = value.string_value;
-  return out;
-}
-
 function tensorSignature(directory: ModelDirectory, tensor: ModelInput | ModelOutput, optional: boolean): TensorSignature {
   const datatype = dataTypeFromConfig(tensor.data_type);
   if (datatype === undefined) throw new Error(`tensor '${tensor.name}' has no valid data_type`);
@@ -154,138 +96,24 @@ function tensorSignature(directory: ModelDirectory, tensor: ModelInput | ModelOu
   };
 }
 
-function queuePolicy(policy: ModelQueuePolicy | undefined): QueuePolicy {
-  return {
-    timeoutAction: policy?.timeout_action === "DELAY" ? "DELAY" : "REJECT",
-    defaultTimeoutUs: policy?.default_timeout_microseconds ?? 0,
-    allowTimeoutOverride: policy?.allow_timeout_override ?? false,
-    maxQueueSize: policy?.max_queue_size ?? 0,
-  };
-}
-
-/** Triton's scheduler choice: the dynamic batcher when configured, else one request per execution. */
-function schedulerSettings(config: ModelConfig): SchedulerSettings {
-  const sequence = config.sequence_batching;
-  if (sequence !== undefined) {
-    // Different sequences batch together; one sequence's requests never share a batch (the tracker orders them).
-    const strategy = sequence.oldest ?? sequence.direct;
-    return {
-      batch: {
-        maxBatchSize: Math.max(1, config.max_batch_size),
-        preferredBatchSizes: sequence.oldest?.preferred_batch_size.map(Number) ?? [],
-        maxQueueDelayUs: strategy?.max_queue_delay_microseconds ?? 0,
-      },
-      levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: sequence.oldest?.preserve_ordering ?? false,
-    };
-  }
-  const batching = config.dynamic_batching;
-  if (batching === undefined) {
-    return { batch: { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 }, levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: false };
-  }
-  const levelCount = Math.max(1, batching.priority_levels);
-  const defaultLevel = batching.priority_levels > 0 ? batching.default_priority_level : 1;
-  if (defaultLevel < 1 || defaultLevel > levelCount) {
-    throw new Error(`default_priority_level ${batching.default_priority_level} must be between 1 and priority_levels ${batching.priority_levels}`);
-  }
-  const levels = Array.from({ length: levelCount }, (_, i) => queuePolicy(batching.priority_queue_policy[String(i + 1)] ?? batching.default_queue_policy));
-  return {
-    batch: {
-      maxBatchSize: Math.max(1, config.max_batch_size),
-      preferredBatchSizes: batching.preferred_batch_size.map(Number),
-      maxQueueDelayUs: batching.max_queue_delay_microseconds,
-    },
-    levels, defaultLevel, preserveOrdering: batching.preserve_ordering,
-  };
-}
-
-/** A version's instances as created, where each runs, and the spec each slot's instance is (re)created from. */
-interface CreatedInstances {
-  readonly instances: BackendInstance[];
-  readonly placements: InstancePlacement[];
-  readonly specOf: (index: number) => InstanceSpec;
-}
-
-/** Creates every planned instance of a version; closes the ones already created when one fails. */
-async function createInstances(
-  config: ModelConfig, directory: ModelDirectory, backend: Backend, version: number, modelPath: string, settings: LoaderSettings, autoOnGpu: boolean,
-): Promise<CreatedInstances> {
-  const firstGpuOnly = settings.gpuCount > 1 ? backend.firstGpuOnly?.(acceleratorsFor(config, "gpu")) : undefined;
-  const { plans, narrowed } = planInstances(config, backend.name, settings.gpuCount, autoOnGpu, firstGpuOnly !== undefined);
-  const intraOpThreads = settings.intraOpThreads ?? Math.max(1, Math.floor(settings.cpuCount / plans.length));
-  const modelConfig = modelConfigToJson(config);
-  const specOf = (index: number): InstanceSpec => {
-    const plan = plans[index]!;
-    return {
-      modelName: config.name, modelVersion: version, modelPath, modelDirectory: directory.path, modelConfig,
-      instanceName: `${plan.groupName}_${index}`, device: plan.kind, deviceId: plan.deviceId,
-      accelerators: acceleratorsFor(config, plan.kind), parameters: parameterStrings(config), intraOpThreads,
-      graphOptimizationLevel: config.optimization?.graph?.level ?? 0,
-    };
-  };
-  const instances: BackendInstance[] = [];
-  try {
-    for (const [index, plan] of plans.entries()) {
-      try {
-        instances.push(await backend.createInstance(specOf(index)));
-      } catch (error) {
-        throw plan.auto ? new AutoGpuUnusable(error instanceof Error ? error.message : String(error)) : error;
-      }
-    }
-  } catch (error) {
-    await Promise.allSettled(instances.map((i) => i.close()));
-    throw error;
-  }
-  const placements = instances.map((instance, i): InstancePlacement => ({
-    kind: plans[i]!.kind === "gpu" ? "KIND_GPU" : "KIND_CPU", deviceId: plans[i]!.deviceId, provider: instance.executionProvider,
-  }));
-  if (narrowed) {
-    settings.log.warn(`model '${config.name}' version ${version}: KIND_GPU instances run on GPU 0 only, not on each of the ${settings.gpuCount} GPUs: ${firstGpuOnly}`);
-  }
-  return { instances, placements, specOf };
-}
-
-/**
- * Shows which provider GPU instances landed on where the config named none (KIND_GPU picks one by itself), in
- * Triton's own field for it, so `GET .../config` answers which accelerator serves the model.
- */
-function recordGpuProvider(config: ModelConfig, placements: readonly InstancePlacement[]): void {
-  const provider = placements.find((p) => p.kind === "KIND_GPU" && p.provider !== "cpu")?.provider;
-  if (provider === undefined || (config.optimization?.execution_accelerators?.gpu_execution_accelerator.length ?? 0) > 0) return;
-  const named = modelConfigFromJson({ optimization: { execution_accelerators: { gpu_execution_accelerator: [{ name: provider }] } } }, "execution provider");
-  if (config.optimization === undefined) config.optimization = named.optimization;
-  else config.optimization.execution_accelerators = named.optimization!.execution_accelerators;
-}
-
-/** `2 x KIND_CPU on cpu, 1 x KIND_GPU on webgpu (device 0)`. */
-function describePlacements(placements: readonly InstancePlacement[]): string {
-  const counts = new Map<string, number>();
-  for (const p of placements) {
-    const key = `${p.kind} on ${p.provider}${p.kind === "KIND_GPU" ? ` (device ${p.deviceId})` : ""}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts].map(([key, count]) => `${count} x ${key}`).join(", ");
-}
-
 async function loadVersion(
   directory: ModelDirectory, baseConfig: ModelConfig, backend: Backend, version: number, settings: LoaderSettings,
 ): Promise<ModelVersion> {
-  let config: ModelConfig = structuredClone(baseConfig);
-  const modelPath = modelFilePath(directory, version, modelFilename(config, backend));
-  if (backend.name === "onnxruntime" && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
+  const modelPath = modelFilePath(directory, version, modelFilename(baseConfig, backend));
+  if (backend.requiresModelFile === true && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
   const autoOnGpu = settings.gpuCount > 0 && backend.usesGpu;
   let created: CreatedInstances;
   try {
-    created = await createInstances(config, directory, backend, version, modelPath, settings, autoOnGpu);
+    created = await createInstances(baseConfig, directory, backend, version, modelPath, settings, autoOnGpu);
   } catch (error) {
     if (!(error instanceof AutoGpuUnusable)) throw error;
     // Triton's KIND_AUTO: the GPU when the model can use it, else the CPU; a machine's GPU never fails a load.
-    settings.log.warn(`model '${config.name}' version ${version}: KIND_AUTO instances cannot use the GPU, loading them on CPU: ${error.message}`);
-    config = structuredClone(baseConfig);
-    created = await createInstances(config, directory, backend, version, modelPath, settings, false);
+    settings.log.warn(`model '${baseConfig.name}' version ${version}: KIND_AUTO instances cannot use the GPU, loading them on CPU: ${error.message}`);
+    created = await createInstances(baseConfig, directory, backend, version, modelPath, settings, false);
   }
   const { instances, placements, specOf } = created;
   try {
-    recordGpuProvider(config, placements);
+    const config = withGpuProvider(created.config, placements);
     settings.log.info(`model '${config.name}' version ${version}: ${describePlacements(placements)}`);
     const controls = controlInputsOf(config);
     const completed = completeConfig(
@@ -380,10 +208,10 @@ export async function loadModel(directory: ModelDirectory, config: ModelConfig, 
   if (config.platform === ENSEMBLE_PLATFORM) {
     return { name: directory.name, versions: await loadVersions(config, available, async (version) => loadEnsembleVersion(directory, config, version, settings)) };
   }
-  const backendName = resolveBackend(config, directory, available);
-  const backend = settings.backends.get(backendName);
+  const { name: backendName, backend } = resolveBackend(config, directory, available, settings.backends);
   if (backend === undefined) {
     throw new Error(`backend '${backendName}' is not supported by this server (supported: ${[...settings.backends.keys()].join(", ")})`);
   }
-  return { name: directory.name, versions: await loadVersions(config, available, (version) => loadVersion(directory, config, backend, version, settings)) };
+  const normalized = normalizeBackendFields(config, backend);
+  return { name: directory.name, versions: await loadVersions(normalized, available, (version) => loadVersion(directory, normalized, backend, version, settings)) };
 }

@@ -1,5 +1,6 @@
 import type { LoadOverrides } from "./load-overrides";
-import { type ModelConfig, modelConfigFromJson, parseModelConfigText } from "../model-config/model-config";
+import type { ModelConfig } from "../model-config/model-config";
+import { modelConfigFromJson, parseModelConfigText } from "../model-config/parse";
 import { type ModelDirectory, readConfigText } from "./model-repository";
 import { OverrideDirectory } from "./override-directory";
 

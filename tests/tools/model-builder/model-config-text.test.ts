@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseModelConfigText } from "../../../server/core/model-config/model-config";
+import { parseModelConfigText } from "../../../server/core/model-config/parse";
 import { renderModelConfigText } from "../../../tools/model-builder/model-config-text";
 
 const TRITON_CONFIGS_DIR = path.resolve(__dirname, "../../../../shared/data/triton-configs");

@@ -1,6 +1,6 @@
 import * as ort from "onnxruntime-node";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseModelConfigText } from "../../../server/core/model-config/model-config";
+import { parseModelConfigText } from "../../../server/core/model-config/parse";
 import { fromFloat16Array, toFloat16Array } from "../../../protocol/float16";
 import type { ExampleModel } from "../../../tools/model-builder/example-model";
 import { buildGpuResnet50Models } from "../../../tools/model-builder/models/resnet50-model";

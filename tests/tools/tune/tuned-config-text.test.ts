@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseModelConfigText } from "../../../server/core/model-config/model-config";
+import { parseModelConfigText } from "../../../server/core/model-config/parse";
 import { tunedConfigText, TUNE_COMMENT } from "../../../tools/tune/tuned-config-text";
 import type { TunedSettings } from "../../../tools/tune/tuned-settings";
 import { SHARED_DATA } from "../../helpers/server-process";

@@ -9,7 +9,8 @@ import {
 } from "@grpc/proto-loader";
 import { Reader } from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelConfigFromMessage, parseModelConfigText } from "../../../../server/core/model-config/model-config";
+import { modelConfigFromMessage } from "../../../../server/core/model-config/defaults";
+import { parseModelConfigText } from "../../../../server/core/model-config/parse";
 import { modelConfigSchema } from "../../../../server/core/model-config/schema";
 
 /** Field numbers from Triton's model_config.proto (docs: triton-protocol.md section 4). */

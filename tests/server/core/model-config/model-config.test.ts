@@ -1,13 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  type ModelConfig,
-  modelConfigFromJson,
-  modelConfigFromMessage,
-  modelConfigToJson,
-  parseModelConfigText,
-} from "../../../../server/core/model-config/model-config";
+import { modelConfigToJson } from "../../../../server/core/model-config/config-json";
+import { modelConfigFromMessage } from "../../../../server/core/model-config/defaults";
+import type { ModelConfig } from "../../../../server/core/model-config/model-config";
+import { modelConfigFromJson, parseModelConfigText } from "../../../../server/core/model-config/parse";
 import { modelConfigSchema } from "../../../../server/core/model-config/schema";
 
 const TRITON_CONFIGS_DIR = path.resolve(__dirname, "../../../../../shared/data/triton-configs");

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseModelConfigText } from "../../../../server/core/model-config/model-config";
+import { parseModelConfigText } from "../../../../server/core/model-config/parse";
 import type { ModelSignature } from "../../../../server/core/model-config/model-signature";
 import { buildWarmupSamples } from "../../../../server/core/repository/model-warmup";
 

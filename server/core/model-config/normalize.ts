@@ -1,0 +1,45 @@
+import type { Backend } from "../../backends/backend";
+import type { ModelConfig, ModelInstanceGroup } from "./model-config";
+
+/**
+ * Triton's backend fields once the backend is known: a backend that serves platforms names its platform (the
+ * config's own when it is one of them, else its first) and its name; any other backend leaves them as written.
+ */
+export function normalizeBackendFields(config: ModelConfig, backend: Pick<Backend, "name" | "platforms">): ModelConfig {
+  const platforms = backend.platforms ?? [];
+  if (platforms.length === 0) return config;
+  return { ...config, platform: platforms.includes(config.platform) ? config.platform : platforms[0]!, backend: backend.name };
+}
+
+/** Where a version's instance groups may go. */
+export interface InstanceGroupContext {
+  readonly gpuCount: number;
+  /** KIND_AUTO means the GPU (else the CPU). */
+  readonly autoOnGpu: boolean;
+  /** The backend's provider cannot address a GPU other than the first (Backend.firstGpuOnly said why). */
+  readonly firstGpuOnly: boolean;
+  /** Instances of a KIND_CPU group that gives no count (Backend.defaultCpuInstanceCount). */
+  readonly defaultCpuInstanceCount: number;
+}
+
+const DEFAULT_GROUP: ModelInstanceGroup = {
+  name: "", kind: "KIND_AUTO", count: 0, gpus: [], profile: [], passive: false, host_policy: "", secondary_devices: [],
+};
+
+/**
+ * Triton's instance group normalization: a config without groups gets one KIND_AUTO group; KIND_AUTO becomes
+ * KIND_GPU or KIND_CPU, KIND_MODEL KIND_CPU; a group gets the name `<model>_<index>` and its default count; a
+ * KIND_GPU group without `gpus` gets every GPU, or GPU 0 alone where `firstGpuOnly`.
+ */
+export function normalizeInstanceGroups(config: ModelConfig, context: InstanceGroupContext): ModelConfig {
+  const declared = config.instance_group.length > 0 ? config.instance_group : [DEFAULT_GROUP];
+  const instance_group = declared.map((group, index): ModelInstanceGroup => {
+    const kind = group.kind === "KIND_AUTO" ? (context.autoOnGpu ? "KIND_GPU" : "KIND_CPU") : group.kind === "KIND_MODEL" ? "KIND_CPU" : group.kind;
+    const count = group.count > 0 ? group.count : kind === "KIND_CPU" ? context.defaultCpuInstanceCount : 1;
+    const gpus = kind !== "KIND_GPU" || group.gpus.length > 0
+      ? [...group.gpus]
+      : context.gpuCount > 0 && !context.firstGpuOnly ? Array.from({ length: context.gpuCount }, (_, i) => i) : [0];
+    return { ...structuredClone(group), kind, name: group.name === "" ? `${config.name}_${index}` : group.name, count, gpus };
+  });
+  return { ...config, instance_group };
+}
