@@ -1,6 +1,7 @@
+import type { ErrorCode } from "../protocol/error-codes";
+
 /** Triton's error codes (the core's TRITONSERVER_Error codes), shared by the HTTP and gRPC endpoints. */
-export type InferenceErrorCode =
-  | "INVALID_ARG" | "NOT_FOUND" | "UNAVAILABLE" | "UNSUPPORTED" | "ALREADY_EXISTS" | "CANCELLED" | "INTERNAL" | "UNKNOWN";
+export type InferenceErrorCode = ErrorCode;
 
 /**
  * An error the inference server reported, or the reason it could not be reached. `code` is Triton's error code,

@@ -23,9 +23,9 @@ export const ELEMENT_BYTE_SIZE: Readonly<Record<DataType, number>> = {
   FP16: 2, FP32: 4, FP64: 8, BYTES: 0, BF16: 2,
 };
 
-const DATATYPE_SET: ReadonlySet<string> = new Set(DATATYPES);
+const DATATYPE_SET: ReadonlySet<unknown> = new Set(DATATYPES);
 
-export function isDataType(value: string): value is DataType {
+export function isDataType(value: unknown): value is DataType {
   return DATATYPE_SET.has(value);
 }
 

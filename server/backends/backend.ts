@@ -4,8 +4,9 @@
  * Backends never import the core; tensors cross as plain byte arrays in the core's layout (row-major,
  * little-endian; BYTES as 4-byte-length-prefixed elements).
  */
+import type { ErrorCode } from "../../protocol/error-codes";
 
-/** Protocol datatype name (`FP32`, `BYTES`, ...), duplicated as a string here so backends stay core-free. */
+/** A protocol datatype name (`FP32`, `BYTES`, ...: protocol/datatypes.ts), a plain string where tensors cross threads. */
 export type BackendDataType = string;
 
 export interface TensorSpec {
@@ -136,10 +137,6 @@ export interface BackendInstance {
   close(): Promise<void>;
 }
 
-/** Triton's error codes, as a backend names them for one request it refuses (strings: backends never import the core). */
-export type BackendErrorCode =
-  | "INVALID_ARG" | "NOT_FOUND" | "UNAVAILABLE" | "UNSUPPORTED" | "ALREADY_EXISTS" | "CANCELLED" | "INTERNAL" | "UNKNOWN";
-
 export type BackendParameterValue = string | number | boolean | bigint;
 
 /** One request of a batch, for {@link BackendInstance.executeRequests}. */
@@ -155,7 +152,7 @@ export interface BackendRequest {
 /** One request's answer: its outputs, or the error that fails only this request. */
 export type BackendResponse =
   | { readonly outputs: TensorMap }
-  | { readonly error: { readonly code: BackendErrorCode; readonly message: string } };
+  | { readonly error: { readonly code: ErrorCode; readonly message: string } };
 
 /** One response per request, in request order, plus the backend's split of the execution time. */
 export interface RequestsExecutionResult {

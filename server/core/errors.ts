@@ -1,7 +1,4 @@
-/** Triton's error code set. Each frontend maps these to its own status codes in exactly one file. */
-export type ErrorCode =
-  | "INVALID_ARG" | "NOT_FOUND" | "UNAVAILABLE" | "UNSUPPORTED" | "ALREADY_EXISTS" | "CANCELLED"
-  | "INTERNAL" | "UNKNOWN";
+import type { ErrorCode } from "../../protocol/error-codes";
 
 /** The one error type the core throws; the message is what the client sees. */
 export class InferenceError extends Error {

@@ -1,3 +1,4 @@
+import { isDataType } from "../../../protocol/datatypes";
 import { bytesElementOffsets, joinBytesElements } from "../../../protocol/tensor-bytes";
 import type { BackendTensor } from "../backend";
 import type { DataType, OutputTensor, Tensor } from "./typescript-model";
@@ -14,10 +15,6 @@ const ARRAY_OF: Readonly<Record<Exclude<DataType, "BYTES">, TypedArrayConstructo
   INT8: Int8Array, INT16: Int16Array, INT32: Int32Array, INT64: BigInt64Array,
   FP16: Uint16Array, FP32: Float32Array, FP64: Float64Array, BF16: Uint16Array,
 };
-
-function isDataType(value: unknown): value is DataType {
-  return value === "BYTES" || (typeof value === "string" && Object.hasOwn(ARRAY_OF, value));
-}
 
 /** The core's bytes as the model sees them: typed views over the same memory (copied only when misaligned). */
 export function modelTensor(tensor: BackendTensor): Tensor {

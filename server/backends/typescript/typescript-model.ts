@@ -9,10 +9,11 @@
  * {@link inputTensor}) come from the same module.
  */
 
-/** Triton's protocol datatypes. */
-export type DataType =
-  | "BOOL" | "UINT8" | "UINT16" | "UINT32" | "UINT64" | "INT8" | "INT16" | "INT32" | "INT64"
-  | "FP16" | "FP32" | "FP64" | "BYTES" | "BF16";
+import type { DataType } from "../../../protocol/datatypes";
+import type { ErrorCode } from "../../../protocol/error-codes";
+
+/** Triton's protocol datatypes, and its error codes (a model picks one for a request it refuses). */
+export type { DataType, ErrorCode };
 
 interface TensorOf<D extends DataType, Data> {
   readonly datatype: D;
@@ -50,10 +51,6 @@ export type TensorOfType<D extends DataType> = Extract<Tensor, { readonly dataty
 
 /** A request parameter as the client sent it (gRPC int64 parameters beyond 2^53 arrive as bigint). */
 export type ParameterValue = string | number | boolean | bigint;
-
-/** Triton's error codes; a model picks one for a request it refuses. */
-export type ErrorCode =
-  | "INVALID_ARG" | "NOT_FOUND" | "UNAVAILABLE" | "UNSUPPORTED" | "ALREADY_EXISTS" | "CANCELLED" | "INTERNAL" | "UNKNOWN";
 
 /** The model configuration in Triton's JSON form (what `GET /v2/models/{m}/config` returns); the usual fields typed. */
 export interface ModelConfigJson {

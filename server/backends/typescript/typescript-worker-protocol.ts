@@ -1,4 +1,5 @@
-import type { BackendErrorCode, BackendParameterValue } from "../backend";
+import type { ErrorCode } from "../../../protocol/error-codes";
+import type { BackendParameterValue } from "../backend";
 import type { NamedTensor, StartupMessage } from "../instance-worker";
 import type { InitializeArgs } from "./typescript-model";
 
@@ -16,7 +17,7 @@ export interface WireRequest {
 
 export type WireResponse =
   | { readonly outputs: readonly NamedTensor[] }
-  | { readonly error: { readonly code: BackendErrorCode; readonly message: string } };
+  | { readonly error: { readonly code: ErrorCode; readonly message: string } };
 
 /** Main thread -> worker: a batch to execute (answered with the call's id), or the request to finalize and exit. */
 export type TypeScriptWorkerRequest =

@@ -5,7 +5,7 @@
  * unhandled rejection) ends this thread, and the main thread replaces the instance.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { BackendErrorCode } from "../backend";
+import { ERROR_CODES, isErrorCode } from "../../../protocol/error-codes";
 import type { NamedTensor } from "../instance-worker";
 import { loadModelClass } from "./load-model-class";
 import { backendTensor, modelTensor } from "./model-tensors";
@@ -17,10 +17,6 @@ import type {
 const port = parentPort;
 if (port === null) throw new Error("typescript-worker must run in a worker thread");
 const settings = workerData as TypeScriptWorkerData;
-
-const ERROR_CODES: ReadonlySet<string> = new Set<BackendErrorCode>([
-  "INVALID_ARG", "NOT_FOUND", "UNAVAILABLE", "UNSUPPORTED", "ALREADY_EXISTS", "CANCELLED", "INTERNAL", "UNKNOWN",
-]);
 
 function post(message: TypeScriptStartupMessage | TypeScriptWorkerReply, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
@@ -42,8 +38,8 @@ function toWireResponse(response: ExecuteResponse | undefined, transfer: ArrayBu
     const { message, code } = response.error as { message?: unknown; code?: unknown };
     const text = typeof message === "string" ? message : String(message);
     if (code === undefined) return { error: { code: "INTERNAL", message: text } };
-    if (typeof code === "string" && ERROR_CODES.has(code)) return { error: { code: code as BackendErrorCode, message: text } };
-    return modelBug(`a response's error code ${JSON.stringify(code)} is not one of ${[...ERROR_CODES].join(", ")} (message: ${text})`);
+    if (isErrorCode(code)) return { error: { code, message: text } };
+    return modelBug(`a response's error code ${JSON.stringify(code)} is not one of ${ERROR_CODES.join(", ")} (message: ${text})`);
   }
   if (typeof response.outputs !== "object" || response.outputs === null) return modelBug("a response has neither outputs nor error");
   const outputs: NamedTensor[] = [];

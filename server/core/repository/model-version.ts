@@ -2,22 +2,8 @@ import type { ModelConfig } from "../model-config/model-config";
 import type { InstancePool } from "../scheduling/instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ModelStatistics } from "./model-statistics";
-import type { ValidatedRequest } from "../request/request-validation";
-import type { ScheduledResult, ScheduleOptions } from "../scheduling/scheduler";
+import type { RequestScheduler } from "../scheduling/request-scheduler";
 import type { SequenceTracker } from "../scheduling/sequence-control";
-
-/** Where a model version's validated requests go: its dynamic batcher, or an ensemble's step runner. */
-export interface RequestScheduler {
-  enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult>;
-  /** Requests accepted and not yet answered by an execution. */
-  readonly pendingCount: number;
-  /** Requests waiting in this scheduler's own queue. */
-  readonly queueDepth: number;
-  /** Refuses new requests; resolves once every accepted one is answered. */
-  close(): Promise<void>;
-  /** Fails every request still waiting with UNAVAILABLE (`message`) and refuses new ones; running executions finish. */
-  refuseQueued(message: string): void;
-}
 
 /** Where one instance runs: what the config planned and the provider the backend reports. */
 export interface InstancePlacement {

@@ -2,9 +2,8 @@ import { asInferenceError, InferenceError } from "../errors";
 import type { InferRequest, InferResponse, OutputTensor } from "../request/inference-request";
 import type { ModelConfig } from "../model-config/model-config";
 import type { ModelSignature } from "../model-config/model-signature";
-import type { RequestScheduler } from "../repository/model-version";
 import type { ValidatedRequest } from "../request/request-validation";
-import type { ScheduledResult, ScheduleOptions } from "./scheduler";
+import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
 import type { Tensor } from "../request/tensor";
 
 /** What an ensemble needs from the server: its composing models' signatures, and a way to run them. */

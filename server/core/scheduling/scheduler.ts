@@ -2,23 +2,15 @@ import type { BackendInstance, ExecutionResult } from "../../backends/backend";
 import { assembleBatch, type BatchSignature, batchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "../errors";
-import type { CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { CancellationSignal, InferenceTrace, ParameterValue } from "../request/inference-request";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
-import type { RequestScheduler } from "../repository/model-version";
-import { RingBuffer } from "./ring-buffer";
+import { PriorityQueue, type QueuePolicy } from "./priority-queue";
+import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
 
-/** Triton's ModelQueuePolicy, in the scheduler's units. */
-export interface QueuePolicy {
-  readonly timeoutAction: "REJECT" | "DELAY";
-  /** 0 = no timeout. */
-  readonly defaultTimeoutUs: number;
-  readonly allowTimeoutOverride: boolean;
-  /** 0 = unbounded. */
-  readonly maxQueueSize: number;
-}
+export type { QueuePolicy };
 
 export interface SchedulerSettings {
   readonly batch: BatchPolicy;
@@ -29,43 +21,21 @@ export interface SchedulerSettings {
   readonly preserveOrdering: boolean;
 }
 
-export interface ScheduleOptions {
-  /** Triton's `priority` request parameter: 0 = default, 1 = highest. */
-  readonly priority?: number;
-  /** Triton's `timeout` request parameter, µs. */
-  readonly timeoutUs?: number;
-  readonly signal?: CancellationSignal;
-  /** The request's parameters, for a scheduler that forwards the request (an ensemble's steps). */
-  readonly parameters?: Readonly<Record<string, ParameterValue>>;
-  /** A sampled request's trace: the scheduler records QUEUE_START and the COMPUTE_* timestamps. */
-  readonly trace?: InferenceTrace;
-}
-
-export interface ScheduledResult {
-  readonly outputs: OutputTensor[];
-  readonly queueNs: number;
-}
-
 /** Reports of the scheduler's own work, for statistics and metrics. */
 export interface SchedulerListener {
   executed(timings: ExecutionTimings): void;
 }
 
+/** A request waiting in the queue, and how to answer it. */
 interface QueueEntry extends PendingView {
   readonly request: ValidatedRequest;
   readonly enqueueNs: bigint;
-  readonly deadlineUs: number;
-  readonly timeoutAction: QueuePolicy["timeoutAction"];
-  readonly level: number;
   readonly signal: CancellationSignal | undefined;
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   readonly trace: InferenceTrace | undefined;
   readonly onAbort: () => void;
   readonly resolve: (result: ScheduledResult) => void;
   readonly reject: (error: InferenceError) => void;
-  done: boolean;
-  /** Timed out under a DELAY policy: now waits in the delayed queue. */
-  delayed: boolean;
 }
 
 /** One execution as the scheduler's report needs it, and the function that hands each request its result. */
@@ -93,24 +63,18 @@ function traceCompute(trace: InferenceTrace, startNs: bigint, assembledNs: bigin
 }
 
 /**
- * A model version's request queue and dynamic batcher (Triton's DynamicBatchScheduler, or its default scheduler
- * when `batch.maxBatchSize` is 1). Owns the timers and queues; the batching decision itself is {@link decide}.
- * Requests queue per priority level; a request that times out under a DELAY policy moves to a queue served only
- * when nothing else waits. Aborted requests leave the queue and are never executed.
+ * A model version's dynamic batcher (Triton's DynamicBatchScheduler, or its default scheduler when
+ * `batch.maxBatchSize` is 1): owns the timers and hands batches to idle instances. The order requests wait in is
+ * the {@link PriorityQueue}'s; the batching decision itself is {@link decide}. Aborted requests leave the queue and
+ * are never executed.
  */
 export class Scheduler implements RequestScheduler {
   readonly #signature: BatchSignature;
   readonly #settings: SchedulerSettings;
   readonly #pool: InstancePool;
   readonly #listener: SchedulerListener;
-  readonly #queues: RingBuffer<QueueEntry>[];
-  readonly #delayed = new RingBuffer<QueueEntry>();
-  /** Priority levels from the highest, then the delayed queue: the order requests are served in. */
-  readonly #serviceOrder: readonly RingBuffer<QueueEntry>[];
+  readonly #queue: PriorityQueue<QueueEntry>;
   readonly #outputNames: readonly string[];
-  readonly #liveByLevel: number[];
-  #delayedCount = 0;
-  #withDeadline = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerAtUs = Infinity;
   #closed = false;
@@ -125,10 +89,8 @@ export class Scheduler implements RequestScheduler {
     this.#settings = settings;
     this.#pool = pool;
     this.#listener = listener;
-    this.#queues = settings.levels.map(() => new RingBuffer<QueueEntry>());
-    this.#serviceOrder = [...this.#queues, this.#delayed];
+    this.#queue = new PriorityQueue(settings.levels, settings.defaultLevel);
     this.#outputNames = signature.outputs.map((o) => o.name);
-    this.#liveByLevel = settings.levels.map(() => 0);
     pool.listen({
       available: () => this.#schedule(),
       allDown: (reason) => this.#failQueued(new InferenceError("UNAVAILABLE", `every instance of the model is down and restarting failed: ${reason.message}`)),
@@ -137,45 +99,27 @@ export class Scheduler implements RequestScheduler {
 
   /** Requests accepted and not yet executing. */
   get pendingCount(): number {
-    return this.#liveByLevel.reduce((a, b) => a + b, 0) + this.#delayedCount;
+    return this.#queue.length;
   }
 
   get queueDepth(): number {
-    return this.#liveByLevel.reduce((a, b) => a + b, 0);
+    return this.#queue.undelayedLength;
   }
 
   enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
     if (this.#closed) return Promise.reject(new InferenceError("UNAVAILABLE", "model is unloading"));
-    const levels = this.#settings.levels;
-    const priority = options.priority ?? 0;
-    if (!Number.isInteger(priority) || priority < 0 || priority > levels.length) {
-      return Promise.reject(new InferenceError("INVALID_ARG", `priority ${priority} is out of range: the model has ${levels.length} priority level(s)`));
-    }
-    const level = priority === 0 ? this.#settings.defaultLevel : priority;
-    const policy = levels[level - 1]!;
-    if (policy.maxQueueSize > 0 && this.#liveByLevel[level - 1]! >= policy.maxQueueSize) {
-      return Promise.reject(new InferenceError("UNAVAILABLE", "Exceeds maximum queue size"));
-    }
+    const admission = this.#queue.admit(options.priority, options.timeoutUs);
+    if (admission instanceof InferenceError) return Promise.reject(admission);
     if (options.signal?.aborted) return Promise.reject(new InferenceError("CANCELLED", "request was cancelled by the client"));
-
-    let timeoutUs = policy.defaultTimeoutUs;
-    const requested = options.timeoutUs ?? 0;
-    if (policy.allowTimeoutOverride && requested > 0 && (timeoutUs === 0 || requested < timeoutUs)) timeoutUs = requested;
-    const enqueueNs = process.hrtime.bigint();
-    const enqueueUs = Number(enqueueNs / 1000n);
-    options.trace?.timestamp("QUEUE_START", enqueueNs);
+    options.trace?.timestamp("QUEUE_START", admission.enqueueNs);
 
     return new Promise<ScheduledResult>((resolve, reject) => {
       const entry: QueueEntry = {
-        request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs, enqueueNs,
-        deadlineUs: timeoutUs > 0 ? enqueueUs + timeoutUs : Infinity, timeoutAction: policy.timeoutAction, level,
+        request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs, enqueueNs: admission.enqueueNs,
         signal: options.signal, parameters: options.parameters ?? {}, trace: options.trace, onAbort: () => this.#cancel(entry), resolve, reject,
-        done: false, delayed: false,
       };
       entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
-      if (entry.deadlineUs !== Infinity) this.#withDeadline++;
-      this.#queues[level - 1]!.push(entry);
-      this.#liveByLevel[level - 1]!++;
+      this.#queue.push(entry, admission);
       this.#schedule();
     });
   }
@@ -208,107 +152,38 @@ export class Scheduler implements RequestScheduler {
   }
 
   #cancel(entry: QueueEntry): void {
-    if (entry.done) return;
-    this.#settle(entry, new InferenceError("CANCELLED", "request was cancelled by the client"));
-  }
-
-  /** Marks an entry finished and fails it; queues drop finished entries lazily. */
-  #settle(entry: QueueEntry, error: InferenceError): void {
-    if (entry.done) return;
-    this.#forget(entry);
-    entry.reject(error);
-    this.#resolveIfDrained();
+    if (this.#queue.remove(entry)) this.#fail([entry], new InferenceError("CANCELLED", "request was cancelled by the client"));
   }
 
   #failQueued(error: InferenceError): void {
-    for (const queue of this.#serviceOrder) {
-      while (queue.length > 0) this.#settle(queue.shift()!, error);
-    }
+    this.#fail(this.#queue.drain(), error);
   }
 
-  #forget(entry: QueueEntry): void {
-    entry.done = true;
-    entry.signal?.removeEventListener("abort", entry.onAbort);
-    if (entry.delayed) {
-      this.#delayedCount--;
-    } else {
-      this.#liveByLevel[entry.level - 1]!--;
-      if (entry.deadlineUs !== Infinity) this.#withDeadline--;
+  /** Fails requests that have left the queue. */
+  #fail(entries: readonly QueueEntry[], error: InferenceError): void {
+    for (const entry of entries) {
+      entry.signal?.removeEventListener("abort", entry.onAbort);
+      entry.reject(error);
     }
+    this.#resolveIfDrained();
   }
 
   #schedule(): void {
     const now = nowUs();
-    if (this.#withDeadline > 0) this.#expire(now);
+    const expired = this.#queue.expire(now);
+    if (expired.length > 0) this.#fail(expired, new InferenceError("UNAVAILABLE", "Request timeout expired"));
     while (this.#pool.hasIdle) {
-      const view = this.#head(this.#settings.batch.maxBatchSize + 1);
-      const decision = decide(view, now, this.#settings.batch);
+      const decision = decide(this.#queue.head(this.#settings.batch.maxBatchSize + 1), now, this.#settings.batch);
       if (decision.kind === "idle") break;
       if (decision.kind === "wait") {
         this.#armTimer(now + decision.us);
         return;
       }
-      this.#dispatch(this.#take(decision.count));
+      const entries = this.#queue.take(decision.count);
+      for (const entry of entries) entry.signal?.removeEventListener("abort", entry.onAbort);
+      this.#dispatch(entries);
     }
-    if (this.#withDeadline > 0) this.#armTimer(this.#earliestDeadline());
-  }
-
-  /** Handles queue timeouts: REJECT fails the request, DELAY moves it behind everything else. */
-  #expire(now: number): void {
-    for (const queue of this.#queues) {
-      queue.retain((entry) => {
-        if (entry.done) return false;
-        if (entry.deadlineUs > now) return true;
-        if (entry.timeoutAction === "REJECT") {
-          this.#settle(entry, new InferenceError("UNAVAILABLE", "Request timeout expired"));
-        } else {
-          this.#withDeadline--;
-          this.#liveByLevel[entry.level - 1]!--;
-          this.#delayedCount++;
-          entry.delayed = true;
-          this.#delayed.push(entry);
-        }
-        return false;
-      });
-    }
-  }
-
-  #earliestDeadline(): number {
-    let earliest = Infinity;
-    for (const queue of this.#queues) {
-      for (let i = 0; i < queue.length; i++) {
-        const entry = queue.at(i)!;
-        if (!entry.done && entry.deadlineUs < earliest) earliest = entry.deadlineUs;
-      }
-    }
-    return earliest;
-  }
-
-  /** Up to `limit` live entries in service order: priority levels first, delayed requests last. */
-  #head(limit: number): QueueEntry[] {
-    const view: QueueEntry[] = [];
-    for (const queue of this.#serviceOrder) {
-      while (queue.length > 0 && queue.at(0)!.done) queue.shift();
-      for (let i = 0; i < queue.length && view.length < limit; i++) {
-        const entry = queue.at(i)!;
-        if (!entry.done) view.push(entry);
-      }
-      if (view.length >= limit) break;
-    }
-    return view;
-  }
-
-  #take(count: number): QueueEntry[] {
-    const taken: QueueEntry[] = [];
-    for (const queue of this.#serviceOrder) {
-      while (taken.length < count && queue.length > 0) {
-        const entry = queue.shift()!;
-        if (entry.done) continue;
-        this.#forget(entry);
-        taken.push(entry);
-      }
-    }
-    return taken;
+    this.#armTimer(this.#queue.nextDeadlineUs());
   }
 
   #armTimer(atUs: number): void {

@@ -1,0 +1,37 @@
+/**
+ * What a model version's scheduler is to the rest of the core (Triton's `Scheduler` interface in scheduler.h):
+ * the dynamic batcher and the ensemble's step runner both implement it, and the repository holds a version's
+ * scheduler through it only, never through a concrete class.
+ */
+import type { CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { ValidatedRequest } from "../request/request-validation";
+
+export interface ScheduleOptions {
+  /** Triton's `priority` request parameter: 0 = default, 1 = highest. */
+  readonly priority?: number;
+  /** Triton's `timeout` request parameter, µs. */
+  readonly timeoutUs?: number;
+  readonly signal?: CancellationSignal;
+  /** The request's parameters, for a scheduler that forwards the request (an ensemble's steps). */
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
+  /** A sampled request's trace: the scheduler records QUEUE_START and the COMPUTE_* timestamps. */
+  readonly trace?: InferenceTrace;
+}
+
+export interface ScheduledResult {
+  readonly outputs: OutputTensor[];
+  readonly queueNs: number;
+}
+
+/** Where a model version's validated requests go: its dynamic batcher, or an ensemble's step runner. */
+export interface RequestScheduler {
+  enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult>;
+  /** Requests accepted and not yet answered by an execution. */
+  readonly pendingCount: number;
+  /** Requests waiting in this scheduler's own queue. */
+  readonly queueDepth: number;
+  /** Refuses new requests; resolves once every accepted one is answered. */
+  close(): Promise<void>;
+  /** Fails every request still waiting with UNAVAILABLE (`message`) and refuses new ones; running executions finish. */
+  refuseQueued(message: string): void;
+}
