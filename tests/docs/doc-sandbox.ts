@@ -13,18 +13,36 @@ export interface DocSandbox {
 const LINKED = ["package.json", "tsconfig.json", "node_modules", "dist"];
 
 /**
- * Makes `<tmp>/repo` with links to the repository's package.json, tsconfig.json, node_modules and dist, a
- * `models/` folder of links to each example model (so a page may add a model without touching the real
- * repository), and `<tmp>/shared` linked to the repository's `../shared`, so `../shared/data` reads as in a
- * checkout. Files the commands write (certificates, traces, a model's build) stay in the sandbox.
+ * Mirrors a folder with hard links (copies where the file system refuses them): the server refuses model folders
+ * that are symbolic links out of their repository, and a page may add a model without touching the real one.
+ */
+function mirror(from: string, to: string): void {
+  fs.mkdirSync(to, { recursive: true });
+  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isDirectory()) mirror(source, target);
+    else {
+      try {
+        fs.linkSync(source, target);
+      } catch {
+        fs.copyFileSync(source, target);
+      }
+    }
+  }
+}
+
+/**
+ * Makes `<tmp>/repo` with links to the repository's package.json, tsconfig.json, node_modules and dist, a mirror
+ * of the example repository `models/`, and `<tmp>/shared` linked to the repository's `../shared`, so
+ * `../shared/data` reads as in a checkout. Files the commands write (certificates, traces, a model's build) stay
+ * in the sandbox; no documented command rewrites an example model's files in place.
  */
 export function createDocSandbox(): DocSandbox {
   const top = fs.mkdtempSync(path.join(os.tmpdir(), "doc-snippets-"));
   const root = path.join(top, "repo");
-  fs.mkdirSync(path.join(root, "models"), { recursive: true });
+  mirror(path.join(REPO_ROOT, "models"), path.join(root, "models"));
   for (const name of LINKED) fs.symlinkSync(path.join(REPO_ROOT, name), path.join(root, name));
-  const models = path.join(REPO_ROOT, "models");
-  for (const model of fs.readdirSync(models)) fs.symlinkSync(path.join(models, model), path.join(root, "models", model));
   fs.symlinkSync(path.resolve(REPO_ROOT, "../shared"), path.join(top, "shared"));
   return { root, remove: () => fs.rmSync(top, { recursive: true, force: true }) };
 }

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import ts from "typescript";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { freePort } from "../server/metrics/free-port";
 import { type DocPage, type FencedBlock, REPO_ROOT, SHELL_LANGS, TYPESCRIPT_LANGS, docPages, fencedBlocks } from "./doc-pages";
 import { createDocSandbox } from "./doc-sandbox";
@@ -48,20 +48,18 @@ describe("documentation code blocks", () => {
   });
 });
 
-/** The pages with shell blocks to run, each in a sandbox of its own with a shell session and loopback ports. */
+/** The pages with shell blocks to run. */
 const RUN_PAGES = PAGES.filter((page) => fencedBlocks(page).some((block) => SHELL_LANGS.has(block.lang) && block.notRunnable === undefined));
 
-describe.each(RUN_PAGES.map((page): [string, DocPage] => [page.file, page]))("the shell blocks of %s", (_, page) => {
+/**
+ * Runs a page's blocks in document order in one shell session, in a sandbox of its own with loopback ports of its
+ * own: shell blocks must succeed and print their ` # -> ` lines; a block that names its file is written there.
+ */
+async function runPage(page: DocPage): Promise<void> {
   const sandbox = createDocSandbox();
-  let session: ShellSession | undefined;
-  afterAll(() => {
-    session?.close();
-    sandbox.remove();
-  });
-
-  it("run as written and print what they say", async () => {
-    const ports = { http: await freePort(), grpc: await freePort(), metrics: await freePort() };
-    session = new ShellSession(sandbox.root, { ...process.env, NO_COLOR: "1" }, docShellPrelude(ports, path.join(REPO_ROOT, PACKAGE.bin["inference-server"]!)));
+  const ports = { http: await freePort(), grpc: await freePort(), metrics: await freePort() };
+  const session = new ShellSession(sandbox.root, { ...process.env, NO_COLOR: "1" }, docShellPrelude(ports, path.join(REPO_ROOT, PACKAGE.bin["inference-server"]!)));
+  try {
     let serverStarted = false;
     for (const block of fencedBlocks(page)) {
       if (block.notRunnable !== undefined) continue;
@@ -89,7 +87,15 @@ describe.each(RUN_PAGES.map((page): [string, DocPage] => [page.file, page]))("th
         from = at + expected.length;
       }
     }
-  }, 240_000);
+  } finally {
+    await session.close();
+    sandbox.remove();
+  }
+}
+
+// Pages run side by side: most of their time is servers loading models.
+describe.concurrent("the shell blocks of each page", () => {
+  it.each(RUN_PAGES.map((page): [string, DocPage] => [page.file, page]))("%s run as written and print what they say", (_, page) => runPage(page), 240_000);
 });
 
 describe("the TypeScript blocks", () => {

@@ -54,14 +54,16 @@ export class ShellSession {
     return { stdout: this.#stdout.slice(0, at), stderr: this.#stderr, ok: !failed };
   }
 
-  /** Stops the shell and every process it started (servers in the background included). */
-  close(): void {
+  /** Stops the shell and every process it started (servers in the background included), and waits for the shell. */
+  async close(): Promise<void> {
     const pid = this.#bash.pid;
-    if (pid === undefined) return;
+    if (pid === undefined || this.#bash.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.#bash.once("exit", resolve));
     try {
       process.kill(-pid, "SIGTERM");
     } catch {
-      // The group is already gone.
+      return; // The group is already gone.
     }
+    await exited;
   }
 }
