@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PROCESS_METRICS_PREFIX, ServerMetrics } from "../../../server/metrics/index";
@@ -6,6 +7,19 @@ import { parseExposition } from "./prometheus-text";
 
 const CATALOG = loadMetricsCatalog(path.resolve(__dirname, "../../../dashboards/metrics-catalog.json"));
 const SERVER_ENTRIES = CATALOG.metrics.filter((metric) => metric.source === "inference-server");
+const OBSERVABILITY_PAGE = path.resolve(__dirname, "../../../docs/observability.md");
+
+/** docs/observability.md's metrics table: per metric name, the type and labels its row gives. */
+function documentedMetrics(): Map<string, { type: string; labels: string[] }> {
+  const rows = new Map<string, { type: string; labels: string[] }>();
+  for (const line of fs.readFileSync(OBSERVABILITY_PAGE, "utf8").split("\n")) {
+    const [names = "", type = "", labels = ""] = line.replace(/^\| /, "").split(" | ");
+    if (!line.startsWith("| `") || !["counter", "gauge", "histogram"].includes(type)) continue;
+    const labelNames = [...labels.matchAll(/`(\w+)`/g)].map((match) => match[1]!).sort();
+    for (const [, name] of names.matchAll(/`(\w+)`/g)) rows.set(name!, { type, labels: labelNames });
+  }
+  return rows;
+}
 
 // Everything switched on, with a fake host and GPU, so that every family the server can export is present.
 const metrics = new ServerMetrics({
@@ -36,5 +50,14 @@ describe("the server's metrics against dashboards/metrics-catalog.json (what das
     const exposition = parseExposition(await metrics.exposition());
     const uncatalogued = [...exposition.types.keys()].filter((name) => !name.startsWith(PROCESS_METRICS_PREFIX) && !SERVER_ENTRIES.some((entry) => entry.name === name));
     expect(uncatalogued).toEqual([]);
+  });
+
+  it("documents every catalog entry of the server, with its type and labels, in docs/observability.md's metrics table", () => {
+    const documented = documentedMetrics();
+    const wrong = SERVER_ENTRIES.filter((entry) => {
+      const row = documented.get(entry.name);
+      return row?.type !== entry.type || row.labels.join(",") !== [...entry.labels].sort().join(",");
+    });
+    expect(wrong.map((entry) => entry.name)).toEqual([]);
   });
 });
