@@ -236,7 +236,8 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     if (trace !== undefined) traceHttpExchange(trace, reply);
     const modelVersion = versionOf(request.params);
     core.checkModelAvailable(request.params.model, modelVersion);
-    const body = await decodeRequestBody(request.body as Buffer, request.headers["content-encoding"], options.maxInputBytes);
+    // No body at all (no Content-Type, no length) is an empty one, as with a Content-Type: Triton answers 400.
+    const body = await decodeRequestBody((request.body as Buffer | undefined) ?? Buffer.alloc(0), request.headers["content-encoding"], options.maxInputBytes);
     const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request), {
       modelName: request.params.model, modelVersion, metadata: () => core.modelMetadata(request.params.model, modelVersion),
     });
