@@ -1,0 +1,86 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { pipeline } from "node:stream";
+import zlib from "node:zlib";
+import type { FastifyPluginCallback, FastifyReply } from "fastify";
+import { Cancellation, InferenceError } from "../../../core/index";
+import { inferWithSharedMemory } from "../../shared-memory/tensor-shared-memory";
+import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "../content-encoding";
+import { traceHttpExchange } from "../http-trace";
+import { type EncodedInferResponse, encodeInferResponse } from "../infer-response-codec";
+import { InferRequestDecoder } from "../json-request-decoder";
+import { type ModelParams, modelUrls, versionOf } from "./model-url";
+import { restrictApiGroup } from "./restrict-api-group";
+import type { RawBody, RouteGroupOptions } from "./route-group-options";
+
+const HEADER_LENGTH = "inference-header-content-length";
+
+function headerLengthOf(headers: IncomingHttpHeaders): number | undefined {
+  const raw = headers[HEADER_LENGTH];
+  if (raw === undefined) return undefined;
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || !/^[0-9]+$/.test(value.trim())) {
+    throw new InferenceError("INVALID_ARG", `Inference-Header-Content-Length must be a non-negative integer, got '${value}'`);
+  }
+  return Number(value);
+}
+
+/** Cancelled when the client disconnects before its response is written, so queued work can be dropped. */
+function clientGone(reply: FastifyReply): Cancellation {
+  const cancellation = new Cancellation();
+  // The response closes early exactly when the client went away (or the socket broke) before the answer.
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) cancellation.abort();
+  });
+  return cancellation;
+}
+
+/**
+ * Sends an infer response. As Triton, only a successful inference response is compressed (per Accept-Encoding):
+ * clients that ask for compression and then do not decompress (aiohttp, as tritonclient.http.aio sets it up) read
+ * every other answer as it is.
+ */
+async function sendInferResponse(reply: FastifyReply, encoded: EncodedInferResponse, contentEncoding: "gzip" | "deflate" | undefined): Promise<FastifyReply> {
+  if (encoded.headerLength === undefined) reply.type("application/json");
+  else reply.type("application/octet-stream").header(HEADER_LENGTH, encoded.headerLength);
+  if (contentEncoding !== undefined) reply.header("content-encoding", contentEncoding);
+  const body = encoded.body;
+  if (body.kind === "buffer") return reply.send(contentEncoding === undefined ? body.bytes : await encodeResponseBody(body.bytes, contentEncoding));
+  if (contentEncoding === undefined) {
+    if (body.byteLength !== undefined) reply.header("content-length", body.byteLength);
+    return reply.send(body.stream);
+  }
+  const compressor = contentEncoding === "gzip" ? zlib.createGzip() : zlib.createDeflate();
+  // A failure of either stream destroys the compressor, which fastify watches: the response is cut short.
+  pipeline(body.stream, compressor, () => undefined);
+  return reply.send(compressor);
+}
+
+/**
+ * Triton's inference group: a model's infer route, JSON and binary tensors (Triton's binary extension) and
+ * shared memory regions in, gzip/deflate request bodies, and (as Triton) compressed responses.
+ */
+export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, sharedMemory, restrictions, working, maxInputBytes }, done) => {
+  restrictApiGroup(scope, "inference", restrictions);
+  scope.addHook("preHandler", working);
+  const decoder = new InferRequestDecoder();
+  scope.addHook("onClose", async () => decoder.close());
+  for (const url of modelUrls("/infer")) {
+    scope.post<{ Params: ModelParams; Body: RawBody }>(url, async (request, reply) => {
+      const { model } = request.params;
+      const trace = tracer.sample(model);
+      if (trace !== undefined) traceHttpExchange(trace, reply);
+      const modelVersion = versionOf(request.params);
+      core.checkModelAvailable(model, modelVersion);
+      // No body at all (no Content-Type, no length) is an empty one, as with a Content-Type: Triton answers 400.
+      const body = await decodeRequestBody(request.body ?? Buffer.alloc(0), request.headers["content-encoding"], maxInputBytes);
+      const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
+        modelName: model, modelVersion, metadata: () => core.modelMetadata(model, modelVersion),
+      });
+      const signal = clientGone(reply);
+      const { response, placed } = await inferWithSharedMemory(sharedMemory, tensorsInSharedMemory, inferRequest, (ready) => core.infer({ ...ready, signal, trace }));
+      trace?.timestamp("HTTP_SEND_START", process.hrtime.bigint());
+      return sendInferResponse(reply, await encodeInferResponse(response, encoding, placed), chooseResponseEncoding(request.headers["accept-encoding"]));
+    });
+  }
+  done();
+};
