@@ -31,7 +31,7 @@ describe("planStack (npm run plan)", () => {
     for (const region of ["us-central1", "us-east1"]) {
       expect(plan).toContain(`+ gpu-inference:region:Region  ${region}\n`);
       expect(plan).toMatch(new RegExp(`\\+ gcp:container/cluster:Cluster  ${region}-cluster  \\(location=${region} .*privateNodes=true .*dnsEndpoint=true`));
-      expect(plan).toMatch(new RegExp(`\\+ gcp:container/nodePool:NodePool  ${region}-gpu  \\(machine=n1-standard-4 gpu=1xnvidia-tesla-t4\\(driver DEFAULT\\) taints=nvidia.com/gpu=present:NO_SCHEDULE`));
+      expect(plan).toMatch(new RegExp(`\\+ gcp:container/nodePool:NodePool  ${region}-gpu  \\(machine=n1-standard-4 gpu=1xnvidia-tesla-t4\\(driver LATEST\\) taints=nvidia.com/gpu=present:NO_SCHEDULE`));
       expect(plan).toMatch(new RegExp(`\\+ kubernetes:apps/v1:Deployment  ${region}-deployment  \\(image=.*@sha256:\\w+ gpu=1\\)`));
     }
     expect(plan).toMatch(/\+ gcp:compute\/backendService:BackendService {2}inference-dev-lb-grpc {2}\(protocol=H2C scheme=EXTERNAL_MANAGED negs=4 balancing=RATE/);

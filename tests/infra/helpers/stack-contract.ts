@@ -113,7 +113,8 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
         resourceLabels: { environment: stack.config.environment, stack: stack.config.stack },
         deletionPolicy: stack.config.protectResources ? "PREVENT" : "DELETE",
       });
-      expect(input(cluster, "masterAuthorizedNetworksConfig")).toBeUndefined();
+      // GKE refuses a private endpoint without authorized networks: on, with no CIDR and no Google Cloud public IPs.
+      expect(input(cluster, "masterAuthorizedNetworksConfig")).toEqual({ gcpPublicCidrsAccessEnabled: false });
       expect(input(cluster, "privateClusterConfig", "masterGlobalAccessConfig")).toBeUndefined();
       expect(input(cluster, "monitoringConfig", "enableComponents")).toContain("DCGM");
       expect(input(cluster, "nodeConfig", "serviceAccount")).toBe(`${stack.config.namePrefix}-nodes@${stack.config.project}.iam.gserviceaccount.com`);
@@ -132,7 +133,7 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
         networkConfig: { enablePrivateNodes: true },
         nodeConfig: {
           machineType: region.gpuPool.machineType,
-          guestAccelerators: [{ type: "nvidia-tesla-t4", count: stack.config.gpusPerNode, gpuDriverInstallationConfig: { gpuDriverVersion: "DEFAULT" } }],
+          guestAccelerators: [{ type: "nvidia-tesla-t4", count: stack.config.gpusPerNode, gpuDriverInstallationConfig: { gpuDriverVersion: "LATEST" } }],
           taints: [{ key: "nvidia.com/gpu", value: "present", effect: "NO_SCHEDULE" }],
           spot: region.gpuPool.spot,
           workloadMetadataConfig: { mode: "GKE_METADATA" },
