@@ -5,6 +5,7 @@ import { load as loadYaml } from "js-yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { infraPolicies } from "../../../infra/policy/policies";
 import { type RawStackConfig } from "../../../infra/stack-config";
+import { kubernetesObjectOf, schemaProblems } from "./kubernetes-schemas";
 import {
   FIXTURE_DASHBOARDS_DIR, input, resourceNamed, resourcesOfType, runFixtureStack, type FixtureStack,
 } from "./fixture-stack";
@@ -406,6 +407,14 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       const mlpConfig = objects.find((object) => object.inputs["name"] === "mlp/config.pbtxt");
       expect(String(mlpConfig?.inputs["content"])).toMatch(/kind: KIND_GPU/);
       expect(String(mlpConfig?.inputs["content"])).not.toMatch(/KIND_CPU/);
+    });
+
+    it("renders only Kubernetes objects that the official schemas accept, unknown fields refused", () => {
+      const problems = stack.resources.flatMap((resource) => {
+        const object = kubernetesObjectOf(resource);
+        return object === undefined ? [] : schemaProblems(object).map((problem) => `${resource.name} (${object.kind}): ${problem}`);
+      });
+      expect(problems).toEqual([]);
     });
 
     it("passes every policy rule on every resource it declares", () => {
