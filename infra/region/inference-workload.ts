@@ -4,6 +4,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { autoscalingMetrics } from "../autoscaling-metrics";
 import { inferenceServer, restrictedApiFlagValue } from "../inference-server";
+import { servingRollout } from "../rollout";
 import { type RegionConfig, type StackConfig } from "../stack-config";
 import { GPU_TAINT, T4_ACCELERATOR } from "./gpu-node-pool";
 import {
@@ -190,7 +191,7 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
     spec: {
       // No `replicas`: the HPA owns the count, and Pulumi would otherwise reset it on every update.
       selector: { matchLabels: labels },
-      strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      strategy: { type: "RollingUpdate", rollingUpdate: { ...servingRollout } },
       template: {
         metadata: { labels, annotations: { "gke-gcsfuse/volumes": "true", "inference.gke.io/admin-key-sha256": adminKeyDigest } },
         spec: {

@@ -52,7 +52,7 @@ describe("planStack (npm run plan)", () => {
     const section = plan.slice(plan.indexOf("Cost estimate"), plan.indexOf("\nOutputs:"));
     expect(section).toMatch(/^Cost estimate \(USD list prices for us-central1 as of \d{4}-\d{2}-\d{2}/);
     for (const region of ["us-central1", "us-east1"]) {
-      expect(section).toMatch(new RegExp(`${region} +GPU nodes: 1-2 x n1-standard-4 \\+ 1 T4, spot +\\$\\d+\\.\\d\\d/h +\\$\\d+\\.\\d\\d/h`));
+      expect(section).toMatch(new RegExp(`${region} +GPU nodes: 1-3 x n1-standard-4 \\+ 1 T4, spot +\\$\\d+\\.\\d\\d/h +\\$\\d+\\.\\d\\d/h`));
       expect(section).toMatch(new RegExp(`${region} +GKE cluster management fee \\(regional cluster\\) +\\$0\\.10/h +\\$0\\.10/h`));
     }
     expect(section).toMatch(/total per month +\$[\d,]+\/month +\$[\d,]+\/month/);

@@ -18,9 +18,9 @@ const getStack = describeStackContract({
     gpusPerNode: 2,
     image: { reference: PREBUILT_IMAGE },
     regions: [
-      { name: "us-central1", zones: ["us-central1-a", "us-central1-b", "us-central1-f"], gpuPool: { machineType: "n1-standard-16", minNodes: 2, maxNodes: 3 } },
-      { name: "us-east1", zones: ["us-east1-c", "us-east1-d"], gpuPool: { minNodes: 1, maxNodes: 3 } },
-      { name: "europe-west4", zones: ["europe-west4-b", "europe-west4-c"], gpuPool: { minNodes: 1, maxNodes: 3 } },
+      { name: "us-central1", zones: ["us-central1-a", "us-central1-b", "us-central1-f"], gpuPool: { machineType: "n1-standard-16", minNodes: 2, maxNodes: 4 } },
+      { name: "us-east1", zones: ["us-east1-c", "us-east1-d"], gpuPool: { minNodes: 1, maxNodes: 4 } },
+      { name: "europe-west4", zones: ["europe-west4-b", "europe-west4-c"], gpuPool: { minNodes: 1, maxNodes: 4 } },
     ],
     autoscaling: { minReplicas: 2, maxReplicas: 6, queueDurationUsPerRequest: 5000 },
     loadBalancer: { maxRatePerEndpoint: 150 },

@@ -9,7 +9,7 @@ const getStack = describeStackContract({
     project: "infra-test-dev",
     environment: "dev",
     regions: [
-      { name: "us-central1", zones: ["us-central1-a", "us-central1-b"], gpuPool: { minNodes: 1, maxNodes: 2, spot: true } },
+      { name: "us-central1", zones: ["us-central1-a", "us-central1-b"], gpuPool: { minNodes: 1, maxNodes: 3, spot: true } },
       { name: "us-east1", zones: ["us-east1-c", "us-east1-d"], gpuPool: { minNodes: 0, maxNodes: 3 } },
     ],
     autoscaling: { minReplicas: 1, maxReplicas: 2 },
