@@ -150,10 +150,14 @@ const rawStackConfigSchema = z.object({
       settleSeconds: z.number().min(0).default(120),
       pollIntervalSeconds: z.number().positive().default(15),
     }).prefault({}),
-    /** Cloud Armor preconfigured WAF rules (OWASP CRS 3.3): sensitivity 1-4 (1: fewest false positives); preview only logs. */
+    /**
+     * Cloud Armor preconfigured WAF rules (OWASP CRS 3.3) on REST requests (gRPC is never inspected): sensitivity
+     * 1-4 (1: fewest false positives). `preview` (default on) only logs what they would block: binary tensor
+     * bodies can trip the signatures, so turn it off once the logs show no hits on real traffic.
+     */
     waf: z.object({
       sensitivity: z.number().int().min(1).max(4).default(1),
-      preview: z.boolean().default(false),
+      preview: z.boolean().default(true),
     }).prefault({}),
   }).prefault({}),
   /** VPC logging, billed per GiB: flow-log sampling of every subnet (0 turns flow logs off) and firewall-rule logging. */

@@ -34,7 +34,7 @@ describe("parseStackConfig", () => {
       image: { registryLocation: "us" },
       modelRepository: { bucketName: "my-project-1-dev-models", sourceDir: "models", location: "US" },
       autoscaling: { minReplicas: 1, maxReplicas: 2, gpuUtilizationPercent: 85, scaleDownStabilizationSeconds: 360 },
-      loadBalancer: { logSampleRate: 0.1, negWait: { timeoutSeconds: 900, settleSeconds: 120, pollIntervalSeconds: 15 }, waf: { sensitivity: 1, preview: false } },
+      loadBalancer: { logSampleRate: 0.1, negWait: { timeoutSeconds: 900, settleSeconds: 120, pollIntervalSeconds: 15 }, waf: { sensitivity: 1, preview: true } },
       vpc: { flowLogSampleRate: 0.1, firewallLogging: false },
       loadTest: { enabled: false, model: "resnet50", protocol: "http", mode: "concurrency", range: "1:8:1" },
     });

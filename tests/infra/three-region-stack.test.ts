@@ -23,7 +23,7 @@ const getStack = describeStackContract({
       { name: "europe-west4", zones: ["europe-west4-b", "europe-west4-c"], gpuPool: { minNodes: 1, maxNodes: 4 } },
     ],
     autoscaling: { minReplicas: 2, maxReplicas: 6, queueDurationUsPerRequest: 5000 },
-    loadBalancer: { maxRatePerEndpoint: 150 },
+    loadBalancer: { maxRatePerEndpoint: 150, waf: { sensitivity: 2, preview: false } },
     loadTest: { enabled: true, runId: "2", model: "resnet50", protocol: "grpc", mode: "request-rate", range: "50:200:50", lingerSeconds: 45 },
   },
 });
