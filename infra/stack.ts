@@ -4,7 +4,7 @@ import {
   listModelRepositoryFiles, LoadBalancer, ModelBucket, ProjectServices, restrictedApiKey, ServerImage, ServiceAccounts, Vpc,
   WorkloadIdentityBinding,
 } from "./global";
-import { inferenceServer } from "./inference-server";
+import { inferenceServer, serverServiceAccountName } from "./inference-server";
 import { readMonitoringAssets } from "./monitoring-assets";
 import { Region } from "./region";
 import { type StackConfig } from "./stack-config";
@@ -51,7 +51,7 @@ export interface StackOutputs {
 
 /**
  * The whole stack: the project's APIs; global VPC, identities, image and model bucket; one {@link Region}
- * per configured region (cluster first, then, once the Workload Identity binding exists, the workload);
+ * per configured region (cluster first, then, once that region's Workload Identity binding exists, the workload);
  * then the global load balancer over every region's NEGs. Local inputs (dashboards, model files) are read
  * first, so a missing file fails before any resource is declared.
  */
@@ -99,17 +99,17 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
     nodeTag,
     nodeServiceAccountEmail: accounts.nodeAccount.email,
   }, afterApis));
-  const serverIdentity = new WorkloadIdentityBinding(`${namePrefix}-server-identity`, {
-    project,
-    serviceAccountId: accounts.serverAccount.name,
-    kubernetesNamespace: inferenceServer.kubernetes.namespace,
-    kubernetesServiceAccount: inferenceServer.kubernetes.name,
-    clusters: regions.map((region) => region.cluster),
-  });
   const serving = regions.map((region) => region.serve({
     stack: config,
     serverServiceAccountEmail: accounts.serverAccount.email,
-    serverIdentity,
+    // Per region, after that region's cluster only (its pool of identities exists once a cluster does).
+    serverIdentity: new WorkloadIdentityBinding(`${namePrefix}-${region.regionName}-server-identity`, {
+      project,
+      serviceAccountId: accounts.serverAccount.name,
+      kubernetesNamespace: inferenceServer.kubernetes.namespace,
+      kubernetesServiceAccount: serverServiceAccountName(region.regionName),
+      clusters: [region.cluster],
+    }),
     image,
     modelBucketName: bucket.bucketName,
     adminKey,

@@ -79,8 +79,8 @@ describe("two-region dev stack", () => {
     expect(resourceNamed(stack, "gcp:storage/bucketIAMMember:BucketIAMMember", "inference-dev-models-server-reader").inputs).toMatchObject({
       role: "roles/storage.objectViewer", member: "serviceAccount:inference-dev-server@infra-test-dev.iam.gserviceaccount.com",
     });
-    expect(resourceNamed(stack, "gcp:serviceaccount/iAMMember:IAMMember", "inference-dev-server-identity-workload-identity-user").inputs).toMatchObject({
-      role: "roles/iam.workloadIdentityUser", member: "serviceAccount:infra-test-dev.svc.id.goog[inference/inference-server]",
+    expect(resourceNamed(stack, "gcp:serviceaccount/iAMMember:IAMMember", "inference-dev-us-east1-server-identity-workload-identity-user").inputs).toMatchObject({
+      role: "roles/iam.workloadIdentityUser", member: "serviceAccount:infra-test-dev.svc.id.goog[inference/inference-server-us-east1]",
     });
     expect(resourceNamed(stack, "gcp:projects/iAMMember:IAMMember", "inference-dev-accounts-nodes-default-node-role").inputs["role"])
       .toBe("roles/container.defaultNodeServiceAccount");
