@@ -88,8 +88,11 @@ const rawStackConfigSchema = z.object({
   image: z.object({
     /** A prebuilt image to deploy (e.g. from CI). When unset, Pulumi builds server/Dockerfile.cuda and pushes it. */
     reference: z.string().min(1).optional(),
-    /** Tag of the image Pulumi builds; the Deployment pins the pushed digest, not the tag. */
-    tag: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "must be a Docker tag").default("dev"),
+    /**
+     * Tag of the image Pulumi builds. Default: `src-<hash>` of what goes into the image, so an unchanged server
+     * keeps its tag, its digest and its pods. The Deployment pins the pushed digest either way.
+     */
+    tag: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "must be a Docker tag").optional(),
     /**
      * Artifact Registry location of the image repository (a region or multi-region such as us). Default: the
      * multi-region (us, europe, asia) of the first region, so nodes pull from their own continent.

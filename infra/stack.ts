@@ -1,13 +1,16 @@
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import {
-  listModelRepositoryFiles, LoadBalancer, ModelBucket, ProjectServices, restrictedApiKey, ServerImage, ServiceAccounts, Vpc,
+  imageContentTag, listModelRepositoryFiles, LoadBalancer, ModelBucket, ProjectServices, restrictedApiKey, ServerImage, ServiceAccounts, Vpc,
   WorkloadIdentityBinding,
 } from "./global";
 import { inferenceServer, serverServiceAccountName } from "./inference-server";
 import { readMonitoringAssets } from "./monitoring-assets";
 import { Region } from "./region";
 import { type StackConfig } from "./stack-config";
+
+/** The CUDA image's Dockerfile, relative to the project root. */
+const SERVER_DOCKERFILE = "server/Dockerfile.cuda";
 
 /** Local files the program reads, resolved by the caller (main.ts: the repository; tests: fixtures). */
 export interface StackSources {
@@ -74,9 +77,9 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
       project,
       repositoryId: namePrefix,
       location: config.image.registryLocation,
-      tag: config.image.tag,
+      tag: config.image.tag ?? imageContentTag(sources.projectRoot, SERVER_DOCKERFILE),
       contextDir: pathFromWorkingDirectory(sources.projectRoot),
-      dockerfile: "server/Dockerfile.cuda",
+      dockerfile: SERVER_DOCKERFILE,
       nodeServiceAccountEmail: accounts.nodeAccount.email,
       protect: config.protectResources,
     }, afterApis).imageReference

@@ -18,6 +18,9 @@ beforeAll(async () => {
   for (const file of ["Pulumi.yaml", "Pulumi.dev.yaml"]) fs.copyFileSync(path.join(REPOSITORY_ROOT, file), path.join(projectRoot, file));
   fs.cpSync(FIXTURE_DASHBOARDS_DIR, path.join(projectRoot, "dashboards"), { recursive: true });
   fs.cpSync(FIXTURE_MODEL_REPOSITORY_DIR, path.join(projectRoot, "models"), { recursive: true });
+  // The image's tag hashes its Dockerfile (and whatever else of the build context is there).
+  fs.mkdirSync(path.join(projectRoot, "server"));
+  fs.copyFileSync(path.join(REPOSITORY_ROOT, "server", "Dockerfile.cuda"), path.join(projectRoot, "server", "Dockerfile.cuda"));
   plan = await planStack({ projectRoot, stack: "dev" });
 });
 

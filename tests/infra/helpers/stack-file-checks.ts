@@ -42,6 +42,8 @@ export function describeStackFileChecks(stack: string): () => StackFileRun {
     for (const file of ["Pulumi.yaml", `Pulumi.${stack}.yaml`]) fs.copyFileSync(path.join(REPOSITORY_ROOT, file), path.join(projectRoot, file));
     fs.cpSync(path.join(REPOSITORY_ROOT, "dashboards"), path.join(projectRoot, "dashboards"), { recursive: true });
     fs.cpSync(FIXTURE_MODEL_REPOSITORY_DIR, path.join(projectRoot, "models"), { recursive: true });
+    fs.mkdirSync(path.join(projectRoot, "server"));
+    fs.copyFileSync(path.join(REPOSITORY_ROOT, "server", "Dockerfile.cuda"), path.join(projectRoot, "server", "Dockerfile.cuda"));
     const stackFile = readStackFile(projectRoot, stack);
     const key = (name: string) => `${stackFile.project}:${name}`;
     const loadTest = JSON.parse(stackFile.config[key("loadTest")] ?? "{}") as Record<string, unknown>;
