@@ -39,6 +39,9 @@ describe("planStack (npm run plan)", () => {
     }
     expect(plan).toMatch(/\+ gcp:compute\/backendService:BackendService {2}inference-dev-lb-grpc {2}\(protocol=H2C scheme=EXTERNAL_MANAGED negs=4 balancing=RATE/);
     expect(plan).toContain("gcp:compute/getNetworkEndpointGroup:getNetworkEndpointGroup x8");
+    // The URL map's refusals are shown as refused, not among the routes it forwards.
+    expect(plan).toMatch(/uRLMap:URLMap {2}inference-dev-lb-routes {2}\(routes=\/v2,\/v2\/health\/live,.* refused=\/v2\/models\/stats\)/);
+    expect(plan).not.toMatch(/routes=\/v2\/models\/stats/);
   });
 
   it("nests every resource under its component and counts resources per region and globally", () => {
