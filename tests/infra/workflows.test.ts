@@ -87,6 +87,10 @@ describe("GitHub workflows", () => {
     expect(pulumiCommands.every(({ index }) => index > create)).toBe(true);
     expect(pulumiCommands.map(({ step }) => step.with?.["command"])).toEqual(["preview", "up"]);
     for (const { step } of pulumiCommands) expect(step.with).toMatchObject({ "stack-name": stack, upsert: true, policyPacks: "infra/policy" });
+    // The uploaded model repository is built with ../shared/data, as on a full checkout, before it is built.
+    const sharedData = steps.findIndex((step) => step.run?.includes("tar -xz -C ../shared"));
+    expect(sharedData).toBeGreaterThan(-1);
+    expect(sharedData).toBeLessThan(steps.findIndex((step) => step.run === "npm run example-repository"));
     // The image tag is a content hash computed by the program, not config set on the runner (which made every preview show a change).
     expect(JSON.stringify(steps)).not.toContain("image.tag");
   });
