@@ -47,6 +47,16 @@ export const inferenceServer = {
   },
 } as const;
 
+/**
+ * The Kubernetes service account of the server pods in one region's cluster. Each region has its own, so each
+ * region has its own Workload Identity binding: one that waited for every cluster would let one region's failed
+ * cluster hold back every other region's workload, and two regions sharing one IAM member would lose it together
+ * when either is deleted.
+ */
+export function serverServiceAccountName(region: string): string {
+  return `${inferenceServer.kubernetes.name}-${region}`;
+}
+
 /** The server's restricted-API flag value: `<groups>:<header>=env:<variable>` (the key itself never appears in the spec). */
 export function restrictedApiFlagValue(): string {
   const { groups, header, environmentVariable } = inferenceServer.restrictedApis;

@@ -41,6 +41,11 @@ function readDashboard(dir: string, fileName: string): DashboardFile {
   return { fileName, configMapName: configMapNameFor(fileName), json };
 }
 
+/** Whether a parsed JSON file is a Grafana dashboard model (it has a `panels` list). */
+export function isGrafanaDashboard(json: unknown): boolean {
+  return typeof json === "object" && json !== null && Array.isArray((json as { panels?: unknown }).panels);
+}
+
 function definesRecord(groups: readonly Record<string, unknown>[], record: string): boolean {
   return groups.some((group) => Array.isArray(group["rules"]) && group["rules"].some((rule: unknown) =>
     typeof rule === "object" && rule !== null && (rule as Record<string, unknown>)["record"] === record));
@@ -64,7 +69,7 @@ function readRules(dir: string): PrometheusRuleGroups {
 }
 
 /**
- * Reads every `*.json` dashboard and the rule file in `dir` (the repository's dashboards/ folder), at the
+ * Reads every `*.json` Grafana dashboard (other JSON files are skipped) and the rule file in `dir` (the repository's dashboards/ folder), at the
  * time the program runs, so new dashboards deploy without code changes.
  *
  * @throws Error when the folder or the rule file is missing, a dashboard is not JSON, two files map to
@@ -72,7 +77,10 @@ function readRules(dir: string): PrometheusRuleGroups {
  */
 export function readMonitoringAssets(dir: string): MonitoringAssets {
   if (!fs.existsSync(dir)) throw new Error(`dashboards folder ${dir} does not exist`);
-  const dashboards = fs.readdirSync(dir).filter((name) => name.endsWith(".json")).sort().map((name) => readDashboard(dir, name));
+  // Only Grafana dashboards (a `panels` list) become ConfigMaps; other JSON there (the metrics catalog the
+  // dashboard tests read) is not a dashboard and would show in Grafana as a broken one.
+  const dashboards = fs.readdirSync(dir).filter((name) => name.endsWith(".json")).sort().map((name) => readDashboard(dir, name))
+    .filter((dashboard) => isGrafanaDashboard(JSON.parse(dashboard.json)));
   const names = new Set<string>();
   for (const dashboard of dashboards) {
     if (names.has(dashboard.configMapName)) throw new Error(`two dashboards in ${dir} map to the ConfigMap name ${dashboard.configMapName}; rename one`);

@@ -2,6 +2,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { parseIpv4Cidr, rangesOverlap } from "./cidr";
 import { multiRegionOf } from "./multi-region";
+import { servingRollout } from "./rollout";
 import { parseLoadRange } from "../tools/perf/index";
 
 // Every key below is a stack config key `<project>:<key>` (see Pulumi.dev.yaml); `project` is `gcp:project`.
@@ -30,8 +31,11 @@ const regionSchema = z.object({
     machineType: z.string().regex(t4MachineTypePattern, "T4 GPUs attach only to N1 machine types such as n1-standard-4").default("n1-standard-4"),
     /** Fewest GPU nodes the cluster autoscaler keeps, across all the region's zones (0 allows scale to zero). */
     minNodes: z.number().int().min(0).default(1),
-    /** Most GPU nodes, across all zones: the region's T4 quota must cover maxNodes x gpusPerNode. */
-    maxNodes: z.number().int().min(1).default(2),
+    /**
+     * Most GPU nodes, across all zones: the region's T4 quota must cover maxNodes x gpusPerNode, and the pool
+     * must hold autoscaling.maxReplicas plus the rollout's surge pod (one GPU each).
+     */
+    maxNodes: z.number().int().min(1).default(3),
     /** Spot VMs cost ~60-90% less but can be preempted at any time; fine for dev, not for a serving SLO. */
     spot: z.boolean().default(false),
     /**
@@ -84,8 +88,11 @@ const rawStackConfigSchema = z.object({
   image: z.object({
     /** A prebuilt image to deploy (e.g. from CI). When unset, Pulumi builds server/Dockerfile.cuda and pushes it. */
     reference: z.string().min(1).optional(),
-    /** Tag of the image Pulumi builds; the Deployment pins the pushed digest, not the tag. */
-    tag: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "must be a Docker tag").default("dev"),
+    /**
+     * Tag of the image Pulumi builds. Default: `src-<hash>` of what goes into the image, so an unchanged server
+     * keeps its tag, its digest and its pods. The Deployment pins the pushed digest either way.
+     */
+    tag: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "must be a Docker tag").optional(),
     /**
      * Artifact Registry location of the image repository (a region or multi-region such as us). Default: the
      * multi-region (us, europe, asia) of the first region, so nodes pull from their own continent.
@@ -113,7 +120,10 @@ const rawStackConfigSchema = z.object({
   autoscaling: z.object({
     /** Fewest serving replicas per region (the PDB keeps all but one of them through node upgrades). */
     minReplicas: z.number().int().min(1).default(1),
-    /** Most serving replicas per region; each needs one T4, so it is bounded by the GPU pool. */
+    /**
+     * Most serving replicas per region; each needs one T4, and a rollout adds one more pod, so every region's
+     * gpuPool.maxNodes x gpusPerNode must be at least maxReplicas + 1.
+     */
     maxReplicas: z.number().int().min(1).default(2),
     /** Target average time a request waits in the server's queue, µs (the queue-time HPA metric). */
     queueDurationUsPerRequest: z.number().int().min(1).default(10_000),
@@ -143,10 +153,14 @@ const rawStackConfigSchema = z.object({
       settleSeconds: z.number().min(0).default(120),
       pollIntervalSeconds: z.number().positive().default(15),
     }).prefault({}),
-    /** Cloud Armor preconfigured WAF rules (OWASP CRS 3.3): sensitivity 1-4 (1: fewest false positives); preview only logs. */
+    /**
+     * Cloud Armor preconfigured WAF rules (OWASP CRS 3.3) on REST requests (gRPC is never inspected): sensitivity
+     * 1-4 (1: fewest false positives). `preview` (default on) only logs what they would block: binary tensor
+     * bodies can trip the signatures, so turn it off once the logs show no hits on real traffic.
+     */
     waf: z.object({
       sensitivity: z.number().int().min(1).max(4).default(1),
-      preview: z.boolean().default(false),
+      preview: z.boolean().default(true),
     }).prefault({}),
   }).prefault({}),
   /** VPC logging, billed per GiB: flow-log sampling of every subnet (0 turns flow logs off) and firewall-rule logging. */
@@ -295,8 +309,9 @@ function crossFieldProblems(config: StackConfig, namespace: string): string[] {
       problems.push(`${key("regions", index, "gpuPool", "machineType")}: ${region.gpuPool.machineType} has more vCPUs than GCP allows with ${config.gpusPerNode} T4 (max ${maxVcpusForT4Count(config.gpusPerNode)})`);
     }
     const gpuCapacity = region.gpuPool.maxNodes * config.gpusPerNode;
-    if (config.autoscaling.maxReplicas > gpuCapacity) {
-      problems.push(`${key("autoscaling", "maxReplicas")}: ${config.autoscaling.maxReplicas} replicas need ${config.autoscaling.maxReplicas} GPUs, but ${key("regions", index, "gpuPool", "maxNodes")} x gpusPerNode gives ${region.name} only ${gpuCapacity}`);
+    const gpusAtPeakRollout = config.autoscaling.maxReplicas + servingRollout.maxSurge;
+    if (gpusAtPeakRollout > gpuCapacity) {
+      problems.push(`${key("autoscaling", "maxReplicas")}: ${config.autoscaling.maxReplicas} replicas plus the rollout's surge pod need ${gpusAtPeakRollout} GPUs, but ${key("regions", index, "gpuPool", "maxNodes")} ${region.gpuPool.maxNodes} x gpusPerNode ${config.gpusPerNode} gives ${region.name} only ${gpuCapacity}; raise maxNodes to ${Math.ceil(gpusAtPeakRollout / config.gpusPerNode)} or lower maxReplicas to ${gpuCapacity - servingRollout.maxSurge}`);
     }
     for (const field of ["subnetCidr", "podsCidr", "servicesCidr", "masterCidr"] as const) {
       ranges.push({ key: key("regions", index, "network", field), cidr: region.network[field] });

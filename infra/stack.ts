@@ -1,13 +1,16 @@
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import {
-  listModelRepositoryFiles, LoadBalancer, ModelBucket, ProjectServices, restrictedApiKey, ServerImage, ServiceAccounts, Vpc,
+  imageContentTag, listModelRepositoryFiles, LoadBalancer, ModelBucket, ProjectServices, restrictedApiKey, ServerImage, ServiceAccounts, Vpc,
   WorkloadIdentityBinding,
 } from "./global";
-import { inferenceServer } from "./inference-server";
+import { inferenceServer, serverServiceAccountName } from "./inference-server";
 import { readMonitoringAssets } from "./monitoring-assets";
 import { Region } from "./region";
 import { type StackConfig } from "./stack-config";
+
+/** The CUDA image's Dockerfile, relative to the project root. */
+const SERVER_DOCKERFILE = "server/Dockerfile.cuda";
 
 /** Local files the program reads, resolved by the caller (main.ts: the repository; tests: fixtures). */
 export interface StackSources {
@@ -51,7 +54,7 @@ export interface StackOutputs {
 
 /**
  * The whole stack: the project's APIs; global VPC, identities, image and model bucket; one {@link Region}
- * per configured region (cluster first, then, once the Workload Identity binding exists, the workload);
+ * per configured region (cluster first, then, once that region's Workload Identity binding exists, the workload);
  * then the global load balancer over every region's NEGs. Local inputs (dashboards, model files) are read
  * first, so a missing file fails before any resource is declared.
  */
@@ -74,9 +77,9 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
       project,
       repositoryId: namePrefix,
       location: config.image.registryLocation,
-      tag: config.image.tag,
+      tag: config.image.tag ?? imageContentTag(sources.projectRoot, SERVER_DOCKERFILE),
       contextDir: pathFromWorkingDirectory(sources.projectRoot),
-      dockerfile: "server/Dockerfile.cuda",
+      dockerfile: SERVER_DOCKERFILE,
       nodeServiceAccountEmail: accounts.nodeAccount.email,
       protect: config.protectResources,
     }, afterApis).imageReference
@@ -99,17 +102,17 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
     nodeTag,
     nodeServiceAccountEmail: accounts.nodeAccount.email,
   }, afterApis));
-  const serverIdentity = new WorkloadIdentityBinding(`${namePrefix}-server-identity`, {
-    project,
-    serviceAccountId: accounts.serverAccount.name,
-    kubernetesNamespace: inferenceServer.kubernetes.namespace,
-    kubernetesServiceAccount: inferenceServer.kubernetes.name,
-    clusters: regions.map((region) => region.cluster),
-  });
   const serving = regions.map((region) => region.serve({
     stack: config,
     serverServiceAccountEmail: accounts.serverAccount.email,
-    serverIdentity,
+    // Per region, after that region's cluster only (its pool of identities exists once a cluster does).
+    serverIdentity: new WorkloadIdentityBinding(`${namePrefix}-${region.regionName}-server-identity`, {
+      project,
+      serviceAccountId: accounts.serverAccount.name,
+      kubernetesNamespace: inferenceServer.kubernetes.namespace,
+      kubernetesServiceAccount: serverServiceAccountName(region.regionName),
+      clusters: [region.cluster],
+    }),
     image,
     modelBucketName: bucket.bucketName,
     adminKey,

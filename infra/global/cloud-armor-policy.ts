@@ -17,6 +17,15 @@ const WAF_RULES = [
   "methodenforcement-v33-stable", "scannerdetection-v33-stable", "protocolattack-v33-stable", "nodejs-v33-stable",
 ] as const;
 
+/**
+ * Where the WAF looks: REST requests only. gRPC bodies are protobuf and binary tensor bodies (the binary tensor
+ * extension) are raw bytes, and the CRS signatures read bytes that happen to spell `union select` or `<script`
+ * as attacks: false 403s on legitimate inference. gRPC is told apart by its path (every public method is
+ * /inference.GRPCInferenceService/<method>); binary REST bodies cannot be told apart by path, which is why the
+ * WAF starts in preview (`loadBalancer.waf.preview`, default true) until its logs show no hit on real traffic.
+ */
+export const WAF_SCOPE = "!request.path.startsWith('/inference.GRPCInferenceService/')";
+
 /** The policy's rules: the WAF rules, the per-client throttle and the default rule (Cloud Armor bills per rule). */
 export const CLOUD_ARMOR_RULE_COUNT = WAF_RULES.length + 2;
 
@@ -32,7 +41,7 @@ export interface CloudArmorPolicyArgs {
 }
 
 /**
- * The backend security policy: first the preconfigured WAF rules (403), then a per-client rate limit: each
+ * The backend security policy: first the preconfigured WAF rules (403) on REST requests, then a per-client rate limit: each
  * client IP may send `requestsPerMinute` requests per minute, then gets HTTP 429 until its rate drops
  * (throttle, not a ban, so a bursty but honest client recovers at once). JSON bodies are parsed, so the WAF
  * reads tensor values as values, not as text that happens to look like SQL. The default rule is written out
@@ -50,7 +59,7 @@ export function createCloudArmorPolicy(name: string, args: CloudArmorPolicyArgs,
         description: `Preconfigured WAF: ${rule}`,
         action: "deny(403)",
         preview: args.waf.preview,
-        match: { expr: { expression: `evaluatePreconfiguredWaf('${rule}', {'sensitivity': ${args.waf.sensitivity}})` } },
+        match: { expr: { expression: `${WAF_SCOPE} && evaluatePreconfiguredWaf('${rule}', {'sensitivity': ${args.waf.sensitivity}})` } },
       })),
       {
         priority: 1000,

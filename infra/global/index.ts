@@ -1,4 +1,5 @@
 export { restrictedApiKey } from "./admin-key";
+export { IMAGE_INPUTS, imageContentTag } from "./image-content-tag";
 export { LoadBalancer, type LoadBalancerArgs, type ServingBackends } from "./load-balancer";
 export { ModelBucket, type ModelBucketArgs } from "./model-bucket";
 export { listModelRepositoryFiles, type ModelRepositoryFile } from "./model-repository-files";

@@ -4,6 +4,13 @@ import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import { deletionPolicy } from "../deletion-policy";
 
+/** Tagged images older than this are deleted (unless among the newest or the build cache). */
+export const TAGGED_RETENTION_DAYS = 30;
+/** The newest image versions Artifact Registry always keeps, whatever their age. */
+export const KEEP_NEWEST_VERSIONS = 10;
+/** The tag of the BuildKit layer cache (registry cache export); never cleaned up. */
+const BUILD_CACHE_TAG = "buildcache";
+
 /** Arguments of {@link ServerImage}. */
 export interface ServerImageArgs {
   readonly project: string;
@@ -11,7 +18,7 @@ export interface ServerImageArgs {
   readonly repositoryId: string;
   /** Artifact Registry location (region or multi-region such as `us`). */
   readonly location: string;
-  /** Tag of the image built here. */
+  /** Tag of the image built here; by default a content hash of its inputs (see imageContentTag). */
   readonly tag: string;
   /** Build context: the repository root (the image needs package.json, the lockfile and server/). */
   readonly contextDir: string;
@@ -39,9 +46,13 @@ export class ServerImage extends pulumi.ComponentResource {
       repositoryId: args.repositoryId,
       format: "DOCKER",
       description: "Inference server images",
+      // KEEP wins over DELETE: a version matched by both stays. Tagged versions go after 30 days (a KEEP
+      // policy alone only exempts; it deletes nothing), except the 10 newest and the build cache.
       cleanupPolicies: [
-        { id: "keep-recent", action: "KEEP", mostRecentVersions: { keepCount: 10 } },
-        { id: "delete-untagged", action: "DELETE", condition: { tagState: "UNTAGGED", olderThan: "604800s" } },
+        { id: "delete-tagged-after-30d", action: "DELETE", condition: { tagState: "TAGGED", olderThan: `${TAGGED_RETENTION_DAYS * 86_400}s` } },
+        { id: "delete-untagged-after-7d", action: "DELETE", condition: { tagState: "UNTAGGED", olderThan: "604800s" } },
+        { id: "keep-recent", action: "KEEP", mostRecentVersions: { keepCount: KEEP_NEWEST_VERSIONS } },
+        { id: "keep-build-cache", action: "KEEP", condition: { tagState: "TAGGED", tagPrefixes: [BUILD_CACHE_TAG] } },
       ],
       ...deletionPolicy(args.protect),
     }, { parent: this });
@@ -62,8 +73,8 @@ export class ServerImage extends pulumi.ComponentResource {
       push: true,
       // A CUDA image build is minutes of work; previews in pull requests check the program, not the image.
       buildOnPreview: false,
-      cacheFrom: [{ registry: { ref: pulumi.interpolate`${imageName}:buildcache` } }],
-      cacheTo: [{ registry: { ref: pulumi.interpolate`${imageName}:buildcache`, imageManifest: true, ociMediaTypes: true } }],
+      cacheFrom: [{ registry: { ref: pulumi.interpolate`${imageName}:${BUILD_CACHE_TAG}` } }],
+      cacheTo: [{ registry: { ref: pulumi.interpolate`${imageName}:${BUILD_CACHE_TAG}`, imageManifest: true, ociMediaTypes: true } }],
       registries: [{
         address: registry,
         username: "oauth2accesstoken",

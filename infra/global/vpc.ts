@@ -1,7 +1,7 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import { inferenceServer } from "../inference-server";
-import { googleLoadBalancerRanges } from "./google-load-balancer-ranges";
+import { googleLoadBalancerRanges } from "../google-load-balancer-ranges";
 
 /** Arguments of {@link Vpc}. */
 export interface VpcArgs {

@@ -9,15 +9,16 @@ export interface WorkloadIdentityBindingArgs {
   readonly kubernetesNamespace: string;
   readonly kubernetesServiceAccount: string;
   /**
-   * The clusters: the project's workload identity pool exists only once a cluster with Workload Identity
-   * does, and binding before that fails with "Identity Pool does not exist".
+   * The cluster(s) whose pods use the binding: the project's workload identity pool exists only once a cluster
+   * with Workload Identity does, and binding before that fails with "Identity Pool does not exist".
    */
   readonly clusters: readonly pulumi.Resource[];
 }
 
 /**
- * Lets the Kubernetes service account `namespace/name` act as the server's Google service account. The
- * pool is per project, so one binding covers the same service account in every region's cluster.
+ * Lets the Kubernetes service account `namespace/name` act as the server's Google service account. The pool is
+ * per project, so a binding would cover a service account of that name in every cluster; the stack makes one per
+ * region, for that region's own service account name, so that each waits for its own cluster only.
  */
 export class WorkloadIdentityBinding extends pulumi.ComponentResource {
   constructor(name: string, args: WorkloadIdentityBindingArgs, opts?: pulumi.ComponentResourceOptions) {

@@ -32,9 +32,14 @@ const describers: Readonly<Record<string, Describe>> = {
   "gcp:compute/healthCheck:HealthCheck": (i) => [field("http", `${String(at(i, "httpHealthCheck", "port"))}${String(at(i, "httpHealthCheck", "requestPath"))}`)],
   "gcp:compute/backendService:BackendService": (i) => [field("protocol", i["protocol"]), field("scheme", i["loadBalancingScheme"]),
     field("negs", list(i["backends"]).length), field("balancing", list(i["backends"]).map((backend) => at(backend, "balancingMode"))[0]), field("timeoutSec", i["timeoutSec"])],
-  "gcp:compute/uRLMap:URLMap": (i) => [field("routes", list(at(i, "pathMatchers", 0, "routeRules")).flatMap((rule) => list(at(rule, "matchRules"))
-    .map((match) => String(at(match, "fullPathMatch") ?? at(match, "pathTemplateMatch"))))),
-    field("redirect", at(i, "defaultUrlRedirect", "httpsRedirect") === true ? "https" : undefined)],
+  // Rules with a route action of their own answer at the load balancer (404) instead of forwarding: refused.
+  "gcp:compute/uRLMap:URLMap": (i) => {
+    const rules = list(at(i, "pathMatchers", 0, "routeRules"));
+    const paths = (refused: boolean) => rules.filter((rule) => (at(rule, "routeAction") !== undefined) === refused)
+      .flatMap((rule) => list(at(rule, "matchRules")).map((match) => String(at(match, "fullPathMatch") ?? at(match, "pathTemplateMatch"))));
+    return [field("routes", paths(false)), field("refused", paths(true)),
+    field("redirect", at(i, "defaultUrlRedirect", "httpsRedirect") === true ? "https" : undefined)];
+  },
   "gcp:compute/globalForwardingRule:GlobalForwardingRule": (i) => [field("port", i["portRange"]), field("scheme", i["loadBalancingScheme"])],
   "gcp:compute/managedSslCertificate:ManagedSslCertificate": (i) => [field("domains", at(i, "managed", "domains"))],
   "gcp:compute/securityPolicy:SecurityPolicy": (i) => [field("rules", list(i["rules"]).map((rule) => `${String(at(rule, "priority"))}:${String(at(rule, "action"))}`))],
@@ -44,7 +49,8 @@ const describers: Readonly<Record<string, Describe>> = {
   "gcp:projects/iAMMember:IAMMember": (i) => [field("role", i["role"])],
   "gcp:storage/bucket:Bucket": (i) => [field("name", i["name"]), field("location", i["location"])],
   "gcp:storage/bucketObject:BucketObject": (i) => [field("object", i["name"])],
-  "gcp:artifactregistry/repository:Repository": (i) => [field("id", i["repositoryId"]), field("location", i["location"])],
+  "gcp:artifactregistry/repository:Repository": (i) => [field("id", i["repositoryId"]), field("location", i["location"]),
+    field("cleanup", list(i["cleanupPolicies"]).map((policy) => `${String(at(policy, "action"))}:${String(at(policy, "id"))}`))],
   "docker-build:index:Image": (i) => [field("tags", i["tags"]), field("dockerfile", at(i, "dockerfile", "location"))],
   "kubernetes:apps/v1:Deployment": (i) => {
     const container = at(i, "spec", "template", "spec", "containers", 0);

@@ -50,7 +50,7 @@ export const PRICE_TABLE = {
     "Cloud NAT data processed ($0.045/GiB) and internet egress",
     "Cloud Logging beyond the free 50 GiB a month ($0.50/GiB): load balancer logs (loadBalancer.logSampleRate), VPC flow logs (vpc.flowLogSampleRate)",
     "Managed Service for Prometheus samples (GKE's DCGM metrics)",
-    "Artifact Registry storage ($0.10/GiB-month; the CUDA image is several GiB, 10 versions kept) and Cloud Storage for the models",
+    "Artifact Registry storage ($0.10/GiB-month; the CUDA image is several GiB: tagged images are deleted after 30 days except the 10 newest, untagged after 7, the build cache is kept) and Cloud Storage for the models",
   ],
 } as const;
 

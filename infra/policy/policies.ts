@@ -1,35 +1,9 @@
-/** A resource as a policy sees it: its type token and its input properties (SDK names, camelCase). */
-export interface PolicyResource {
-  readonly type: string;
-  readonly props: Readonly<Record<string, unknown>>;
-}
+import { gkeApiRules } from "./gke-api-rules";
+import { at, type InfraPolicy, list, nodeConfigOf, resourceTypes } from "./policy-model";
 
-/** One rule: a plain function over a resource's inputs, returning one message per violation. */
-export interface InfraPolicy {
-  readonly name: string;
-  readonly description: string;
-  readonly enforcementLevel: "advisory" | "mandatory";
-  check(resource: PolicyResource): string[];
-}
+export type { InfraPolicy, PolicyResource } from "./policy-model";
 
-const CLUSTER = "gcp:container/cluster:Cluster";
-const NODE_POOL = "gcp:container/nodePool:NodePool";
-const FIREWALL = "gcp:compute/firewall:Firewall";
-const HTTPS_PROXY = "gcp:compute/targetHttpsProxy:TargetHttpsProxy";
-const BACKEND_SERVICE = "gcp:compute/backendService:BackendService";
-
-function at(value: unknown, ...path: string[]): unknown {
-  return path.reduce<unknown>((current, key) => (typeof current === "object" && current !== null ? (current as Record<string, unknown>)[key] : undefined), value);
-}
-
-function list(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
-
-/** The node settings a rule checks: the cluster's (its default pool) or a node pool's. */
-function nodeConfigOf(resource: PolicyResource): unknown {
-  return resource.type === CLUSTER || resource.type === NODE_POOL ? resource.props["nodeConfig"] : undefined;
-}
+const { cluster: CLUSTER, nodePool: NODE_POOL, firewall: FIREWALL, httpsProxy: HTTPS_PROXY, backendService: BACKEND_SERVICE } = resourceTypes;
 
 const ANYWHERE = new Set(["0.0.0.0/0", "::/0"]);
 
@@ -144,8 +118,8 @@ const internetBackendsBehindCloudArmor: InfraPolicy = {
   },
 };
 
-/** Every rule of the policy pack, in the order they are reported. */
-export const infraPolicies: readonly InfraPolicy[] = [
+/** The stack's own guardrails (security and cost), beyond what the APIs enforce. */
+const guardrails: readonly InfraPolicy[] = [
   noPublicIngressToNodes,
   privateNodes,
   workloadIdentity,
@@ -156,3 +130,6 @@ export const infraPolicies: readonly InfraPolicy[] = [
   httpsWithSslPolicy,
   internetBackendsBehindCloudArmor,
 ];
+
+/** Every rule of the policy pack, in the order they are reported: the guardrails, then the APIs' own rules. */
+export const infraPolicies: readonly InfraPolicy[] = [...guardrails, ...gkeApiRules];

@@ -38,7 +38,11 @@ export interface GkeCluster {
  *
  * The control plane has no public IP: its IP endpoint is private to the VPC, and Pulumi, CI and operators
  * reach it through the DNS-based endpoint, which Google's front end admits only with IAM credentials
- * (container.clusters.connect), from any network, with no address allowlist to keep current.
+ * (container.clusters.connect), from any network, with no address allowlist to keep current. GKE refuses a
+ * private endpoint without master authorized networks (Error 400: "Master authorized networks must be enabled
+ * if private endpoint is enabled"), so they are on, with no CIDR and no Google Cloud public IPs: nothing reaches
+ * the IP endpoints from outside the VPC, and the DNS endpoint, which authorized networks do not govern, stays
+ * IAM-gated (see the policy rule gke-private-endpoint-needs-authorized-networks).
  *
  * The cluster's name is generated (`<region>-cluster-<random>`), so a change that forces a replacement
  * creates the new cluster beside the old one instead of failing on a name that is still taken.
@@ -57,12 +61,15 @@ export function createGkeCluster(name: string, args: GkeClusterArgs, opts: pulum
       servicesSecondaryRangeName: secondaryRangeNames.services,
     },
     // enablePrivateNodes also covers the default pool that exists for a moment at creation; the pools set the
-    // per-pool field as well. @pulumi/gcp 9.x has no cluster-level replacement for these two fields yet.
+    // per-pool field as well.
     privateClusterConfig: {
       enablePrivateNodes: true,
       enablePrivateEndpoint: true,
       masterIpv4CidrBlock: region.network.masterCidr,
     },
+    // Present (the provider sends `enabled: true` whenever the block exists) with no CIDR: the API requires it
+    // with enablePrivateEndpoint. The VPC itself (nodes, the private endpoint) is always admitted.
+    masterAuthorizedNetworksConfig: { gcpPublicCidrsAccessEnabled: false },
     controlPlaneEndpointsConfig: { dnsEndpointConfig: { allowExternalTraffic: true } },
     releaseChannel: { channel: args.releaseChannel },
     workloadIdentityConfig: { workloadPool: `${args.project}.svc.id.goog` },

@@ -9,6 +9,16 @@ export const T4_ACCELERATOR = "nvidia-tesla-t4";
 /** The taint that keeps everything but GPU workloads off GPU nodes (pods requesting nvidia.com/gpu tolerate it). */
 export const GPU_TAINT = { key: "nvidia.com/gpu", value: "present", effect: "NO_SCHEDULE" } as const;
 
+/**
+ * The driver GKE installs on T4 nodes. The server image is CUDA 12.6 (server/Dockerfile.cuda), which needs an R560
+ * or newer driver for its full feature set (CUDA minor-version compatibility lets 12.x run on R525+, but not
+ * PTX JIT). GKE's DEFAULT is the oldest supported branch of the node version (R535 on GKE 1.30-1.31); LATEST
+ * follows the newest branch GKE ships for the version and exists on Container-Optimized OS only, which every
+ * pool here runs (policy rule gke-latest-gpu-driver-needs-cos). infra/README.md says how to confirm the driver
+ * on the first node.
+ */
+export const GPU_DRIVER_VERSION = "LATEST";
+
 /** Boot disk of each GPU node, GiB (pd-balanced). */
 export const GPU_NODE_DISK_GIB = 100;
 
@@ -52,7 +62,7 @@ export function createGpuNodePool(name: string, args: GpuNodePoolArgs, opts: pul
       guestAccelerators: [{
         type: T4_ACCELERATOR,
         count: args.gpusPerNode,
-        gpuDriverInstallationConfig: { gpuDriverVersion: "DEFAULT" },
+        gpuDriverInstallationConfig: { gpuDriverVersion: GPU_DRIVER_VERSION },
       }],
       taints: [{ ...GPU_TAINT }],
       spot: region.gpuPool.spot,

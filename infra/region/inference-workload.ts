@@ -3,9 +3,14 @@ import * as gcp from "@pulumi/gcp";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { autoscalingMetrics } from "../autoscaling-metrics";
-import { inferenceServer, restrictedApiFlagValue } from "../inference-server";
+import { googleLoadBalancerRanges } from "../google-load-balancer-ranges";
+import { inferenceServer, restrictedApiFlagValue, serverServiceAccountName } from "../inference-server";
+import { servingRollout } from "../rollout";
 import { type RegionConfig, type StackConfig } from "../stack-config";
 import { GPU_TAINT, T4_ACCELERATOR } from "./gpu-node-pool";
+import { monitoringNames } from "./monitoring-names";
+import { addressesIn, allowIngress, denyAllIngress, podsIn, tcp } from "./network-policies";
+import { podSecurityLabels, restrictedContainerSecurityContext, scratchVolume } from "./pod-security";
 import {
   describeMissingNegs, findStandaloneNegs, isNotFoundError, MISSING_NEG_HINT, type NegLookup, type NegWaitSettings, type RegionNegs,
 } from "./standalone-negs";
@@ -26,6 +31,11 @@ export interface InferenceWorkloadArgs {
    * waits for it: a pod that starts first cannot mount the bucket and fails its start-up.
    */
   readonly serverIdentity: pulumi.Input<pulumi.Resource>;
+  /**
+   * The region's T4 pool: the Deployment waits for it, so a pool that could not be created fails this region's
+   * workload at once instead of after the Deployment's 30 minute timeout.
+   */
+  readonly gpuPool: pulumi.Resource;
   /** The key the restricted APIs require (the `admin-key` header). */
   readonly adminKey: pulumi.Input<string>;
   readonly server: StackConfig["server"];
@@ -70,13 +80,11 @@ export function adminKeyEnv(adminKeySecret: k8s.core.v1.Secret): k8s.types.input
   return { name: environmentVariable, valueFrom: { secretKeyRef: { name: adminKeySecret.metadata.name, key: secret.key } } };
 }
 
-/** Containers running the server image (the server and the load test): its non-root user, no privileges. */
-export const serverImageSecurityContext: k8s.types.input.core.v1.SecurityContext = {
-  runAsNonRoot: true,
-  runAsUser: 1000,
-  allowPrivilegeEscalation: false,
-  capabilities: { drop: ["ALL"] },
-};
+/** Labels of the load test's pods: the server admits them (NetworkPolicy). */
+export const loadTestPodLabels = { "app.kubernetes.io/name": "inference-load-test" } as const;
+
+/** Where the CUDA runtime keeps its JIT cache: the default (~/.nv) is on the read-only root filesystem. */
+const CUDA_CACHE_PATH = `${scratchVolume.mount.mountPath}/cuda-cache`;
 
 function serverContainer(args: InferenceWorkloadArgs, adminKeySecret: k8s.core.v1.Secret): k8s.types.input.core.v1.Container {
   const { ports, health } = inferenceServer;
@@ -95,7 +103,7 @@ function serverContainer(args: InferenceWorkloadArgs, adminKeySecret: k8s.core.v
       `--http-restricted-api=${restrictedApiFlagValue()}`,
       `--grpc-restricted-protocol=${restrictedApiFlagValue()}`,
     ],
-    env: [adminKeyEnv(adminKeySecret)],
+    env: [adminKeyEnv(adminKeySecret), { name: "CUDA_CACHE_PATH", value: CUDA_CACHE_PATH }],
     ports: [
       { name: "http", containerPort: ports.http },
       { name: "grpc", containerPort: ports.grpc },
@@ -110,8 +118,8 @@ function serverContainer(args: InferenceWorkloadArgs, adminKeySecret: k8s.core.v
     readinessProbe: { httpGet: httpGet(health.readyPath), periodSeconds: 5, failureThreshold: 3, timeoutSeconds: 2 },
     livenessProbe: { httpGet: httpGet(health.livePath), periodSeconds: 10, failureThreshold: 3, timeoutSeconds: 2 },
     lifecycle: { preStop: { exec: { command: ["sleep", String(PRE_STOP_SLEEP_SECONDS)] } } },
-    volumeMounts: [{ name: "model-repository", mountPath: inferenceServer.modelRepositoryMountPath, readOnly: true }],
-    securityContext: serverImageSecurityContext,
+    volumeMounts: [{ name: "model-repository", mountPath: inferenceServer.modelRepositoryMountPath, readOnly: true }, scratchVolume.mount],
+    securityContext: restrictedContainerSecurityContext,
   };
 }
 
@@ -170,11 +178,12 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
   const { namespace: namespaceName, name: appName } = inferenceServer.kubernetes;
   const { restrictedApis } = inferenceServer;
   const labels = { "app.kubernetes.io/name": appName };
-  const namespace = new k8s.core.v1.Namespace(`${name}-namespace`, { metadata: { name: namespaceName } }, opts);
+  // Restricted Pod Security: the server, the load test and GKE's Cloud Storage FUSE sidecar all comply.
+  const namespace = new k8s.core.v1.Namespace(`${name}-namespace`, { metadata: { name: namespaceName, labels: podSecurityLabels("restricted") } }, opts);
   const inNamespace = { ...opts, dependsOn: [namespace] };
   const serviceAccount = new k8s.core.v1.ServiceAccount(`${name}-service-account`, {
     metadata: {
-      name: appName,
+      name: serverServiceAccountName(args.region.name),
       namespace: namespaceName,
       annotations: { "iam.gke.io/gcp-service-account": args.serverServiceAccountEmail },
     },
@@ -190,11 +199,12 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
     spec: {
       // No `replicas`: the HPA owns the count, and Pulumi would otherwise reset it on every update.
       selector: { matchLabels: labels },
-      strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      strategy: { type: "RollingUpdate", rollingUpdate: { ...servingRollout } },
       template: {
         metadata: { labels, annotations: { "gke-gcsfuse/volumes": "true", "inference.gke.io/admin-key-sha256": adminKeyDigest } },
         spec: {
           serviceAccountName: serviceAccount.metadata.name,
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
           nodeSelector: { "cloud.google.com/gke-accelerator": T4_ACCELERATOR },
           tolerations: [{ key: GPU_TAINT.key, operator: "Exists", effect: "NoSchedule" }],
@@ -212,11 +222,11 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
               readOnly: true,
               volumeAttributes: { bucketName: args.modelBucketName, mountOptions: "implicit-dirs" },
             },
-          }],
+          }, scratchVolume.volume],
         },
       },
     },
-  }, { ...opts, dependsOn: [namespace, args.serverIdentity], customTimeouts: { create: "30m", update: "30m" } });
+  }, { ...opts, dependsOn: [namespace, args.serverIdentity, args.gpuPool], customTimeouts: { create: "30m", update: "30m" } });
   const negNames = pulumi.output(args.clusterName).apply((clusterName) => ({ http: `${clusterName}-http`, grpc: `${clusterName}-grpc` }));
   const service = new k8s.core.v1.Service(`${name}-service`, {
     metadata: {
@@ -262,6 +272,14 @@ export function createInferenceWorkload(name: string, args: InferenceWorkloadArg
       },
     },
   }, inNamespace);
+  // Who may reach the server: the load balancer's proxies and health checks (NEG endpoints are pod IPs), the
+  // in-cluster load test, and Prometheus on the metrics port. Nothing else in or outside the cluster.
+  denyAllIngress(`${name}-deny-ingress`, namespaceName, inNamespace);
+  allowIngress(`${name}-server-ingress`, { name: appName, namespace: namespaceName }, labels, [
+    { from: addressesIn(googleLoadBalancerRanges), ports: tcp(inferenceServer.ports.http, inferenceServer.ports.grpc) },
+    { from: [podsIn(namespaceName, loadTestPodLabels)], ports: tcp(inferenceServer.ports.http, inferenceServer.ports.grpc) },
+    { from: [podsIn(monitoringNames.namespace, monitoringNames.prometheusPodLabels)], ports: tcp(inferenceServer.ports.metrics) },
+  ], inNamespace);
   return {
     service,
     deployment,

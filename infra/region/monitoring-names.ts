@@ -8,6 +8,8 @@ export const monitoringNames = {
   grafanaAdminSecret: "grafana-admin",
   /** Secret holding alertmanager.yaml when the stack sets alertmanagerConfig. */
   alertmanagerConfigSecret: "alertmanager-config",
+  /** Labels the Prometheus operator puts on Prometheus's pods (NetworkPolicies admit its scrapes by them). */
+  prometheusPodLabels: { "app.kubernetes.io/name": "prometheus" },
   /** Label Grafana's sidecar looks for on dashboard ConfigMaps. */
   dashboardLabel: { key: "grafana_dashboard", value: "1" },
 } as const;

@@ -5,7 +5,10 @@ import { inferenceServer } from "../inference-server";
 import { type MonitoringAssets } from "../monitoring-assets";
 import { type RegionConfig, type StackConfig } from "../stack-config";
 import { kubePrometheusStackValues } from "./kube-prometheus-stack-values";
+import { dcgmPodAttribution } from "./dcgm-pod-attribution";
 import { monitoringNames } from "./monitoring-names";
+import { addressesIn, allowIngress, denyAllIngress, podsIn } from "./network-policies";
+import { podSecurityLabels } from "./pod-security";
 import { prometheusAdapterValues } from "./prometheus-adapter-values";
 
 /** Arguments of {@link createMonitoringStack}. */
@@ -50,14 +53,26 @@ const PROMETHEUS_COMMUNITY_CHARTS = "https://prometheus-community.github.io/helm
 /**
  * Monitoring inside one cluster: kube-prometheus-stack (Prometheus, Alertmanager with the stack's receivers,
  * Grafana), a ServiceMonitor for the server's :8002/metrics (job `inference-server`), a PodMonitor for GKE's
- * managed DCGM exporter (honorLabels keeps `pod`/`namespace` of the pod using the GPU, as the HPA needs), the
+ * managed DCGM exporter (relabelled so that `pod`/`namespace` name the pod using the GPU, as the HPA needs), the
  * repository's rules as a PrometheusRule, its dashboards as sidecar ConfigMaps, and prometheus-adapter
  * serving the HPA's metrics.
  */
 export function createMonitoringStack(name: string, args: MonitoringStackArgs, opts: pulumi.CustomResourceOptions): MonitoringStack {
   const namespaceName = monitoringNames.namespace;
-  const namespace = new k8s.core.v1.Namespace(`${name}-monitoring-namespace`, { metadata: { name: namespaceName } }, opts);
+  // Privileged: kube-prometheus-stack's node-exporter needs the host's network, PID namespace and filesystem.
+  // Audit and warnings still report anything beyond baseline.
+  const namespace = new k8s.core.v1.Namespace(`${name}-monitoring-namespace`, {
+    metadata: { name: namespaceName, labels: podSecurityLabels("privileged", "baseline") },
+  }, opts);
   const inNamespace = { ...opts, dependsOn: [namespace] };
+  // Grafana, Prometheus and Alertmanager reach each other; the control plane reaches prometheus-adapter (the
+  // custom metrics API the HPA reads) and the operator's admission webhook. Nothing else gets in: operators
+  // use `kubectl port-forward`, which NetworkPolicy does not see.
+  denyAllIngress(`${name}-monitoring-deny-ingress`, namespaceName, inNamespace);
+  allowIngress(`${name}-monitoring-ingress`, { name: "monitoring-internal-and-control-plane", namespace: namespaceName }, {}, [
+    { from: [podsIn(namespaceName)] },
+    { from: addressesIn([args.region.network.masterCidr]) },
+  ], inNamespace);
   const grafanaSecret = args.grafanaAdminPassword === undefined
     ? undefined
     : new k8s.core.v1.Secret(`${name}-grafana-admin`, {
@@ -120,7 +135,7 @@ export function createMonitoringStack(name: string, args: MonitoringStackArgs, o
     spec: {
       namespaceSelector: { matchNames: ["gke-managed-system"] },
       selector: { matchLabels: { "app.kubernetes.io/name": "gke-managed-dcgm-exporter" } },
-      podMetricsEndpoints: [{ port: "metrics", interval: "15s", honorLabels: true }],
+      podMetricsEndpoints: [{ port: "metrics", interval: "15s", metricRelabelings: dcgmPodAttribution() }],
     },
   }, afterCrds);
   new k8s.apiextensions.CustomResource(`${name}-rules`, {

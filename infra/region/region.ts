@@ -25,7 +25,7 @@ export interface RegionArgs {
 export interface RegionServingArgs {
   readonly stack: Pick<StackConfig, "project" | "server" | "autoscaling" | "monitoring" | "grafanaAdminPassword" | "alertmanagerConfig" | "loadTest" | "loadBalancer">;
   readonly serverServiceAccountEmail: pulumi.Input<string>;
-  /** The Workload Identity binding the pods need; it exists only once a cluster does, hence the two steps. */
+  /** This region's Workload Identity binding; it exists only once the cluster does, hence the two steps. */
   readonly serverIdentity: pulumi.Resource;
   /** Digest-qualified server image. */
   readonly image: pulumi.Input<string>;
@@ -58,6 +58,7 @@ export class Region extends pulumi.ComponentResource {
   readonly grafanaAccess: pulumi.Output<string>;
   readonly #config: RegionConfig;
   readonly #provider: k8s.Provider;
+  readonly #gpuPool: pulumi.Resource;
 
   constructor(name: string, args: RegionArgs, opts?: pulumi.ComponentResourceOptions) {
     super("gpu-inference:region:Region", name, {}, opts);
@@ -79,7 +80,7 @@ export class Region extends pulumi.ComponentResource {
       protect: stack.protectResources,
       nodes,
     }, child);
-    createGpuNodePool(name, { project: stack.project, region, clusterId: cluster.id, gpusPerNode: stack.gpusPerNode, nodes }, child);
+    this.#gpuPool = createGpuNodePool(name, { project: stack.project, region, clusterId: cluster.id, gpusPerNode: stack.gpusPerNode, nodes }, child);
     const kubeconfig = pulumi.all([cluster.name, cluster.controlPlaneEndpointsConfig]).apply(([clusterName, endpoints]) => {
       const dnsEndpoint = endpoints.dnsEndpointConfig?.endpoint;
       if (dnsEndpoint === undefined) throw new pulumi.ResourceError(`cluster ${clusterName} reports no DNS-based control-plane endpoint`, this);
@@ -110,6 +111,7 @@ export class Region extends pulumi.ComponentResource {
       modelBucketName: args.modelBucketName,
       serverServiceAccountEmail: args.serverServiceAccountEmail,
       serverIdentity: args.serverIdentity,
+      gpuPool: this.#gpuPool,
       adminKey: args.adminKey,
       server: stack.server,
       autoscaling: stack.autoscaling,

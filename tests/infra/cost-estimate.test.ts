@@ -20,7 +20,7 @@ describe("estimateStackCost", () => {
   it("prices each region's GPU nodes (machine plus T4s, spot or on-demand), system nodes, cluster fee, disks and NAT, at min and max scale", () => {
     const estimate = estimateStackCost(config({
       regions: [{ name: "us-central1", zones: ["us-central1-a"], gpuPool: { machineType: "n1-standard-4", minNodes: 1, maxNodes: 3, spot: true }, systemPool: { minNodes: 1, maxNodes: 2 } }],
-      autoscaling: { minReplicas: 1, maxReplicas: 3 },
+      autoscaling: { minReplicas: 1, maxReplicas: 2 },
     }));
     const gpu = estimate.lines.find((line) => line.item.startsWith("GPU nodes"));
     const spotNodeHour = 4 * 0.00698 + 15 * 0.000935 + 0.11;
@@ -38,7 +38,7 @@ describe("estimateStackCost", () => {
     const estimate = estimateStackCost(config({
       regions: [{ name: "us-east1", zones: ["us-east1-c", "us-east1-d"], gpuPool: { minNodes: 0, maxNodes: 4 } }],
       gpusPerNode: 2,
-      autoscaling: { minReplicas: 3, maxReplicas: 8 },
+      autoscaling: { minReplicas: 3, maxReplicas: 7 },
     }));
     expect(estimate.lines.find((line) => line.item.startsWith("GPU nodes"))?.item).toBe("GPU nodes: 2-4 x n1-standard-4 + 2 T4, on-demand");
     expect(estimate.notes).toEqual(["GPU pools never scale to zero here: autoscaling.minReplicas 3 keeps 2 GPU node(s) in us-east1 (gpuPool.minNodes alone would allow fewer)"]);

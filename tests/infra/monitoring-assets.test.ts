@@ -7,6 +7,7 @@ import { FIXTURE_DASHBOARDS_DIR } from "./helpers/fixture-stack";
 
 const RECORDING_RULE = "groups:\n  - name: g\n    rules:\n      - record: inference_server:queue_duration_us_per_request:rate1m\n        expr: vector(0)\n";
 
+const DASHBOARD = '{"title": "t", "panels": []}';
 const tempDirs: string[] = [];
 function dashboardsDir(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "infra-dashboards-"));
@@ -31,14 +32,19 @@ describe("readMonitoringAssets", () => {
   });
 
   it("picks up a dashboard added to the folder without code changes", () => {
-    const dir = dashboardsDir({ "alerts.yaml": RECORDING_RULE, "a.json": "{}", "b.json": "{}", "notes.md": "not a dashboard" });
+    const dir = dashboardsDir({ "alerts.yaml": RECORDING_RULE, "a.json": DASHBOARD, "b.json": DASHBOARD, "notes.md": "not a dashboard" });
     expect(readMonitoringAssets(dir).dashboards.map((dashboard) => dashboard.fileName)).toEqual(["a.json", "b.json"]);
   });
 
   it("accepts the repository's own dashboards folder", () => {
     const repositoryDashboards = path.resolve(__dirname, "..", "..", "dashboards");
     const assets = readMonitoringAssets(repositoryDashboards);
-    expect(assets.dashboards.length).toBe(fs.readdirSync(repositoryDashboards).filter((name) => name.endsWith(".json")).length);
+    expect(assets.dashboards.map((dashboard) => dashboard.fileName)).toEqual(["gpu-capacity.json", "inference-overview.json", "model-drilldown.json"]);
+  });
+
+  it("provisions Grafana dashboards only: other JSON, such as the metrics catalog, is not a dashboard (issue 23, item 17)", () => {
+    const dir = dashboardsDir({ "alerts.yaml": RECORDING_RULE, "a.json": DASHBOARD, "metrics-catalog.json": '{"description": "d", "metrics": []}' });
+    expect(readMonitoringAssets(dir).dashboards.map((dashboard) => dashboard.fileName)).toEqual(["a.json"]);
   });
 
   it("refuses a folder without the rule file the HPA depends on", () => {
@@ -59,7 +65,7 @@ describe("readMonitoringAssets", () => {
   });
 
   it("refuses two files that would share a ConfigMap", () => {
-    expect(() => readMonitoringAssets(dashboardsDir({ "alerts.yaml": RECORDING_RULE, "GPU.json": "{}", "gpu.json": "{}" }))).toThrow(/map to the ConfigMap name dashboard-gpu/);
+    expect(() => readMonitoringAssets(dashboardsDir({ "alerts.yaml": RECORDING_RULE, "GPU.json": DASHBOARD, "gpu.json": DASHBOARD }))).toThrow(/map to the ConfigMap name dashboard-gpu/);
   });
 
   it("refuses a missing folder", () => {

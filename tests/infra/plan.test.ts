@@ -18,6 +18,9 @@ beforeAll(async () => {
   for (const file of ["Pulumi.yaml", "Pulumi.dev.yaml"]) fs.copyFileSync(path.join(REPOSITORY_ROOT, file), path.join(projectRoot, file));
   fs.cpSync(FIXTURE_DASHBOARDS_DIR, path.join(projectRoot, "dashboards"), { recursive: true });
   fs.cpSync(FIXTURE_MODEL_REPOSITORY_DIR, path.join(projectRoot, "models"), { recursive: true });
+  // The image's tag hashes its Dockerfile (and whatever else of the build context is there).
+  fs.mkdirSync(path.join(projectRoot, "server"));
+  fs.copyFileSync(path.join(REPOSITORY_ROOT, "server", "Dockerfile.cuda"), path.join(projectRoot, "server", "Dockerfile.cuda"));
   plan = await planStack({ projectRoot, stack: "dev" });
 });
 
@@ -31,11 +34,14 @@ describe("planStack (npm run plan)", () => {
     for (const region of ["us-central1", "us-east1"]) {
       expect(plan).toContain(`+ gpu-inference:region:Region  ${region}\n`);
       expect(plan).toMatch(new RegExp(`\\+ gcp:container/cluster:Cluster  ${region}-cluster  \\(location=${region} .*privateNodes=true .*dnsEndpoint=true`));
-      expect(plan).toMatch(new RegExp(`\\+ gcp:container/nodePool:NodePool  ${region}-gpu  \\(machine=n1-standard-4 gpu=1xnvidia-tesla-t4\\(driver DEFAULT\\) taints=nvidia.com/gpu=present:NO_SCHEDULE`));
+      expect(plan).toMatch(new RegExp(`\\+ gcp:container/nodePool:NodePool  ${region}-gpu  \\(machine=n1-standard-4 gpu=1xnvidia-tesla-t4\\(driver LATEST\\) taints=nvidia.com/gpu=present:NO_SCHEDULE`));
       expect(plan).toMatch(new RegExp(`\\+ kubernetes:apps/v1:Deployment  ${region}-deployment  \\(image=.*@sha256:\\w+ gpu=1\\)`));
     }
     expect(plan).toMatch(/\+ gcp:compute\/backendService:BackendService {2}inference-dev-lb-grpc {2}\(protocol=H2C scheme=EXTERNAL_MANAGED negs=4 balancing=RATE/);
     expect(plan).toContain("gcp:compute/getNetworkEndpointGroup:getNetworkEndpointGroup x8");
+    // The URL map's refusals are shown as refused, not among the routes it forwards.
+    expect(plan).toMatch(/uRLMap:URLMap {2}inference-dev-lb-routes {2}\(routes=\/v2,\/v2\/health\/live,.* refused=\/v2\/models\/stats\)/);
+    expect(plan).not.toMatch(/routes=\/v2\/models\/stats/);
   });
 
   it("nests every resource under its component and counts resources per region and globally", () => {
@@ -52,7 +58,7 @@ describe("planStack (npm run plan)", () => {
     const section = plan.slice(plan.indexOf("Cost estimate"), plan.indexOf("\nOutputs:"));
     expect(section).toMatch(/^Cost estimate \(USD list prices for us-central1 as of \d{4}-\d{2}-\d{2}/);
     for (const region of ["us-central1", "us-east1"]) {
-      expect(section).toMatch(new RegExp(`${region} +GPU nodes: 1-2 x n1-standard-4 \\+ 1 T4, spot +\\$\\d+\\.\\d\\d/h +\\$\\d+\\.\\d\\d/h`));
+      expect(section).toMatch(new RegExp(`${region} +GPU nodes: 1-3 x n1-standard-4 \\+ 1 T4, spot +\\$\\d+\\.\\d\\d/h +\\$\\d+\\.\\d\\d/h`));
       expect(section).toMatch(new RegExp(`${region} +GKE cluster management fee \\(regional cluster\\) +\\$0\\.10/h +\\$0\\.10/h`));
     }
     expect(section).toMatch(/total per month +\$[\d,]+\/month +\$[\d,]+\/month/);

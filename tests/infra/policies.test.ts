@@ -15,7 +15,11 @@ const goodNodeConfig = {
 const goodCluster: PolicyResource = {
   type: CLUSTER,
   props: {
-    privateClusterConfig: { enablePrivateNodes: true },
+    privateClusterConfig: { enablePrivateNodes: true, enablePrivateEndpoint: true },
+    masterAuthorizedNetworksConfig: { gcpPublicCidrsAccessEnabled: false },
+    datapathProvider: "ADVANCED_DATAPATH",
+    addonsConfig: { gcsFuseCsiDriverConfig: { enabled: true } },
+    monitoringConfig: { enableComponents: ["SYSTEM_COMPONENTS", "DCGM"], managedPrometheus: { enabled: true } },
     workloadIdentityConfig: { workloadPool: "p.svc.id.goog" },
     enableShieldedNodes: true,
     nodeConfig: goodNodeConfig,
@@ -26,16 +30,46 @@ const goodCluster: PolicyResource = {
 const goodGpuPool: PolicyResource = {
   type: NODE_POOL,
   props: {
+    autoscaling: { totalMinNodeCount: 0, totalMaxNodeCount: 3, locationPolicy: "ANY" },
+    upgradeSettings: { maxSurge: 1, maxUnavailable: 0 },
     nodeConfig: {
       ...goodNodeConfig,
-      guestAccelerators: [{ type: "nvidia-tesla-t4", count: 1 }],
+      machineType: "n1-standard-4",
+      imageType: "COS_CONTAINERD",
+      gcfsConfig: { enabled: true },
+      guestAccelerators: [{ type: "nvidia-tesla-t4", count: 1, gpuDriverInstallationConfig: { gpuDriverVersion: "LATEST" } }],
       taints: [{ key: "nvidia.com/gpu", value: "present", effect: "NO_SCHEDULE" }],
     },
   },
 };
 const goodFirewall: PolicyResource = { type: FIREWALL, props: { sourceRanges: ["35.191.0.0/16"], allows: [{ protocol: "tcp", ports: ["8000"] }] } };
 const goodHttpsProxy: PolicyResource = { type: "gcp:compute/targetHttpsProxy:TargetHttpsProxy", props: { urlMap: "m", sslPolicy: "p" } };
-const goodBackend: PolicyResource = { type: "gcp:compute/backendService:BackendService", props: { loadBalancingScheme: "EXTERNAL_MANAGED", securityPolicy: "armor" } };
+const NEG = "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a/networkEndpointGroups/neg";
+const goodBackend: PolicyResource = {
+  type: "gcp:compute/backendService:BackendService",
+  props: { loadBalancingScheme: "EXTERNAL_MANAGED", securityPolicy: "armor", backends: [{ group: NEG, balancingMode: "RATE", maxRatePerEndpoint: 100 }] },
+};
+const goodHealthCheck: PolicyResource = { type: "gcp:compute/healthCheck:HealthCheck", props: { checkIntervalSec: 5, timeoutSec: 5 } };
+const goodUrlMap: PolicyResource = {
+  type: "gcp:compute/uRLMap:URLMap",
+  props: { pathMatchers: [{ name: "api", routeRules: [{ priority: 10 }, { priority: 20 }] }, { name: "legacy", pathRules: [{ paths: ["/x"] }] }] },
+};
+const everySource = { versionedExpr: "SRC_IPS_V1", config: { srcIpRanges: ["*"] } };
+const goodArmor: PolicyResource = {
+  type: "gcp:compute/securityPolicy:SecurityPolicy",
+  props: {
+    rules: [
+      { priority: 100, action: "deny(403)", match: { expr: { expression: "!request.path.startsWith('/inference.GRPCInferenceService/') && evaluatePreconfiguredWaf('sqli-v33-stable')" } } },
+      { priority: 1000, action: "throttle", match: everySource, rateLimitOptions: { conformAction: "allow", exceedAction: "deny(429)" } },
+      { priority: 2_147_483_647, action: "allow", match: everySource },
+    ],
+  },
+};
+const goodRepository: PolicyResource = {
+  type: "gcp:artifactregistry/repository:Repository",
+  props: { cleanupPolicies: [{ id: "keep", action: "KEEP", mostRecentVersions: { keepCount: 10 } }, { id: "old", action: "DELETE", condition: { olderThan: "2592000s" } }] },
+};
+const compliantResources = [goodCluster, goodGpuPool, goodFirewall, goodHttpsProxy, goodBackend, goodHealthCheck, goodUrlMap, goodArmor, goodRepository];
 
 const withProps = (resource: PolicyResource, props: Record<string, unknown>): PolicyResource => ({ type: resource.type, props: { ...resource.props, ...props } });
 const withNodeConfig = (resource: PolicyResource, nodeConfig: Record<string, unknown>): PolicyResource =>
@@ -78,6 +112,57 @@ const failingExamples: Record<string, [string, PolicyResource, RegExp][]> = {
     ["an external backend service without Cloud Armor", withProps(goodBackend, { securityPolicy: undefined }), /must set securityPolicy/],
     ["a classic external backend service without Cloud Armor", withProps(goodBackend, { loadBalancingScheme: undefined, securityPolicy: undefined }), /must set securityPolicy/],
   ],
+  // The APIs' own cross-field rules (infra/policy/gke-api-rules.ts).
+  "gke-private-endpoint-needs-authorized-networks": [
+    ["a private endpoint without authorized networks (issue 23, item 1)", withProps(goodCluster, { masterAuthorizedNetworksConfig: undefined }), /Master authorized networks must be enabled/],
+    ["a private endpoint with the IP endpoints still on", withProps(goodCluster, { masterAuthorizedNetworksConfig: undefined, controlPlaneEndpointsConfig: { ipEndpointsConfig: { enabled: true } } }), /needs masterAuthorizedNetworksConfig/],
+  ],
+  "gke-node-pool-autoscaling-limits": [
+    ["per-zone and total limits mixed", withProps(goodGpuPool, { autoscaling: { minNodeCount: 0, totalMaxNodeCount: 3 } }), /mixes per-zone/],
+    ["a minimum above the maximum", withProps(goodGpuPool, { autoscaling: { totalMinNodeCount: 4, totalMaxNodeCount: 3 } }), /minimum 4 is above its maximum 3/],
+  ],
+  "gke-gcs-fuse-needs-workload-identity": [
+    ["the FUSE driver without Workload Identity", withProps(goodCluster, { workloadIdentityConfig: undefined }), /gcsFuseCsiDriverConfig needs workloadIdentityConfig/],
+  ],
+  "gke-dcgm-needs-managed-prometheus": [
+    ["DCGM without managed Prometheus", withProps(goodCluster, { monitoringConfig: { enableComponents: ["DCGM"] } }), /DCGM needs managedPrometheus/],
+  ],
+  "gke-dataplane-v2-without-network-policy-addon": [
+    ["Dataplane V2 with Calico", withProps(goodCluster, { networkPolicy: { enabled: true, provider: "CALICO" } }), /cannot be combined with the networkPolicy/],
+  ],
+  "gke-t4-on-n1-machine-types": [
+    ["a T4 on an N2", withNodeConfig(goodGpuPool, { machineType: "n2-standard-4" }), /needs an N1 machine type, not n2-standard-4/],
+    ["three T4s per VM", withNodeConfig(goodGpuPool, { guestAccelerators: [{ type: "nvidia-tesla-t4", count: 3 }] }), /count 3 is not 1, 2 or 4/],
+  ],
+  "gke-latest-gpu-driver-needs-cos": [
+    ["LATEST on Ubuntu", withNodeConfig(goodGpuPool, { imageType: "UBUNTU_CONTAINERD", gcfsConfig: undefined }), /LATEST needs a COS image type, not UBUNTU_CONTAINERD/],
+  ],
+  "gke-image-streaming-needs-cos-containerd": [
+    ["image streaming on Ubuntu", withNodeConfig(goodGpuPool, { imageType: "UBUNTU_CONTAINERD", guestAccelerators: [] }), /needs imageType COS_CONTAINERD/],
+  ],
+  "gke-surge-upgrade-makes-progress": [
+    ["surge 0 and unavailable 0", withProps(goodGpuPool, { upgradeSettings: { maxSurge: 0, maxUnavailable: 0 } }), /both 0/],
+  ],
+  "health-check-timeout-within-interval": [
+    ["a timeout longer than the interval", withProps(goodHealthCheck, { timeoutSec: 10 }), /timeoutSec 10 is greater than checkIntervalSec 5/],
+  ],
+  "neg-backends-balanced-by-rate-or-connection": [
+    ["a NEG with the UTILIZATION default", withProps(goodBackend, { backends: [{ group: NEG }] }), /UTILIZATION balancing/],
+    ["a NEG balanced by RATE with no capacity", withProps(goodBackend, { backends: [{ group: NEG, balancingMode: "RATE" }] }), /without maxRate or maxRatePerEndpoint/],
+  ],
+  "url-map-path-matcher-rules": [
+    ["pathRules and routeRules together", withProps(goodUrlMap, { pathMatchers: [{ name: "api", pathRules: [{ paths: ["/a"] }], routeRules: [{ priority: 1 }] }] }), /sets both pathRules and routeRules/],
+    ["a repeated route priority", withProps(goodUrlMap, { pathMatchers: [{ name: "api", routeRules: [{ priority: 10 }, { priority: 10 }] }] }), /repeats route priorities 10/],
+  ],
+  "cloud-armor-rule-shape": [
+    ["a throttle without rate limit options", withProps(goodArmor, { rules: [{ priority: 1000, action: "throttle", match: everySource }] }), /needs rateLimitOptions/],
+    ["rate limit options on a deny rule", withProps(goodArmor, { rules: [{ priority: 1, action: "deny(403)", match: everySource, rateLimitOptions: {} }] }), /takes none/],
+    ["six subexpressions", withProps(goodArmor, { rules: [{ priority: 1, action: "deny(403)", match: { expr: { expression: "a && b && c && d || e && f" } } }] }), /6 subexpressions/],
+  ],
+  "artifact-registry-cleanup-policies": [
+    ["mostRecentVersions on a DELETE policy", withProps(goodRepository, { cleanupPolicies: [{ id: "x", action: "DELETE", mostRecentVersions: { keepCount: 1 } }] }), /needs action KEEP/],
+    ["a policy that matches nothing", withProps(goodRepository, { cleanupPolicies: [{ id: "x", action: "DELETE" }] }), /neither a condition nor mostRecentVersions/],
+  ],
 };
 
 function policy(name: string) {
@@ -99,8 +184,13 @@ describe("infra policies", () => {
     });
 
     it("accepts compliant resources", () => {
-      for (const resource of [goodCluster, goodGpuPool, goodFirewall, goodHttpsProxy, goodBackend]) expect(policy(name).check(resource)).toEqual([]);
+      for (const resource of compliantResources) expect(policy(name).check(resource)).toEqual([]);
     });
+  });
+
+  it("accepts a private endpoint whose IP endpoints are off instead of authorized networks", () => {
+    const dnsOnly = withProps(goodCluster, { masterAuthorizedNetworksConfig: undefined, controlPlaneEndpointsConfig: { ipEndpointsConfig: { enabled: false } } });
+    expect(policy("gke-private-endpoint-needs-authorized-networks").check(dnsOnly)).toEqual([]);
   });
 
   it("does not apply deletion protection to clusters outside production", () => {

@@ -34,14 +34,14 @@ describe("parseStackConfig", () => {
       image: { registryLocation: "us" },
       modelRepository: { bucketName: "my-project-1-dev-models", sourceDir: "models", location: "US" },
       autoscaling: { minReplicas: 1, maxReplicas: 2, gpuUtilizationPercent: 85, scaleDownStabilizationSeconds: 360 },
-      loadBalancer: { logSampleRate: 0.1, negWait: { timeoutSeconds: 900, settleSeconds: 120, pollIntervalSeconds: 15 }, waf: { sensitivity: 1, preview: false } },
+      loadBalancer: { logSampleRate: 0.1, negWait: { timeoutSeconds: 900, settleSeconds: 120, pollIntervalSeconds: 15 }, waf: { sensitivity: 1, preview: true } },
       vpc: { flowLogSampleRate: 0.1, firewallLogging: false },
       loadTest: { enabled: false, model: "resnet50", protocol: "http", mode: "concurrency", range: "1:8:1" },
     });
     expect(config.regions).toEqual([expect.objectContaining({
       name: "us-central1",
       zones: ["us-central1-a", "us-central1-b"],
-      gpuPool: { machineType: "n1-standard-4", minNodes: 1, maxNodes: 2, spot: false, locationPolicy: "ANY" },
+      gpuPool: { machineType: "n1-standard-4", minNodes: 1, maxNodes: 3, spot: false, locationPolicy: "ANY" },
       systemPool: { machineType: "e2-standard-4", minNodes: 1, maxNodes: 3 },
     })]);
   });
@@ -94,7 +94,9 @@ describe("parseStackConfig", () => {
   it.each<[string, RawStackConfig, string]>([
     ["a zone outside its region", oneRegion({ zones: ["us-central1-a", "europe-west4-b"] }), "gpu-inference:regions[0].zones[1]: zone europe-west4-b is not in region us-central1"],
     ["a pool whose minimum exceeds its maximum", oneRegion({ gpuPool: { minNodes: 3, maxNodes: 2 } }), "gpu-inference:regions[0].gpuPool.minNodes: 3 is more than maxNodes 2"],
-    ["more replicas than the region has GPUs", { ...oneRegion({ gpuPool: { maxNodes: 2 } }), autoscaling: { maxReplicas: 3 } }, "gpu-inference:autoscaling.maxReplicas: 3 replicas need 3 GPUs, but gpu-inference:regions[0].gpuPool.maxNodes x gpusPerNode gives us-central1 only 2"],
+    ["more replicas than the region has GPUs", { ...oneRegion({ gpuPool: { maxNodes: 2 } }), autoscaling: { maxReplicas: 3 } }, "gpu-inference:autoscaling.maxReplicas: 3 replicas plus the rollout's surge pod need 4 GPUs, but gpu-inference:regions[0].gpuPool.maxNodes 2 x gpusPerNode 1 gives us-central1 only 2; raise maxNodes to 4 or lower maxReplicas to 1"],
+    // Issue 23, item 6: the old prod example (maxReplicas = maxNodes) would fail its first rollout at peak.
+    ["as many replicas as GPUs, leaving no room for the rollout's surge pod", { ...oneRegion({ gpuPool: { maxNodes: 6 } }), autoscaling: { maxReplicas: 6 } }, "gpu-inference:autoscaling.maxReplicas: 6 replicas plus the rollout's surge pod need 7 GPUs, but gpu-inference:regions[0].gpuPool.maxNodes 6 x gpusPerNode 1 gives us-central1 only 6; raise maxNodes to 7 or lower maxReplicas to 5"],
     ["more vCPUs than T4 VMs allow", oneRegion({ gpuPool: { machineType: "n1-standard-64" } }), "gpu-inference:regions[0].gpuPool.machineType: n1-standard-64 has more vCPUs than GCP allows with 1 T4 (max 48)"],
     ["a control plane range that is not a /28", oneRegion({ network: { masterCidr: "172.16.0.0/24" } }), "gpu-inference:regions[0].network.masterCidr: the GKE control plane needs exactly a /28"],
     ["a region listed twice", { project: "my-project-1", regions: [{ name: "us-east1", zones: ["us-east1-c"] }, { name: "us-east1", zones: ["us-east1-d"] }] }, "gpu-inference:regions[1].name: region us-east1 is listed twice"],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { loadTestLauncher } from "../../infra/region/load-test";
 import { input, resourceNamed, resourcesOfType } from "./helpers/fixture-stack";
 import { describeStackContract, resourceTypes as T } from "./helpers/stack-contract";
 
@@ -18,12 +19,12 @@ const getStack = describeStackContract({
     gpusPerNode: 2,
     image: { reference: PREBUILT_IMAGE },
     regions: [
-      { name: "us-central1", zones: ["us-central1-a", "us-central1-b", "us-central1-f"], gpuPool: { machineType: "n1-standard-16", minNodes: 2, maxNodes: 3 } },
-      { name: "us-east1", zones: ["us-east1-c", "us-east1-d"], gpuPool: { minNodes: 1, maxNodes: 3 } },
-      { name: "europe-west4", zones: ["europe-west4-b", "europe-west4-c"], gpuPool: { minNodes: 1, maxNodes: 3 } },
+      { name: "us-central1", zones: ["us-central1-a", "us-central1-b", "us-central1-f"], gpuPool: { machineType: "n1-standard-16", minNodes: 2, maxNodes: 4 } },
+      { name: "us-east1", zones: ["us-east1-c", "us-east1-d"], gpuPool: { minNodes: 1, maxNodes: 4 } },
+      { name: "europe-west4", zones: ["europe-west4-b", "europe-west4-c"], gpuPool: { minNodes: 1, maxNodes: 4 } },
     ],
     autoscaling: { minReplicas: 2, maxReplicas: 6, queueDurationUsPerRequest: 5000 },
-    loadBalancer: { maxRatePerEndpoint: 150 },
+    loadBalancer: { maxRatePerEndpoint: 150, waf: { sensitivity: 2, preview: false } },
     loadTest: { enabled: true, runId: "2", model: "resnet50", protocol: "grpc", mode: "request-rate", range: "50:200:50", lingerSeconds: 45 },
   },
 });
@@ -108,15 +109,24 @@ describe("three-region production stack", () => {
       const container = input(job, "spec", "template", "spec", "containers", 0) as Record<string, unknown>;
       expect(container).toMatchObject({
         image: PREBUILT_IMAGE,
-        command: ["node", "dist/tools/perf/main.js"],
+        command: ["node", "/etc/inference-load-test/launch.js"],
         env: [{ name: "INFERENCE_ADMIN_KEY", valueFrom: { secretKeyRef: { name: "inference-admin-key", key: "admin-key" } } }],
         ports: [{ name: "metrics", containerPort: 9102 }],
+        securityContext: { readOnlyRootFilesystem: true, seccompProfile: { type: "RuntimeDefault" } },
       });
+      // The admin key never reaches a command line: no -H, no $(INFERENCE_ADMIN_KEY) in the spec.
       expect(container["args"]).toEqual([
         "-m", "resnet50", "-u", "inference-server.inference.svc.cluster.local:8001", "-i", "grpc", "-b", "1",
         "--request-rate-range", "50:200:50", "-p", "10000", "-r", "10", "-f", "/dev/stdout",
-        "-H", "triton-grpc-protocol-admin-key:$(INFERENCE_ADMIN_KEY)", "--prometheus-port", "9102", "--prometheus-linger-ms", "45000",
+        "--prometheus-port", "9102", "--prometheus-linger-ms", "45000",
       ]);
+      expect(JSON.stringify(job.inputs)).not.toMatch(/INFERENCE_ADMIN_KEY\)|-H"/);
+      const launcher = resourceNamed(stack, T.configMap, `${region.name}-load-test-launcher`);
+      expect(input(job, "spec", "template", "spec", "volumes", 0)).toEqual({ name: "launcher", configMap: { name: "inference-load-test-launcher" } });
+      expect(input(launcher, "data", "launch.js")).toBe(loadTestLauncher(stack.config.loadTest));
+      expect(resourceNamed(stack, "kubernetes:networking.k8s.io/v1:NetworkPolicy", `${region.name}-load-test-ingress`).inputs).toMatchObject({
+        spec: { podSelector: { matchLabels: { "app.kubernetes.io/name": "inference-load-test" } }, ingress: [{ ports: [{ protocol: "TCP", port: 9102 }] }] },
+      });
       expect(resourceNamed(stack, "kubernetes:monitoring.coreos.com/v1:PodMonitor", `${region.name}-load-test-monitor`).inputs).toMatchObject({
         metadata: { name: "inference-load-test", namespace: "monitoring" },
         spec: { namespaceSelector: { matchNames: ["inference"] }, selector: { matchLabels: { "app.kubernetes.io/name": "inference-load-test" } }, podMetricsEndpoints: [{ port: "metrics" }] },

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
+import path from "node:path";
+import { imageContentTag } from "../../infra/global";
 import { input, resourceNamed, resourcesOfType } from "./helpers/fixture-stack";
+
+const REPOSITORY_ROOT = path.resolve(__dirname, "..", "..");
 import { describeStackContract, resourceTypes as T } from "./helpers/stack-contract";
 
 // A dev stack like Pulumi.dev.yaml: two regions, spot T4s, no domain, the image built by Pulumi.
@@ -9,7 +13,7 @@ const getStack = describeStackContract({
     project: "infra-test-dev",
     environment: "dev",
     regions: [
-      { name: "us-central1", zones: ["us-central1-a", "us-central1-b"], gpuPool: { minNodes: 1, maxNodes: 2, spot: true } },
+      { name: "us-central1", zones: ["us-central1-a", "us-central1-b"], gpuPool: { minNodes: 1, maxNodes: 3, spot: true } },
       { name: "us-east1", zones: ["us-east1-c", "us-east1-d"], gpuPool: { minNodes: 0, maxNodes: 3 } },
     ],
     autoscaling: { minReplicas: 1, maxReplicas: 2 },
@@ -35,8 +39,16 @@ describe("two-region dev stack", () => {
       dockerfile: { location: "server/Dockerfile.cuda" },
       platforms: ["linux/amd64"],
       push: true,
-      tags: ["us-docker.pkg.dev/infra-test-dev/inference-dev/inference-server:dev"],
+      tags: [`us-docker.pkg.dev/infra-test-dev/inference-dev/inference-server:${imageContentTag(REPOSITORY_ROOT, "server/Dockerfile.cuda")}`],
     });
+    expect(String((image.inputs["tags"] as string[])[0])).toMatch(/:src-[0-9a-f]{16}$/);
+    // Tagged images expire after 30 days, except the 10 newest and the build cache; untagged ones after 7.
+    expect(resourceNamed(stack, "gcp:artifactregistry/repository:Repository", "inference-dev-image-repository").inputs["cleanupPolicies"]).toEqual([
+      { id: "delete-tagged-after-30d", action: "DELETE", condition: { tagState: "TAGGED", olderThan: "2592000s" } },
+      { id: "delete-untagged-after-7d", action: "DELETE", condition: { tagState: "UNTAGGED", olderThan: "604800s" } },
+      { id: "keep-recent", action: "KEEP", mostRecentVersions: { keepCount: 10 } },
+      { id: "keep-build-cache", action: "KEEP", condition: { tagState: "TAGGED", tagPrefixes: ["buildcache"] } },
+    ]);
     expect(stack.outputs.image).toMatch(/^us-docker\.pkg\.dev\/infra-test-dev\/inference-dev\/inference-server@sha256:/);
     const reader = resourceNamed(stack, "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "inference-dev-image-nodes-reader");
     expect(reader.inputs).toMatchObject({ role: "roles/artifactregistry.reader", member: "serviceAccount:inference-dev-nodes@infra-test-dev.iam.gserviceaccount.com" });
@@ -79,8 +91,8 @@ describe("two-region dev stack", () => {
     expect(resourceNamed(stack, "gcp:storage/bucketIAMMember:BucketIAMMember", "inference-dev-models-server-reader").inputs).toMatchObject({
       role: "roles/storage.objectViewer", member: "serviceAccount:inference-dev-server@infra-test-dev.iam.gserviceaccount.com",
     });
-    expect(resourceNamed(stack, "gcp:serviceaccount/iAMMember:IAMMember", "inference-dev-server-identity-workload-identity-user").inputs).toMatchObject({
-      role: "roles/iam.workloadIdentityUser", member: "serviceAccount:infra-test-dev.svc.id.goog[inference/inference-server]",
+    expect(resourceNamed(stack, "gcp:serviceaccount/iAMMember:IAMMember", "inference-dev-us-east1-server-identity-workload-identity-user").inputs).toMatchObject({
+      role: "roles/iam.workloadIdentityUser", member: "serviceAccount:infra-test-dev.svc.id.goog[inference/inference-server-us-east1]",
     });
     expect(resourceNamed(stack, "gcp:projects/iAMMember:IAMMember", "inference-dev-accounts-nodes-default-node-role").inputs["role"])
       .toBe("roles/container.defaultNodeServiceAccount");

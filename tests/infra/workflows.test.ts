@@ -18,7 +18,7 @@ interface Job {
   readonly if?: string;
   readonly environment?: string;
   readonly permissions?: Record<string, string>;
-  readonly steps?: { readonly uses?: string; readonly with?: Record<string, string> }[];
+  readonly steps?: { readonly uses?: string; readonly run?: string; readonly with?: Record<string, string | boolean> }[];
 }
 
 function jobsOf(file: string): Record<string, Job> {
@@ -54,15 +54,44 @@ describe("GitHub workflows", () => {
     expect(kinds).toEqual(["action", "expression", "job-needs"]);
   });
 
-  it("previews as a read-only identity, in its own environment, and deploys only from main inside the dev and production environments", () => {
+  it("gives pull requests no cloud credentials and no Pulumi token: branch code never runs with a stack's decrypted secrets", () => {
+    const workflow = loadYaml(fs.readFileSync(path.join(WORKFLOWS_DIR, "infra.yml"), "utf8")) as { on: Record<string, unknown> };
+    expect(Object.keys(workflow.on)).toContain("pull_request");
     const jobs = jobsOf("infra.yml");
-    expect(jobs["preview"]).toMatchObject({ environment: "preview", permissions: { "id-token": "write", "pull-requests": "write" } });
-    expect(serviceAccountOf(jobs["preview"]!)).toBe("${{ vars.GCP_PREVIEW_SERVICE_ACCOUNT }}");
+    const onPullRequests = Object.entries(jobs).filter(([, job]) => !(job.if ?? "").includes("github.event_name == 'push'"));
+    expect(onPullRequests.map(([name]) => name).sort()).toEqual(["infra-checks", "project-tests"]);
+    for (const [name, job] of onPullRequests) {
+      expect(serviceAccountOf(job), name).toBeUndefined();
+      expect(JSON.stringify(job), name).not.toMatch(/PULUMI_ACCESS_TOKEN|id-token|pulumi\/actions/);
+    }
+    // Their preview is the offline plan of every stack file, in the job summary.
+    const planStep = jobs["infra-checks"]?.steps?.find((step) => step.run?.includes("npm run --silent --ignore-scripts plan"));
+    expect(planStep?.run).toContain("GITHUB_STEP_SUMMARY");
+  });
+
+  it("deploys only from main, inside the dev and production environments, as the deployer", () => {
+    const jobs = jobsOf("infra.yml");
     for (const [name, environment] of [["up-dev", "dev"], ["up-prod", "production"]] as const) {
       expect(jobs[name]).toMatchObject({ environment, if: "github.event_name == 'push' && github.ref == 'refs/heads/main'" });
       expect(serviceAccountOf(jobs[name]!)).toBe("${{ vars.GCP_DEPLOY_SERVICE_ACCOUNT }}");
     }
     const deployers = Object.entries(jobs).filter(([, job]) => serviceAccountOf(job) === "${{ vars.GCP_DEPLOY_SERVICE_ACCOUNT }}").map(([name]) => name);
     expect(deployers.sort()).toEqual(["up-dev", "up-prod"]);
+  });
+
+  it.each([["up-dev", "dev"], ["up-prod", "prod"]] as const)("%s works on a fresh Pulumi backend: creates the stack before any Pulumi command, previews, then updates", (name, stack) => {
+    const steps = jobsOf("infra.yml")[name]?.steps ?? [];
+    const create = steps.findIndex((step) => step.run === `pulumi stack select ${stack} --create`);
+    const pulumiCommands = steps.map((step, index) => ({ step, index })).filter(({ step }) => step.with?.["command"] !== undefined || /\bpulumi (config|up|preview)\b/.test(step.run ?? ""));
+    expect(create).toBeGreaterThan(-1);
+    expect(pulumiCommands.every(({ index }) => index > create)).toBe(true);
+    expect(pulumiCommands.map(({ step }) => step.with?.["command"])).toEqual(["preview", "up"]);
+    for (const { step } of pulumiCommands) expect(step.with).toMatchObject({ "stack-name": stack, upsert: true, policyPacks: "infra/policy" });
+    // The uploaded model repository is built with ../shared/data, as on a full checkout, before it is built.
+    const sharedData = steps.findIndex((step) => step.run?.includes("tar -xz -C ../shared"));
+    expect(sharedData).toBeGreaterThan(-1);
+    expect(sharedData).toBeLessThan(steps.findIndex((step) => step.run === "npm run example-repository"));
+    // The image tag is a content hash computed by the program, not config set on the runner (which made every preview show a change).
+    expect(JSON.stringify(steps)).not.toContain("image.tag");
   });
 });

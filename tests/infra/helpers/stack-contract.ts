@@ -5,6 +5,7 @@ import { load as loadYaml } from "js-yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { infraPolicies } from "../../../infra/policy/policies";
 import { type RawStackConfig } from "../../../infra/stack-config";
+import { kubernetesObjectOf, schemaProblems } from "./kubernetes-schemas";
 import {
   FIXTURE_DASHBOARDS_DIR, input, resourceNamed, resourcesOfType, runFixtureStack, type FixtureStack,
 } from "./fixture-stack";
@@ -113,7 +114,8 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
         resourceLabels: { environment: stack.config.environment, stack: stack.config.stack },
         deletionPolicy: stack.config.protectResources ? "PREVENT" : "DELETE",
       });
-      expect(input(cluster, "masterAuthorizedNetworksConfig")).toBeUndefined();
+      // GKE refuses a private endpoint without authorized networks: on, with no CIDR and no Google Cloud public IPs.
+      expect(input(cluster, "masterAuthorizedNetworksConfig")).toEqual({ gcpPublicCidrsAccessEnabled: false });
       expect(input(cluster, "privateClusterConfig", "masterGlobalAccessConfig")).toBeUndefined();
       expect(input(cluster, "monitoringConfig", "enableComponents")).toContain("DCGM");
       expect(input(cluster, "nodeConfig", "serviceAccount")).toBe(`${stack.config.namePrefix}-nodes@${stack.config.project}.iam.gserviceaccount.com`);
@@ -132,7 +134,7 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
         networkConfig: { enablePrivateNodes: true },
         nodeConfig: {
           machineType: region.gpuPool.machineType,
-          guestAccelerators: [{ type: "nvidia-tesla-t4", count: stack.config.gpusPerNode, gpuDriverInstallationConfig: { gpuDriverVersion: "DEFAULT" } }],
+          guestAccelerators: [{ type: "nvidia-tesla-t4", count: stack.config.gpusPerNode, gpuDriverInstallationConfig: { gpuDriverVersion: "LATEST" } }],
           taints: [{ key: "nvidia.com/gpu", value: "present", effect: "NO_SCHEDULE" }],
           spot: region.gpuPool.spot,
           workloadMetadataConfig: { mode: "GKE_METADATA" },
@@ -171,7 +173,7 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
         "--http-restricted-api=model-repository,model-config,statistics,trace,logging,shared-memory:admin-key=env:INFERENCE_ADMIN_KEY",
         "--grpc-restricted-protocol=model-repository,model-config,statistics,trace,logging,shared-memory:admin-key=env:INFERENCE_ADMIN_KEY",
       ]));
-      expect(container["env"]).toEqual([{ name: "INFERENCE_ADMIN_KEY", valueFrom: { secretKeyRef: { name: "inference-admin-key", key: "admin-key" } } }]);
+      expect((container["env"] as unknown[]).slice(0, 1)).toEqual([{ name: "INFERENCE_ADMIN_KEY", valueFrom: { secretKeyRef: { name: "inference-admin-key", key: "admin-key" } } }]);
       expect(JSON.stringify(deployment.inputs)).not.toContain(stack.outputs.adminKey);
       expect(container).toMatchObject({
         startupProbe: { httpGet: { path: "/v2/health/ready", port: "http" } },
@@ -184,9 +186,12 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       expect(pod).toMatchObject({
         metadata: { annotations: { "gke-gcsfuse/volumes": "true" } },
         spec: {
-          serviceAccountName: "inference-server",
+          serviceAccountName: `inference-server-${regionName}`,
           nodeSelector: { "cloud.google.com/gke-accelerator": "nvidia-tesla-t4" },
-          volumes: [{ csi: { driver: "gcsfuse.csi.storage.gke.io", readOnly: true, volumeAttributes: { bucketName: stack.outputs.modelBucket } } }],
+          volumes: [
+            { csi: { driver: "gcsfuse.csi.storage.gke.io", readOnly: true, volumeAttributes: { bucketName: stack.outputs.modelBucket } } },
+            { name: "tmp", emptyDir: {} },
+          ],
         },
       });
       expect(input(deployment, "spec", "replicas")).toBeUndefined();
@@ -195,8 +200,56 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       const secret = resourceNamed(stack, "kubernetes:core/v1:Secret", `${regionName}-admin-key`);
       expect(secret.inputs).toMatchObject({ metadata: { name: "inference-admin-key", namespace: "inference" }, stringData: { "admin-key": stack.outputs.adminKey } });
       const serviceAccount = resourceNamed(stack, T.serviceAccount, `${regionName}-service-account`);
+      expect(input(serviceAccount, "metadata", "name")).toBe(`inference-server-${regionName}`);
       expect(input(serviceAccount, "metadata", "annotations", "iam.gke.io/gcp-service-account"))
         .toBe(`${stack.config.namePrefix}-server@${stack.config.project}.iam.gserviceaccount.com`);
+    });
+
+    it("runs the server as the restricted Pod Security Standard asks: non-root, no privileges, RuntimeDefault seccomp, read-only root with /tmp as scratch", () => {
+      const deployment = resourceNamed(stack, T.deployment, `${regionName}-deployment`);
+      const container = input(deployment, "spec", "template", "spec", "containers", 0) as Record<string, unknown>;
+      expect(container["securityContext"]).toEqual({
+        runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true,
+        capabilities: { drop: ["ALL"] }, seccompProfile: { type: "RuntimeDefault" },
+      });
+      expect(input(deployment, "spec", "template", "spec", "securityContext")).toEqual({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+      expect(container["volumeMounts"]).toEqual(expect.arrayContaining([{ name: "tmp", mountPath: "/tmp" }]));
+      expect(container["env"]).toEqual(expect.arrayContaining([{ name: "CUDA_CACHE_PATH", value: "/tmp/cuda-cache" }]));
+      expect(input(resourceNamed(stack, "kubernetes:core/v1:Namespace", `${regionName}-namespace`), "metadata", "labels")).toEqual({
+        "pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/audit": "restricted", "pod-security.kubernetes.io/warn": "restricted",
+      });
+      // node-exporter needs the host: monitoring is privileged, audited and warned against baseline.
+      expect(input(resourceNamed(stack, "kubernetes:core/v1:Namespace", `${regionName}-monitoring-namespace`), "metadata", "labels")).toMatchObject({
+        "pod-security.kubernetes.io/enforce": "privileged", "pod-security.kubernetes.io/audit": "baseline",
+      });
+    });
+
+    it("lets only the load balancer, the load test and Prometheus reach the server, and only the control plane and monitoring itself reach monitoring", () => {
+      const region = regionConfig(regionName);
+      const policy = (name: string) => resourceNamed(stack, "kubernetes:networking.k8s.io/v1:NetworkPolicy", name).inputs;
+      for (const [name, namespace] of [[`${regionName}-deny-ingress`, "inference"], [`${regionName}-monitoring-deny-ingress`, "monitoring"]] as const) {
+        expect(policy(name)).toMatchObject({ metadata: { namespace }, spec: { podSelector: {}, policyTypes: ["Ingress"] } });
+        expect(policy(name)["spec"]).not.toHaveProperty("ingress");
+      }
+      const tcp = (...ports: number[]) => ports.map((port) => ({ protocol: "TCP", port }));
+      expect(policy(`${regionName}-server-ingress`)).toEqual({
+        apiVersion: "networking.k8s.io/v1",
+        kind: "NetworkPolicy",
+        metadata: { name: "inference-server", namespace: "inference" },
+        spec: {
+          podSelector: { matchLabels: { "app.kubernetes.io/name": "inference-server" } },
+          policyTypes: ["Ingress"],
+          ingress: [
+            { from: [{ ipBlock: { cidr: "35.191.0.0/16" } }, { ipBlock: { cidr: "130.211.0.0/22" } }], ports: tcp(8000, 8001) },
+            { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "inference" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "inference-load-test" } } }], ports: tcp(8000, 8001) },
+            { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } } }], ports: tcp(8002) },
+          ],
+        },
+      });
+      expect(input(resourceNamed(stack, "kubernetes:networking.k8s.io/v1:NetworkPolicy", `${regionName}-monitoring-ingress`), "spec", "ingress")).toEqual([
+        { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }] },
+        { from: [{ ipBlock: { cidr: region.network.masterCidr } }] },
+      ]);
     });
 
     it("exposes the server through standalone NEGs named after the cluster, pre-provisioned and looked up in every zone", () => {
@@ -253,6 +306,18 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
         },
       });
       expect(input(release, "values", "grafana", "adminPassword")).not.toBe("prom-operator");
+    });
+
+    it("attributes DCGM's GPU series to the pod using the GPU, from the exporter's exported_pod/exported_namespace labels", () => {
+      const monitor = resourceNamed(stack, "kubernetes:monitoring.coreos.com/v1:PodMonitor", `${regionName}-dcgm-monitor`);
+      const endpoint = input(monitor, "spec", "podMetricsEndpoints", 0) as Record<string, unknown>;
+      expect(endpoint["honorLabels"]).toBeUndefined();
+      expect(endpoint["metricRelabelings"]).toEqual([
+        { action: "replace", sourceLabels: ["exported_pod"], regex: "(.+)", targetLabel: "pod", replacement: "$1" },
+        { action: "replace", sourceLabels: ["exported_namespace"], regex: "(.+)", targetLabel: "namespace", replacement: "$1" },
+        { action: "replace", sourceLabels: ["exported_container"], regex: "(.+)", targetLabel: "container", replacement: "$1" },
+        { action: "labeldrop", regex: "exported_(pod|namespace|container)" },
+      ]);
     });
 
     it("serves the HPA's metrics through prometheus-adapter", () => {
@@ -357,12 +422,14 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
     it("puts Cloud Armor's preconfigured WAF rules before a per-client rate limit", () => {
       const policy = resourceNamed(stack, "gcp:compute/securityPolicy:SecurityPolicy", `${stack.config.namePrefix}-lb-armor`);
       const rules = input(policy, "rules") as { priority: number; action: string; preview?: boolean; match: { expr?: { expression: string } }; rateLimitOptions?: unknown }[];
-      const waf = rules.filter((rule) => rule.match.expr?.expression.startsWith("evaluatePreconfiguredWaf("));
+      const waf = rules.filter((rule) => rule.match.expr?.expression.includes("evaluatePreconfiguredWaf("));
       expect(waf.map((rule) => /'([\w-]+)'/.exec(rule.match.expr?.expression ?? "")?.[1])).toEqual(expect.arrayContaining(["sqli-v33-stable", "xss-v33-stable", "lfi-v33-stable", "rce-v33-stable", "protocolattack-v33-stable"]));
       const { sensitivity, preview } = stack.config.loadBalancer.waf;
       for (const rule of waf) {
         expect(rule).toMatchObject({ action: "deny(403)", preview });
         expect(rule.match.expr?.expression).toContain(`{'sensitivity': ${sensitivity}}`);
+        // gRPC (protobuf) bodies are never run through the CRS signatures: they would be false 403s.
+        expect(rule.match.expr?.expression).toMatch(/^!request\.path\.startsWith\('\/inference\.GRPCInferenceService\/'\) && evaluatePreconfiguredWaf\(/);
       }
       const throttle = rules.find((rule) => rule.action === "throttle");
       expect(throttle?.rateLimitOptions).toMatchObject({ rateLimitThreshold: { count: stack.config.loadBalancer.rateLimitRequestsPerMinute, intervalSec: 60 } });
@@ -391,11 +458,17 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       expect(roles).toEqual(expect.arrayContaining(["roles/container.defaultNodeServiceAccount", "roles/serviceusage.serviceUsageConsumer"]));
     });
 
-    it("starts the pods only after the Workload Identity binding exists", () => {
-      const binding = stack.resources.findIndex((resource) => resource.type === "gcp:serviceaccount/iAMMember:IAMMember");
+    it("binds Workload Identity per region, for that region's own Kubernetes service account, and starts its pods after it", () => {
+      const prefix = stack.config.namePrefix;
       for (const region of stack.config.regions) {
-        expect(stack.resources.indexOf(resourceNamed(stack, T.deployment, `${region.name}-deployment`))).toBeGreaterThan(binding);
+        const binding = resourceNamed(stack, "gcp:serviceaccount/iAMMember:IAMMember", `${prefix}-${region.name}-server-identity-workload-identity-user`);
+        expect(binding.inputs).toMatchObject({
+          role: "roles/iam.workloadIdentityUser",
+          member: `serviceAccount:${stack.config.project}.svc.id.goog[inference/inference-server-${region.name}]`,
+        });
+        expect(stack.resources.indexOf(resourceNamed(stack, T.deployment, `${region.name}-deployment`))).toBeGreaterThan(stack.resources.indexOf(binding));
       }
+      expect(resourcesOfType(stack, "gcp:serviceaccount/iAMMember:IAMMember")).toHaveLength(stack.config.regions.length);
     });
 
     it("uploads every file of the model repository, with ONNX models switched to KIND_GPU", () => {
@@ -405,6 +478,14 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       const mlpConfig = objects.find((object) => object.inputs["name"] === "mlp/config.pbtxt");
       expect(String(mlpConfig?.inputs["content"])).toMatch(/kind: KIND_GPU/);
       expect(String(mlpConfig?.inputs["content"])).not.toMatch(/KIND_CPU/);
+    });
+
+    it("renders only Kubernetes objects that the official schemas accept, unknown fields refused", () => {
+      const problems = stack.resources.flatMap((resource) => {
+        const object = kubernetesObjectOf(resource);
+        return object === undefined ? [] : schemaProblems(object).map((problem) => `${resource.name} (${object.kind}): ${problem}`);
+      });
+      expect(problems).toEqual([]);
     });
 
     it("passes every policy rule on every resource it declares", () => {
