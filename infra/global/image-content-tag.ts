@@ -7,7 +7,7 @@ import path from "node:path";
  * (tests/infra/image-content-tag.test.ts keeps the two lists equal). Dockerfiles under server/ are left out, as
  * .dockerignore leaves them out; the one that builds the image is hashed on its own.
  */
-export const IMAGE_INPUTS = ["package.json", "package-lock.json", ".npmrc", "tsconfig.json", "tsconfig.build.json", "server/"] as const;
+export const IMAGE_INPUTS = ["package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json", "server/", "protocol/", "common/", "client/", "tools/"] as const;
 const EXCLUDED = /^server\/Dockerfile/;
 
 function filesUnder(root: string, relative: string): string[] {
