@@ -1,4 +1,5 @@
 import { writeFile } from "node:fs/promises";
+import path from "node:path";
 import {
   InferenceClient, InferenceServerError, type ModelConfig, type ModelMetadata, type ModelStatistics, NotFoundError,
   type InferInput, ServerUnreachableError,
@@ -8,7 +9,7 @@ import { buildInputSets, readInputDataSource } from "./input-sets";
 import { renderLatencyChart } from "./latency-chart";
 import { type LoadSchedule, LoadGenerator, type RequestSender } from "./load-generator";
 import { loadLevels } from "./load-range";
-import { formatPerfCsv } from "./perf-csv";
+import { formatComposingModelCsvs, formatPerfCsv } from "./perf-csv";
 import { PerfError } from "./perf-error";
 import { formatPerfJson } from "./perf-json";
 import type { PerfOptions } from "./perf-options";
@@ -16,6 +17,7 @@ import type { PerfMeasurement } from "./perf-measurement";
 import type { PerfReport } from "./perf-report";
 import { formatPerfTable, perfTable } from "./perf-table";
 import { profileLoadLevel, type LoadLevelResult, type StatisticsReader } from "./profile-load-level";
+import type { ModelSteps } from "./server-side-stats";
 import { type ProgressStream, ProgressLine } from "./progress-line";
 
 /** Follows the run as it goes (e.g. to serve its figures to Prometheus while it runs). */
@@ -34,7 +36,31 @@ export interface PerfIo {
 interface ModelUnderTest {
   readonly metadata: ModelMetadata;
   readonly config: ModelConfig;
+  /** The model and, for an ensemble, the models its steps run: whose statistics the breakdown reads. */
+  readonly steps: ModelSteps;
   readonly readStatistics: StatisticsReader;
+}
+
+/** The models an ensemble's configuration names in `ensemble_scheduling.step`, with its version unless -1. */
+function stepsOf(config: ModelConfig): { name: string; version: string | undefined }[] {
+  const steps = config.ensemble_scheduling?.["step"];
+  if (!Array.isArray(steps)) return [];
+  return steps.map((step: { model_name?: unknown; model_version?: unknown }) => {
+    const version = Number(step.model_version ?? -1);
+    return { name: String(step.model_name), version: version < 0 ? undefined : String(version) };
+  });
+}
+
+/** Follows `ensemble_scheduling` down: each step's configuration tells whether it is an ensemble itself. */
+async function ensembleSteps(control: InferenceClient, config: ModelConfig): Promise<ModelSteps[]> {
+  return Promise.all(stepsOf(config).map(async (step) => {
+    const stepConfig = await control.modelConfig(step.name, { version: step.version });
+    return { ...step, steps: await ensembleSteps(control, stepConfig) };
+  }));
+}
+
+function modelsOf(model: ModelSteps): ModelSteps[] {
+  return [model, ...model.steps.flatMap(modelsOf)];
 }
 
 /** Turns the first contact's failures into the one-line answers a user needs. */
@@ -43,10 +69,12 @@ async function describeModel(control: InferenceClient, options: PerfOptions): Pr
   try {
     const server = await control.serverMetadata();
     const [metadata, config] = await Promise.all([control.modelMetadata(options.modelName, where), control.modelConfig(options.modelName, where)]);
+    const steps: ModelSteps = { name: options.modelName, version: options.modelVersion, steps: await ensembleSteps(control, config) };
+    const models = modelsOf(steps);
     const readStatistics: StatisticsReader = server.extensions.includes("statistics")
-      ? () => control.modelStatistics(options.modelName, where)
+      ? async () => (await Promise.all(models.map((model) => control.modelStatistics(model.name, { version: model.version })))).flat()
       : () => Promise.resolve<ModelStatistics[]>([]);
-    return { metadata, config, readStatistics };
+    return { metadata, config, steps, readStatistics };
   } catch (error) {
     if (error instanceof ServerUnreachableError) {
       throw new PerfError(`cannot reach an inference server at ${options.url} (${error.reason}); is it running, and is -u right?`);
@@ -107,7 +135,13 @@ function levelName(options: PerfOptions, level: number): string {
 async function writeOutputs(report: PerfReport, options: PerfOptions, io: PerfIo): Promise<void> {
   const tableStream = options.jsonFile === "-" ? io.stderr : io.stdout;
   tableStream.write(formatPerfTable(report));
-  if (options.csvFile !== undefined) await writeFile(options.csvFile, formatPerfCsv(report));
+  if (options.csvFile !== undefined) {
+    const csvFile = options.csvFile;
+    await writeFile(csvFile, formatPerfCsv(report));
+    // perf_analyzer's files for an ensemble's composing models: <name>_v<version>.<file name>, beside it.
+    await Promise.all(formatComposingModelCsvs(report).map(({ fileNamePrefix, text }) =>
+      writeFile(path.join(path.dirname(csvFile), fileNamePrefix + path.basename(csvFile)), text)));
+  }
   if (options.jsonFile === "-") io.stdout.write(formatPerfJson(report));
   else if (options.jsonFile !== undefined) await writeFile(options.jsonFile, formatPerfJson(report));
   if (options.reportDir !== undefined) {
@@ -146,6 +180,7 @@ async function measureLevel(
       maxTrials: options.maxTrials,
       batchSize: options.batchSize,
       percentile: options.percentile,
+      model: model.steps,
     }, (trial, window) => {
       io.observer?.windowMeasured(window);
       const p50 = window.latency?.percentilesNs.get(50);
