@@ -21,7 +21,9 @@ export async function writeTuneOutputs(
   const table = candidatesTable(summary.candidates, rated);
   const verdict = summary.outcome === "nothing-met-constraints"
     ? `no candidate met the constraints (${describeConstraints(options.constraints)}); no config.pbtxt written`
-    : summary.outcome === "tuned" ? `config.pbtxt holds ${describeSettings(summary.pick!.settings)}` : "config.pbtxt keeps the starting configuration";
+    : summary.outcome === "tuned" ? `config.pbtxt holds ${describeSettings(summary.pick!.settings)}`
+      : summary.confirmation?.verdict === "no-measurable-difference" ? "no measurable difference side by side: config.pbtxt keeps the starting configuration"
+        : "config.pbtxt keeps the starting configuration";
   await writeChartReport(options.outDir, {
     title,
     details: [

@@ -66,3 +66,13 @@ describe("confirmPick", () => {
     expect(onlyPick.reason).toMatch(/^only the pick meets the constraints/);
   });
 });
+
+describe("confirmPick's verdict on noisy rounds", () => {
+  it("keeps the starting configuration when the ratios cross 1, and reports the noise it saw", () => {
+    // The rounds: pick/start 3.11, 2.33, 0.55 at the same concurrency.
+    const noisy = confirmPick(comparison([[3110, 1000, 10, 10], [2330, 1000, 10, 10], [550, 1000, 10, 10]]), NONE);
+    expect(noisy).toMatchObject({ confirmed: false, verdict: "no-measurable-difference" });
+    expect(noisy.reason).toBe("no measurable difference: throughput ratio pick/start 2.33 (0.55-3.11) over 3 rounds crosses 1, so the starting configuration stays");
+    expect(noisy.noise).toMatch(/^round-to-round noise: pick ±\d+\.\d%, start ±0\.0% \(coefficient of variation of throughput\), ratio range 0\.55-3\.11; only 3 rounds: .* too few to tell \(use --ab-rounds 5 or more\)$/);
+  });
+});
