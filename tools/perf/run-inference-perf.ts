@@ -14,8 +14,9 @@ import { PerfError } from "./perf-error";
 import { formatPerfJson } from "./perf-json";
 import type { PerfOptions } from "./perf-options";
 import type { PerfMeasurement } from "./perf-measurement";
-import type { PerfReport } from "./perf-report";
-import { formatPerfTable, perfTable } from "./perf-table";
+import { describeEncoding, type PerfReport } from "./perf-report";
+import { describeMachine, provenanceLines } from "./perf-report-header";
+import { composingModelsTable, formatPerfTable, perfTable } from "./perf-table";
 import { profileLoadLevel, type LoadLevelResult, type StatisticsReader } from "./profile-load-level";
 import type { ModelSteps } from "./server-side-stats";
 import { type ProgressStream, ProgressLine } from "./progress-line";
@@ -31,6 +32,8 @@ export interface PerfIo {
   readonly stdout: ProgressStream;
   readonly stderr: ProgressStream;
   readonly observer?: PerfObserver;
+  /** The command line as typed, program name first, for the HTML report's header. */
+  readonly argv?: readonly string[];
 }
 
 interface ModelUnderTest {
@@ -39,6 +42,7 @@ interface ModelUnderTest {
   /** The model and, for an ensemble, the models its steps run: whose statistics the breakdown reads. */
   readonly steps: ModelSteps;
   readonly readStatistics: StatisticsReader;
+  readonly server: { readonly name: string; readonly version: string };
 }
 
 /** The models an ensemble's configuration names in `ensemble_scheduling.step`, with its version unless -1. */
@@ -74,7 +78,7 @@ async function describeModel(control: InferenceClient, options: PerfOptions): Pr
     const readStatistics: StatisticsReader = server.extensions.includes("statistics")
       ? async () => (await Promise.all(models.map((model) => control.modelStatistics(model.name, { version: model.version })))).flat()
       : () => Promise.resolve<ModelStatistics[]>([]);
-    return { metadata, config, steps, readStatistics };
+    return { metadata, config, steps, readStatistics, server: { name: server.name, version: server.version } };
   } catch (error) {
     if (error instanceof ServerUnreachableError) {
       throw new PerfError(`cannot reach an inference server at ${options.url} (${error.reason}); is it running, and is -u right?`);
@@ -132,7 +136,7 @@ function levelName(options: PerfOptions, level: number): string {
   return options.load.kind === "concurrency" ? `concurrency ${level}` : `request rate ${level}/s`;
 }
 
-async function writeOutputs(report: PerfReport, options: PerfOptions, io: PerfIo): Promise<void> {
+async function writeOutputs(report: PerfReport, model: ModelUnderTest, options: PerfOptions, io: PerfIo): Promise<void> {
   const tableStream = options.jsonFile === "-" ? io.stderr : io.stdout;
   tableStream.write(formatPerfTable(report));
   if (options.csvFile !== undefined) {
@@ -148,15 +152,25 @@ async function writeOutputs(report: PerfReport, options: PerfOptions, io: PerfIo
     const points = report.levels.map(({ level, result }) => {
       const percentiles = result.measurement.latency?.percentilesNs;
       const ms = (p: number): number => (percentiles?.get(p) ?? 0) / 1e6;
-      return { series: `${report.modelName} (${report.protocol}, ${report.inputTensorFormat})`, level, throughput: result.measurement.throughput, p50Ms: ms(50), p90Ms: ms(90), p99Ms: ms(99) };
+      return {
+        series: `${report.modelName} (${report.protocol}, ${describeEncoding(report)})`, level,
+        levelLabel: report.mode === "concurrency" ? `c${level}` : `${level}/s`, stable: result.stable,
+        throughput: result.measurement.throughput, p50Ms: ms(50), p90Ms: ms(90), p99Ms: ms(99),
+      };
     });
     const chart = await renderLatencyChart(points, `${report.modelName}: latency vs throughput`);
     const table = perfTable(report);
+    const argv = io.argv ?? ["inference-perf"];
     await writeChartReport(options.reportDir, {
       title: `inference-perf: ${report.modelName}`,
-      details: [table.title, `stability: last 3 windows within ${report.stabilityPercentage}%${report.percentile === undefined ? "" : ` on p${report.percentile}`}`],
+      details: [
+        ...provenanceLines({ date: new Date(), machine: describeMachine(), server: model.server, argv }),
+        table.title,
+        `stability: last 3 windows within ${report.stabilityPercentage}%${report.percentile === undefined ? "" : ` on p${report.percentile}`}`,
+      ],
       chart,
       table,
+      moreTables: [composingModelsTable(report)].filter((extra) => extra !== undefined),
     });
   }
 }
@@ -241,7 +255,7 @@ export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promis
       outputTensorFormat: options.outputTensorFormat, measurementIntervalMs: options.measurementIntervalMs,
       stabilityPercentage: options.stabilityPercentage, percentile: options.percentile, levels,
     };
-    await writeOutputs(report, options, io);
+    await writeOutputs(report, model, options, io);
     return report;
   } finally {
     progress.clear();

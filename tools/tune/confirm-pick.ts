@@ -22,11 +22,14 @@ function medians(result: ComparisonResult, side: "a" | "b"): ThroughputLatency {
 
 function describeNoise(result: ComparisonResult): string {
   const percent = (side: "a" | "b"): string => roundToRoundNoisePercent(result.rounds.map((round) => round[side].throughput)).toFixed(1);
-  const { chanceAlone, enoughRounds } = abVerdict(result.ratio);
+  const { kind, chanceAlone, enoughRounds } = abVerdict(result.ratio);
+  const n = result.ratio.rounds;
   const spread = `ratio range ${result.ratio.min.toFixed(2)}-${result.ratio.max.toFixed(2)}`;
-  const rounds = enoughRounds
-    ? `${result.ratio.rounds} rounds all on one side of 1 happen by chance alone ${(chanceAlone * 100).toFixed(0)}% of the time`
-    : `only ${result.ratio.rounds} rounds: all on one side of 1 happens by chance alone ${(chanceAlone * 100).toFixed(0)}% of the time, too few to tell (use --ab-rounds ${MEANINGFUL_AB_ROUNDS} or more)`;
+  const chance = `${(chanceAlone * 100).toFixed(0)}% likely by chance alone`;
+  const rounds = kind === "no-measurable-difference"
+    ? `the ${n} rounds fell on both sides of 1`
+    : enoughRounds ? `all ${n} rounds on one side of 1, ${chance}`
+      : `all ${n} rounds on one side of 1, but ${chance}: too few rounds to tell (use --ab-rounds ${MEANINGFUL_AB_ROUNDS} or more)`;
   return `round-to-round noise: pick ±${percent("a")}%, start ±${percent("b")}% (coefficient of variation of throughput), ${spread}; ${rounds}`;
 }
 
