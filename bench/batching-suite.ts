@@ -3,12 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { InferenceClient, type InferInput } from "../client/index";
 import { MLP_FEATURES } from "../tools/model-builder/index";
-import { type ComparisonResult, runAbComparison } from "../tools/perf/index";
+import { type ComparisonResult, measureThroughput, preparedSender, runAbComparison, summarizeRatios } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
-import { preparedSender } from "../tools/perf/index";
-import { summarizeRatios } from "../tools/perf/index";
-import { measureThroughput } from "../tools/perf/index";
 
 /** The example `mlp` under three scheduler settings; weights and instances are the same in all three. */
 const VARIANTS = {

@@ -1,5 +1,4 @@
-import { formatTextTable } from "../tools/perf/index";
-import { type ComparisonResult, medianThroughput } from "../tools/perf/index";
+import { type ComparisonResult, formatTextTable, medianThroughput } from "../tools/perf/index";
 
 /** Header and cells of the ratio table: one row per comparison. */
 export function benchTableContent(results: readonly ComparisonResult[]): { header: string[]; rows: string[][] } {

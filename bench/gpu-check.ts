@@ -15,9 +15,8 @@ import * as ort from "onnxruntime-node";
 import sharp from "sharp";
 import { InferenceClient, type InferInput } from "../client/index";
 import { fromFloat16Array, toFloat16Array } from "../protocol/float16";
-import { buildExampleRepository } from "../tools/model-builder/index";
+import { buildExampleRepository, SeededRandom } from "../tools/model-builder/index";
 import { findPackageRoot } from "../common/find-package-root";
-import { SeededRandom } from "../tools/model-builder/index";
 import { startInferenceServerProcess } from "../tools/tune/index";
 
 const ROOT = findPackageRoot(__dirname);

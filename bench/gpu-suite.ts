@@ -5,13 +5,10 @@ import type { InstanceSpec } from "../server/backends/backend";
 import { InferenceClient, type InferInput, type ModelConfig } from "../client/index";
 import { toFloat16Array } from "../protocol/float16";
 import { buildExampleRepository } from "../tools/model-builder/index";
-import type { RequestSender } from "../tools/perf/index";
-import { type ComparisonResult, runAbComparison, type SideMeasurement } from "../tools/perf/index";
+import { type ComparisonResult, measureThroughput, preparedSender, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
-import { preparedSender } from "../tools/perf/index";
-import { measureThroughput } from "../tools/perf/index";
 import { MainThreadCpuPerRequest } from "./main-thread-cpu";
 import { sweepForBest } from "./sweep-for-best";
 

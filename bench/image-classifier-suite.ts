@@ -2,11 +2,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { ExecuteResponse, InitializeArgs, ModelConfigJson, Tensor, TypeScriptModel, TypeScriptModelClass } from "../server/backends/typescript/index";
 import { InferenceClient, type PreparedInferRequest } from "../client/index";
-import type { RequestSender } from "../tools/perf/index";
-import { type ComparisonResult, runAbComparison, type SideMeasurement } from "../tools/perf/index";
+import { type ComparisonResult, measureThroughput, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
-import { measureThroughput } from "../tools/perf/index";
 import { sweepForBest } from "./sweep-for-best";
 
 /** The photos of ../shared/data, sent in turn: a 3361x2521 JPEG, two 224x224 PNGs, two small JPEGs. */

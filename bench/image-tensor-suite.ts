@@ -1,11 +1,8 @@
 import { InferenceClient, type InferInput } from "../client/index";
-import { type ComparisonResult, runAbComparison } from "../tools/perf/index";
+import { type ComparisonResult, measureThroughput, preparedSender, type RequestSender, runAbComparison } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { MainThreadCpuPerRequest } from "./main-thread-cpu";
 import { startInferenceServerProcess } from "../tools/tune/index";
-import { preparedSender } from "../tools/perf/index";
-import { measureThroughput } from "../tools/perf/index";
-import type { RequestSender } from "../tools/perf/index";
 
 const MODEL = "identity_fp32";
 /** One 3x224x224 FP32 image: the tensor every image classifier request carries (602,112 bytes). */

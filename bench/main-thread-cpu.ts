@@ -1,7 +1,4 @@
-import type { SideMeasurement } from "../tools/perf/index";
-import type { RequestSender } from "../tools/perf/index";
-import { summarizeRatios } from "../tools/perf/index";
-import { mainThreadCpuMs } from "../tools/perf/index";
+import { mainThreadCpuMs, type RequestSender, type SideMeasurement, summarizeRatios } from "../tools/perf/index";
 
 /**
  * The server's main-thread CPU per request, side by side with throughput: the budget that decides whether the event

@@ -1,9 +1,7 @@
 import { InferenceClient, type InferInput } from "../client/index";
-import { type ComparisonResult, runAbComparison } from "../tools/perf/index";
+import { type ComparisonResult, measureThroughput, preparedSender, runAbComparison } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { type InferenceServerProcess, startInferenceServerProcess } from "../tools/tune/index";
-import { preparedSender } from "../tools/perf/index";
-import { measureThroughput } from "../tools/perf/index";
 
 /**
  * What metrics cost on the hot path: `simple` over HTTP binary against two servers that differ only in

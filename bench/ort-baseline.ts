@@ -1,8 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
 import type { InstanceSpec } from "../server/backends/backend";
-import type { SideMeasurement } from "../tools/perf/index";
-import { summarizeLatencies } from "../tools/perf/index";
+import { type SideMeasurement, summarizeLatencies } from "../tools/perf/index";
 import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
 
 /** A KIND_CPU instance of a model file with the server's defaults but `intraOpThreads` (for the baseline's session). */

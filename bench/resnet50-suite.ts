@@ -1,11 +1,8 @@
 import path from "node:path";
 import { InferenceClient, type TensorFormat } from "../client/index";
-import type { RequestSender } from "../tools/perf/index";
-import { type ComparisonResult, runAbComparison, type SideMeasurement } from "../tools/perf/index";
+import { type ComparisonResult, measureThroughput, preparedSender, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
-import { preparedSender } from "../tools/perf/index";
-import { measureThroughput } from "../tools/perf/index";
 import { sweepForBest } from "./sweep-for-best";
 
 const MODEL = "resnet50";

@@ -1,13 +1,10 @@
 import path from "node:path";
 import { request } from "undici";
-import { InferenceClient, type InferInput, tensorDataToBytes, type TensorFormat } from "../client/index";
-import { encodeHttpInfer } from "../client/index";
-import { type ComparisonResult, runAbComparison } from "../tools/perf/index";
+import { encodeHttpInfer, InferenceClient, type InferInput, tensorDataToBytes, type TensorFormat } from "../client/index";
+import { type ComparisonResult, measureThroughput, preparedSender, runAbComparison } from "../tools/perf/index";
 import type { BareGrpcResponse } from "./bare-grpc-process";
 import type { BenchContext } from "./bench-context";
-import { preparedSender } from "../tools/perf/index";
 import { type ServiceProcess, startServiceProcess } from "../tools/tune/index";
-import { measureThroughput } from "../tools/perf/index";
 
 const MODEL = "simple";
 

@@ -1,13 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { ComparisonResult } from "../tools/perf/index";
-import { buildInputSets } from "../tools/perf/index";
-import { CandidateServer } from "../tools/tune/index";
-import { compareServedConfigs } from "../tools/tune/index";
-import { runInferenceTune } from "../tools/tune/index";
-import type { TuneSummary } from "../tools/tune/index";
-import { parseTuneOptions } from "../tools/tune/index";
-import { defaultConcurrency, describeSettings } from "../tools/tune/index";
+import { buildInputSets, type ComparisonResult } from "../tools/perf/index";
+import { CandidateServer, compareServedConfigs, defaultConcurrency, describeSettings, parseTuneOptions, runInferenceTune, type TuneSummary } from "../tools/tune/index";
 import type { BenchContext } from "./bench-context";
 
 const MODELS = ["mlp", "resnet50"] as const;

@@ -2,11 +2,9 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { InferenceClient, type InferInput } from "../client/index";
-import { type ComparisonResult, runAbComparison } from "../tools/perf/index";
+import { type ComparisonResult, measureThroughput, preparedSender, runAbComparison } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
-import { preparedSender } from "../tools/perf/index";
-import { measureThroughput } from "../tools/perf/index";
 
 function identityConfig(backend: string): string {
   return [

@@ -7,6 +7,7 @@ import type {
 } from "./infer-types";
 import type { ModelLoadOverrides } from "./model-load-overrides";
 import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
+import { DATATYPES, type DataType, ELEMENT_BYTE_SIZE } from "../protocol/datatypes";
 import { elementCountOf, inferDataType, toTensorData } from "./tensor-data";
 
 /**
@@ -33,6 +34,21 @@ export interface ModelCallOptions extends CallOptions {
   readonly version?: string;
 }
 
+/**
+ * When the data holds exactly 2, 4 or 8 times the elements, most likely its values are of a wider datatype
+ * reinterpreted as this one (FP32 bytes viewed as FP16 bit patterns): say so, not only that the counts differ.
+ */
+function datatypeSizeHint(datatype: DataType, actual: number, expected: number): string {
+  const size = ELEMENT_BYTE_SIZE[datatype];
+  const factor = actual / expected;
+  if (size === 0 || ![2, 4, 8].includes(factor) || size * factor > 8) return "";
+  const family = (type: DataType): string => (type === "BF16" ? "FP" : type.replace(/\d+$/, ""));
+  const wider = DATATYPES.filter((candidate) => ELEMENT_BYTE_SIZE[candidate] === size * factor && family(candidate) === family(datatype));
+  const named = wider.length > 0 ? wider.join("/") : `${size * factor}-byte`;
+  return `: that is the byte size of ${expected} ${named} elements - a datatype mismatch? The input is ${datatype} (${size} bytes per element); `
+    + `convert the values to ${datatype}, or name the datatype the data really has`;
+}
+
 function buildInput(input: InferInput, format: TensorFormat): InputTensor {
   const datatype = input.datatype ?? inferDataType(input.data);
   if (datatype === undefined) {
@@ -41,7 +57,8 @@ function buildInput(input: InferInput, format: TensorFormat): InputTensor {
   const data = toTensorData(datatype, input.data, input.name);
   const expected = elementCountOf(input.shape);
   if (data.length !== expected) {
-    throw new RangeError(`input '${input.name}': shape [${input.shape.join(",")}] holds ${expected} elements, the data has ${data.length}`);
+    const sizes = `shape [${input.shape.join(",")}] holds ${expected} elements, the data has ${data.length}`;
+    throw new RangeError(`input '${input.name}': ${sizes}${datatypeSizeHint(datatype, data.length, expected)}`);
   }
   return { name: input.name, datatype, shape: [...input.shape], data, format, parameters: input.parameters ?? {} };
 }

@@ -4,8 +4,18 @@ import type { ErrorCode } from "../protocol/error-codes";
 export type InferenceErrorCode = ErrorCode;
 
 /**
+ * The HTTP status Triton's HTTP endpoint answers each error code with (`HttpCodeFromError`): HTTP cannot tell
+ * INVALID_ARG, ALREADY_EXISTS, CANCELLED and UNKNOWN apart, all are 400.
+ */
+export const TRITON_HTTP_STATUS: Readonly<Record<InferenceErrorCode, number>> = {
+  INVALID_ARG: 400, NOT_FOUND: 404, UNAVAILABLE: 503, UNSUPPORTED: 501, ALREADY_EXISTS: 400, CANCELLED: 400, INTERNAL: 500, UNKNOWN: 400,
+};
+
+/**
  * An error the inference server reported, or the reason it could not be reached. `code` is Triton's error code,
- * `httpStatus` the status of the HTTP response when there was one. Catch the subclasses to tell cases apart.
+ * `httpStatus` the HTTP status of the answer: the response's over HTTP, the one Triton's HTTP endpoint gives the
+ * same error over gRPC ({@link TRITON_HTTP_STATUS}); undefined when no server answered (unreachable, timed out).
+ * Catch the subclasses to tell cases apart.
  */
 export class InferenceServerError extends Error {
   override readonly name: string = "InferenceServerError";

@@ -1,8 +1,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startInferenceServerProcess } from "../../tools/tune/index";
-import type { ServiceProcess } from "../../tools/tune/index";
+import { type ServiceProcess, startInferenceServerProcess } from "../../tools/tune/index";
 
 /** The server under stress, a child process on 127.0.0.1 with OS-picked ports. */
 export interface StressServer {

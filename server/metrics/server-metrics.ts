@@ -1,13 +1,24 @@
-import { collectDefaultMetrics, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { CoreObserver, ModelGauges } from "../core/index";
 import { GpuMetrics, type NvidiaSmiRunner } from "./gpu-metrics";
 import { HostMetrics, type ProcReader } from "./host-metrics";
 import { ModelMetrics } from "./model-metrics";
 
+/** One step of a loaded ensemble: `model` runs as a step of `ensemble`. */
+export interface EnsembleStep {
+  readonly ensemble: string;
+  readonly model: string;
+}
+
 /** What {@link ServerMetrics} is built from. */
 export interface ServerMetricsSettings {
   /** The per-model gauges of the models loaded now (the core's `modelGauges()`); called once per scrape. */
   readonly modelGauges: () => readonly ModelGauges[];
+  /**
+   * The steps of the ensembles loaded now; called once per scrape. Exported as `inference_ensemble_step_info`, so
+   * that dashboards can count a client's ensemble request once rather than once more per step.
+   */
+  readonly ensembleSteps?: () => readonly EnsembleStep[];
   /** Export `nv_cpu_*` (`--allow-cpu-metrics`). */
   readonly cpuMetrics: boolean;
   /** Export `nv_gpu_*` where nvidia-smi finds a GPU (`--allow-gpu-metrics`). */
@@ -37,6 +48,8 @@ export class ServerMetrics {
   readonly #registry = new Registry();
   readonly #models: ModelMetrics;
   readonly #modelGauges: () => readonly ModelGauges[];
+  readonly #ensembleSteps: () => readonly EnsembleStep[];
+  readonly #ensembleStepInfo: Gauge<"model" | "ensemble">;
   readonly #host: HostMetrics | undefined;
   readonly #gpus: GpuMetrics | undefined;
   readonly #timer: NodeJS.Timeout;
@@ -44,6 +57,13 @@ export class ServerMetrics {
   constructor(settings: ServerMetricsSettings) {
     this.contentType = this.#registry.contentType;
     this.#modelGauges = settings.modelGauges;
+    this.#ensembleSteps = settings.ensembleSteps ?? (() => []);
+    this.#ensembleStepInfo = new Gauge({
+      name: "inference_ensemble_step_info",
+      help: "1 for each model that runs as a step of a loaded ensemble; its requests are counted again under the ensemble's",
+      labelNames: ["model", "ensemble"],
+      registers: [this.#registry],
+    });
     this.#models = new ModelMetrics(this.#registry);
     this.observer = this.#models;
     if (settings.processMetrics ?? true) collectDefaultMetrics({ register: this.#registry, prefix: PROCESS_METRICS_PREFIX });
@@ -63,6 +83,8 @@ export class ServerMetrics {
   /** The Prometheus text exposition of every metric, with the per-model values read now. */
   exposition(): Promise<string> {
     this.#models.refresh(this.#modelGauges());
+    this.#ensembleStepInfo.reset();
+    for (const step of this.#ensembleSteps()) this.#ensembleStepInfo.set({ model: step.model, ensemble: step.ensemble }, 1);
     return this.#registry.metrics();
   }
 

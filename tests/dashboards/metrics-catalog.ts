@@ -6,7 +6,7 @@ const catalogMetricSchema = z.object({
   type: z.enum(["counter", "gauge", "histogram"]),
   unit: z.string().min(1),
   labels: z.array(z.string()),
-  source: z.enum(["inference-server", "dcgm-exporter", "kube-state-metrics", "prometheus", "inference-perf"]),
+  source: z.enum(["inference-server", "dcgm-exporter", "kube-state-metrics", "cadvisor", "prometheus", "inference-perf"]),
   onlyWithGpu: z.boolean().optional(),
   help: z.string().min(1),
 });

@@ -185,6 +185,14 @@ describe("InferenceClient request options", () => {
       .toThrow(/shape \[1,16\] holds 16 elements, the data has 15/);
     expect(() => client.prepareInfer("simple", [{ name: "INPUT0", shape: [1], data: [1] }])).toThrow(/give a datatype/);
   });
+
+  it("names the datatype mismatch when FP32 data is sent to an FP16 input", () => {
+    const fp32Bytes = new Uint16Array(new Float32Array([1, 2]).buffer);
+    expect(() => client.prepareInfer("identity_fp16", [{ name: "INPUT0", shape: [1, 2], datatype: "FP16", data: fp32Bytes }]))
+      .toThrow(/holds 2 elements, the data has 4: that is the byte size of 2 FP32 elements - a datatype mismatch\? The input is FP16/);
+    expect(() => client.prepareInfer("identity_fp16", [{ name: "INPUT0", shape: [1, 2], datatype: "FP16", data: new Float32Array([1, 2]) }]))
+      .toThrow(/a Float32Array cannot carry FP16 data/);
+  });
 });
 
 describe("InferenceClient errors", () => {
@@ -193,7 +201,19 @@ describe("InferenceClient errors", () => {
     await expect(grpc.modelMetadata("no_such_model")).rejects.toMatchObject({ name: "NotFoundError", code: "NOT_FOUND", message: expect.stringContaining("no_such_model") });
     const badInput = await grpc.infer("simple", [{ ...simpleInputs[0]!, name: "NOPE" }, simpleInputs[1]!]).catch((error: unknown) => error);
     expect(badInput).toBeInstanceOf(InvalidArgumentError);
-    expect((badInput as InvalidArgumentError).httpStatus).toBeUndefined();
+    // The status Triton's HTTP endpoint gives the same error, so checks written against HTTP hold over gRPC.
+    expect(badInput).toMatchObject({ code: "INVALID_ARG", httpStatus: 400 });
+    const calls: ((on: InferenceClient) => Promise<unknown>)[] = [
+      (on) => on.modelMetadata("no_such_model"),
+      (on) => on.infer("no_such_model", simpleInputs),
+      (on) => on.loadModel("no_such_model"),
+      (on) => on.modelConfig("simple", { version: "7" }),
+    ];
+    for (const call of calls) {
+      const [overHttp, overGrpc] = await Promise.all([call(client).catch((e: unknown) => e), call(grpc).catch((e: unknown) => e)]);
+      expect(overHttp).toBeInstanceOf(InferenceServerError);
+      expect(overGrpc).toMatchObject({ name: (overHttp as InferenceServerError).name, code: (overHttp as InferenceServerError).code, httpStatus: (overHttp as InferenceServerError).httpStatus });
+    }
   });
 
   it("maps the server's errors to typed exceptions with Triton's code and the HTTP status", async () => {

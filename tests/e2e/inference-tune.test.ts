@@ -65,7 +65,9 @@ describe("inference-tune on mlp", () => {
     expect(summary.outcome).toBe("tuned");
     expect(summary.machine.gpuCount).toBe(0);
     expect(summary.candidates.map((c) => c.id)).toEqual(["start", "c1", "c2"]);
-    expect(summary.abComparison?.rounds).toHaveLength(3);
+    // Five rounds by default: fewer cannot tell a real difference from chance.
+    expect(summary.abComparison?.rounds).toHaveLength(5);
+    expect(summary.confirmation).toMatchObject({ confirmed: true, verdict: "pick-faster" });
     const pick = summary.pick!;
     expect(pick.settings.dynamicBatching).toEqual({ maxQueueDelayUs: 500, preferredBatchSizes: [] });
     expect(summary.abComparison!.ratio.median).toBeGreaterThan(1);
@@ -74,7 +76,8 @@ describe("inference-tune on mlp", () => {
     const tuned = readFileSync(path.join(out, "config.pbtxt"), "utf8");
     const header = tuned.split("\n").filter((line) => line.startsWith(TUNE_COMMENT));
     expect(header.length).toBeGreaterThanOrEqual(4);
-    expect(header[2]).toMatch(/side by side at concurrency \d+ over GRPC, 3 A\/B rounds: [\d.]+ infer\/s \(p99 [\d.]+ ms\) vs [\d.]+ infer\/s/);
+    expect(header[2]).toMatch(/side by side at concurrency \d+ over GRPC, 5 A\/B rounds: [\d.]+ infer\/s \(p99 [\d.]+ ms\) vs [\d.]+ infer\/s/);
+    expect(header[3]).toMatch(/round-to-round noise: pick ±[\d.]+%, start ±[\d.]+% \(coefficient of variation of throughput\), ratio range [\d.]+-[\d.]+; all 5 rounds on one side of 1, 6% likely by chance alone$/);
     const withoutTuneComments = tuned.split("\n").filter((line) => !line.startsWith(TUNE_COMMENT)).join("\n");
     expect(withoutTuneComments).toBe(`${USER_CONFIG.replace("max_batch_size: 64", `max_batch_size: ${pick.settings.maxBatchSize}`)}dynamic_batching {\n  max_queue_delay_microseconds: 500\n}\n`);
     const config = parseModelConfigText(tuned, "tuned");

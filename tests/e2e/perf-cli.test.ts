@@ -72,6 +72,11 @@ describe("inference-perf against the server", () => {
     const html = await readFile(path.join(reportDir, "index.html"), "utf8");
     expect(html).toContain("<svg");
     expect(html).toContain("latency-vs-throughput.png");
+    // The header a reader needs to trust or repeat the run; the points carry their concurrency.
+    expect(html).toMatch(/<li>measured \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ on .+, \d+ cores, /);
+    expect(html).toMatch(/<li>server: triton \d+\.\d+\.\d+<\/li>/);
+    expect(html).toContain(`<li>command: inference-perf -m simple`);
+    expect(svg.toString()).toMatch(/>c1<\/text>/);
   });
 
   it("profiles over gRPC, with the server-side breakdown from the gRPC statistics", async () => {
@@ -112,10 +117,20 @@ describe("inference-perf with encoded images for a BYTES input", () => {
     const before = await imageStatistics();
     const run = await runPerf(["-m", "image_classifier", "-u", server.httpUrl, "-b", "2", "-p", "300", "-r", "3", "--input-data", imageDir, "--json"]);
     expect(run.code, run.stderr).toBe(0);
-    const json = JSON.parse(run.stdout) as { batchSize: number; results: { requestCount: number }[] };
+    const json = JSON.parse(run.stdout) as {
+      batchSize: number;
+      results: { requestCount: number; server: { computeInferUs: number; composingModels: { model: string; version: string; successCount: number; computeInferUs: number }[] } }[];
+    };
     expect(json.batchSize).toBe(2);
     expect(json.results[0]!.requestCount).toBeGreaterThan(0);
     expect(await imageStatistics()).toBeGreaterThan(before);
+    // The ensemble's time is broken down by its steps, not all "server overhead".
+    const { server: breakdown } = json.results[0]!;
+    expect(breakdown.composingModels.map((step) => `${step.model} v${step.version}`)).toEqual(["image_preprocess v1", "squeezenet v1", "image_postprocess v1"]);
+    for (const step of breakdown.composingModels) expect(step.successCount).toBeGreaterThan(0);
+    expect(breakdown.computeInferUs).toBeGreaterThan(0);
+    expect(run.stderr).toContain("image_classifier is an ensemble: its queue and compute above are its composing models' totals per request; per composing model:");
+    expect(run.stderr).toMatch(/^squeezenet v1\s+1\s+[\d.]+\s+[\d.]+\s+[\d.]+\s/m);
   });
 
   it("sends the images of a perf_analyzer data file given as {\"b64\": ...}, over gRPC", async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDashboardQueries, listRuleExpressions } from "../dashboards/promql-inventory";
 import { promqlMetricNames } from "../dashboards/promql-metric-names";
 import { type RunningPrometheus, startPrometheus } from "../helpers/prometheus-process";
-import { REPO_ROOT, type RunningServer, startServer } from "../helpers/server-process";
+import { REPO_ROOT, type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 import { waitFor } from "../helpers/wait-for";
 
 /**
@@ -46,13 +46,14 @@ function familiesWithPrefix(text: string, prefix: string): string {
     .join("\n") + "\n";
 }
 
-/** Fake DCGM, kube-state-metrics and load-test exporters on one loopback port, serving the dashboards' cluster fixture. */
+/** Fake DCGM, kube-state-metrics, cAdvisor and load-test exporters on one loopback port, serving the dashboards' cluster fixture. */
 async function startClusterExporters(): Promise<{ server: Server; port: number }> {
   const fixture = fs.readFileSync(CLUSTER_FIXTURE, "utf8");
   const bodies = new Map([
     ["/dcgm/metrics", familiesWithPrefix(fixture, "DCGM_")],
     ["/kube-state-metrics/metrics", familiesWithPrefix(fixture, "kube_")],
     ["/inference-perf/metrics", familiesWithPrefix(fixture, "inference_perf_")],
+    ["/cadvisor/metrics", familiesWithPrefix(fixture, "container_")],
   ]);
   const server = createServer((request, response) => {
     const body = bodies.get(request.url ?? "");
@@ -76,6 +77,7 @@ function prometheusConfig(serverMetricsTarget: string, exportersTarget: string):
       clusterJob("dcgm-exporter", "/dcgm/metrics"),
       clusterJob("kube-state-metrics", "/kube-state-metrics/metrics"),
       clusterJob("inference-load-test", "/inference-perf/metrics"),
+      clusterJob("kubelet-cadvisor", "/cadvisor/metrics"),
     ],
   };
 }
@@ -86,6 +88,25 @@ const SUCCESSFUL_REQUEST = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((na
 const FAILING_REQUEST = JSON.stringify({
   inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], data: SIMPLE_ROW }, { name: "INPUT1", datatype: "INT32", shape: [1, 15], data: SIMPLE_ROW.slice(1) }],
 });
+
+/** Requests to the ensemble image_classifier (3 steps), so that a panel counting each step as a request would show it. */
+const ENSEMBLE_REQUESTS = 6;
+
+/** ENSEMBLE_REQUESTS classifications of one photo through the ensemble, one after another. */
+async function driveEnsemble(httpUrl: string): Promise<void> {
+  const photo = fs.readFileSync(path.join(SHARED_DATA, "images", "mug.jpg"));
+  const header = Buffer.from(JSON.stringify({ inputs: [{ name: "IMAGE", datatype: "BYTES", shape: [1, 1], parameters: { binary_data_size: photo.length + 4 } }] }));
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(photo.length);
+  for (let sent = 0; sent < ENSEMBLE_REQUESTS; sent++) {
+    const response = await fetch(`${httpUrl}/v2/models/image_classifier/infer`, {
+      method: "POST", body: Buffer.concat([header, length, photo]),
+      headers: { "content-type": "application/octet-stream", "inference-header-content-length": String(header.length) },
+    });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`ensemble request answered ${response.status}`);
+  }
+}
 
 /** Closed-loop load on `simple` for LOAD_MS: LOAD_CONCURRENCY clients, every FAILURE_EVERY-th request failing. */
 async function driveLoad(httpUrl: string): Promise<void> {
@@ -121,10 +142,10 @@ describe("dashboards and rules against a real Prometheus scraping the server", (
     prometheus = await startPrometheus(prometheusConfig(new URL(server.metricsUrl!).host, `127.0.0.1:${cluster.port}`));
     await waitFor("every target to be scraped", 15_000, async () => {
       const { activeTargets } = await api<{ activeTargets: { health: string }[] }>("targets");
-      return activeTargets.length === 4 && activeTargets.every((t) => t.health === "up") ? true : undefined;
+      return activeTargets.length === 5 && activeTargets.every((t) => t.health === "up") ? true : undefined;
     });
 
-    await driveLoad(server.httpUrl);
+    await Promise.all([driveLoad(server.httpUrl), driveEnsemble(server.httpUrl)]);
     await waitFor("the load to show in Prometheus and the alert states it implies", 20_000, async () => {
       const rate = samplesOf(await query('sum(rate(nv_inference_request_success{model="simple"}[1m])) > 0'));
       const alerts = (await rules()).filter((rule) => rule.type === "alerting");
@@ -147,6 +168,35 @@ describe("dashboards and rules against a real Prometheus scraping the server", (
       ...listRuleExpressions(RULE_FILE).flatMap((rule) => promqlMetricNames(rule.expr).map((metric) => ({ metric, by: `rule ${rule.name}` }))),
     ];
     expect(named.filter(({ metric }) => !exported.has(metric)).map(({ metric, by }) => `${metric} (${by})`)).toEqual([]);
+  });
+
+  it("counts an ensemble request once in the client-request panels, and keeps models' latency quantiles apart", async () => {
+    const queries = listDashboardQueries(DASHBOARDS_DIR);
+    const panel = (title: string): string => queries.find((q) => q.panel === title)!.expr;
+    // One evaluation time for every query, so the same rates are compared.
+    const at = String((await api<{ result: [number, string] }>("query", { query: "time()" })).result[0]);
+    const value = async (expr: string): Promise<number[]> => {
+      const data = await api<QueryData>("query", { query: expr, time: at });
+      return data.resultType === "vector" ? data.result.map((sample) => Number(sample.value[1])) : [];
+    };
+    const rate = (selector: string): string => `sum(rate(nv_inference_request_success{${selector}}[1m]))`;
+    const [clients] = await value(rate('model=~"simple|image_classifier"'));
+    const [steps] = await value(rate('model=~"image_preprocess|squeezenet|image_postprocess"'));
+    const [ensemble] = await value(rate('model="image_classifier"'));
+    expect(ensemble).toBeGreaterThan(0);
+    // Each ensemble request ran its three steps: what the old panels added on top of the clients' requests.
+    expect(steps).toBeCloseTo(3 * ensemble!, 6);
+    const [shown] = await value(panel("Successful client requests"));
+    expect(shown).toBeCloseTo(clients!, 9);
+    const [perGpu] = await value(panel("Requests per GPU"));
+    expect(perGpu).toBeCloseTo(clients!, 9); // the fixture's one GPU
+
+    // Per model, not one quantile over every model's buckets.
+    const p99 = (await api<QueryData>("query", { query: panel("Request latency p50 / p95 / p99 by model").replace("histogram_quantile(0.5,", "histogram_quantile(0.99,"), time: at }));
+    expect(p99.resultType === "vector" ? p99.result.map((sample) => sample.metric["model"]).sort() : []).toEqual(expect.arrayContaining(["image_classifier", "simple", "squeezenet"]));
+    const slowest = await value(panel("Slowest model's p99 latency"));
+    const [ensembleP99] = await value(`histogram_quantile(0.99, sum by (le) (rate(inference_request_duration_seconds_bucket{model="image_classifier"}[1m])))`);
+    expect(slowest[0]).toBeCloseTo(ensembleP99!, 9);
   });
 
   it("returns data for every panel query of every dashboard", async () => {

@@ -7,7 +7,14 @@ export interface ChartReportContent {
   /** Setup facts, one per line (model, load, versions). */
   readonly details: readonly string[];
   readonly chart: RenderedChart;
-  readonly table: { readonly header: readonly string[]; readonly rows: readonly (readonly string[])[] };
+  readonly table: ReportTable;
+  /** Tables after the main one, each under its title (an ensemble's composing models). */
+  readonly moreTables?: readonly (ReportTable & { readonly title: string })[];
+}
+
+interface ReportTable {
+  readonly header: readonly string[];
+  readonly rows: readonly (readonly string[])[];
 }
 
 /** Files a report consists of, relative to its directory. */
@@ -29,6 +36,12 @@ export async function writeChartReport(dir: string, content: ChartReportContent)
     html: path.join(dir, CHART_REPORT_FILES.html),
   };
   const cell = (tag: "th" | "td", text: string): string => `<${tag}>${escapeHtml(text)}</${tag}>`;
+  const tableHtml = (table: ReportTable): string => `<table>
+<thead><tr>${table.header.map((title) => cell("th", title)).join("")}</tr></thead>
+<tbody>
+${table.rows.map((row) => `<tr>${row.map((text) => cell("td", text)).join("")}</tr>`).join("\n")}
+</tbody>
+</table>`;
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -36,10 +49,11 @@ export async function writeChartReport(dir: string, content: ChartReportContent)
 <title>${escapeHtml(content.title)}</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
-table { border-collapse: collapse; margin-top: 1rem; }
+table { border-collapse: collapse; margin-top: 1rem; font-size: 0.85rem; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 ul { color: #555; }
+h2 { font-size: 1.05rem; margin-top: 1.5rem; }
 </style>
 </head>
 <body>
@@ -51,12 +65,8 @@ ${content.details.map((line) => `<li>${escapeHtml(line)}</li>`).join("\n")}
 ${content.chart.svg}
 <figcaption>Latency against throughput (<a href="${CHART_REPORT_FILES.png}">PNG</a>, <a href="${CHART_REPORT_FILES.svg}">SVG</a>)</figcaption>
 </figure>
-<table>
-<thead><tr>${content.table.header.map((title) => cell("th", title)).join("")}</tr></thead>
-<tbody>
-${content.table.rows.map((row) => `<tr>${row.map((text) => cell("td", text)).join("")}</tr>`).join("\n")}
-</tbody>
-</table>
+${tableHtml(content.table)}
+${(content.moreTables ?? []).map((table) => `<h2>${escapeHtml(table.title)}</h2>\n${tableHtml(table)}`).join("\n")}
 </body>
 </html>
 `;

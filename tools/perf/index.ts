@@ -18,3 +18,4 @@ export { formatTextTable } from "./text-table";
 export { mainThreadCpuMs } from "./thread-cpu";
 export { measureThroughput } from "./throughput-measurement";
 export { type RenderedChart, renderVegaLiteChart } from "./vega-lite-chart";
+export type { RatioSummary } from "./ratio-summary";

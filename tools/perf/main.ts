@@ -24,7 +24,8 @@ async function main(argv: readonly string[]): Promise<number> {
         { model: options.modelName, protocol: options.protocol, mode: options.load.kind },
         { port: options.prometheusPort, lingerMs: options.prometheusLingerMs },
       );
-    await runInferencePerf(options, { stdout: process.stdout, stderr: process.stderr, ...(results === undefined ? {} : { observer: results }) });
+    const argv = ["inference-perf", ...process.argv.slice(2)];
+    await runInferencePerf(options, { stdout: process.stdout, stderr: process.stderr, argv, ...(results === undefined ? {} : { observer: results }) });
     return 0;
   } catch (error) {
     const known = error instanceof PerfError || error instanceof InferenceServerError;

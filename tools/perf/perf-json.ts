@@ -1,4 +1,4 @@
-import { type PerfReport, perfReportRow } from "./perf-report";
+import { describeEncoding, type PerfReport, perfReportRow } from "./perf-report";
 
 const round = (value: number): number => Math.round(value * 10) / 10;
 
@@ -14,6 +14,7 @@ export function formatPerfJson(report: PerfReport): string {
     mode: report.mode,
     inputTensorFormat: report.inputTensorFormat,
     outputTensorFormat: report.outputTensorFormat,
+    encoding: describeEncoding(report),
     measurementIntervalMs: report.measurementIntervalMs,
     stabilityPercentage: report.stabilityPercentage,
     percentile: report.percentile ?? null,
@@ -42,6 +43,15 @@ export function formatPerfJson(report: PerfReport): string {
           computeInputUs: round(row.server.computeInputUs),
           computeInferUs: round(row.server.computeInferUs),
           computeOutputUs: round(row.server.computeOutputUs),
+          // An ensemble's steps, depth-first: queue and compute above are their totals per ensemble request.
+          ...(row.composing.length === 0 ? {} : { composingModels: row.composing.map((step) => ({
+            model: step.name, version: step.version, depth: step.depth, throughput: round(step.throughput),
+            requestsPerRequest: Math.round(step.requestsPerTopLevelRequest * 1000) / 1000,
+            inferenceCount: step.inferenceCount, executionCount: step.executionCount, successCount: step.successCount,
+            requestUs: round(step.breakdown.requestUs), overheadUs: round(step.breakdown.overheadUs), queueUs: round(step.breakdown.queueUs),
+            computeInputUs: round(step.breakdown.computeInputUs), computeInferUs: round(step.breakdown.computeInferUs),
+            computeOutputUs: round(step.breakdown.computeOutputUs),
+          })) }),
         },
       };
     }),

@@ -1,7 +1,7 @@
 import type { TensorFormat } from "../../client/index";
 import { REPORTED_PERCENTILES } from "./latency-summary";
 import type { LoadLevelResult } from "./profile-load-level";
-import { serverBreakdown, type ServerBreakdown } from "./server-side-stats";
+import { type ComposingBreakdown, composingBreakdowns, serverBreakdown, type ServerBreakdown } from "./server-side-stats";
 
 /** What was measured, for every output format (table, CSV, JSON, chart). */
 export interface PerfReport {
@@ -17,6 +17,11 @@ export interface PerfReport {
   readonly stabilityPercentage: number;
   readonly percentile: number | undefined;
   readonly levels: readonly { readonly level: number; readonly result: LoadLevelResult }[];
+}
+
+/** What the requests carried: gRPC sends tensors as raw contents whatever the HTTP format flags say. */
+export function describeEncoding(report: Pick<PerfReport, "protocol" | "inputTensorFormat" | "outputTensorFormat">): string {
+  return report.protocol === "grpc" ? "raw contents" : `${report.inputTensorFormat} in / ${report.outputTensorFormat} out`;
 }
 
 /** One load level in µs and inferences/s, with perf_analyzer's derived columns. */
@@ -35,6 +40,8 @@ export interface PerfReportRow {
   /** Client-observed time not spent encoding, decoding, queued or computing: network plus the server frontend. */
   readonly networkServerSendRecvUs: number;
   readonly server: ServerBreakdown & { readonly inferenceCount: number; readonly executionCount: number; readonly successCount: number };
+  /** For an ensemble, each composing model (depth-first, step order) with its share of the throughput. */
+  readonly composing: readonly (ComposingBreakdown & { readonly throughput: number })[];
 }
 
 /** Derives a report row from a load level's merged measurement. */
@@ -56,5 +63,7 @@ export function perfReportRow(level: number, result: LoadLevelResult): PerfRepor
     clientRecvUs: m.avgReceiveUs,
     networkServerSendRecvUs: Math.max(0, avgLatencyUs - m.avgSendUs - m.avgReceiveUs - serverTimeUs),
     server: { ...breakdown, inferenceCount: m.server.inferenceCount, executionCount: m.server.executionCount, successCount: m.server.success.count },
+    // perf_analyzer's composing throughput: the client's, scaled by the step's requests per ensemble request.
+    composing: composingBreakdowns(m.server).map((step) => ({ ...step, throughput: m.throughput * step.requestsPerTopLevelRequest })),
   };
 }

@@ -2,7 +2,7 @@ import type { ModelStatistics } from "../../client/index";
 import { isStable, type StabilityCriteria } from "./is-stable";
 import type { LoadGenerator, WindowRecords } from "./load-generator";
 import { type PerfMeasurement, summarizeMeasurement } from "./perf-measurement";
-import { mergeServerStats, type ServerSideStats, serverStatsDelta } from "./server-side-stats";
+import { mergeServerStats, type ModelSteps, type ServerSideStats, serverStatsDelta } from "./server-side-stats";
 
 export interface ProfileSettings {
   /** `-p`: length of one measurement window. */
@@ -13,6 +13,8 @@ export interface ProfileSettings {
   readonly batchSize: number;
   /** `--percentile`: stabilize on this latency percentile instead of the average. */
   readonly percentile: number | undefined;
+  /** Which entries of the statistics are the model's, and its ensemble steps; all of them when absent. */
+  readonly model?: ModelSteps;
 }
 
 /** The result of one load level: the merged trailing windows, and whether they agreed. */
@@ -23,7 +25,7 @@ export interface LoadLevelResult {
   readonly measurement: PerfMeasurement;
 }
 
-/** Reads the statistics extension for the profiled model (all its versions). */
+/** Reads the statistics extension for the profiled model (all its versions) and, for an ensemble, its steps. */
 export type StatisticsReader = () => Promise<readonly ModelStatistics[]>;
 
 /**
@@ -43,7 +45,7 @@ export async function profileLoadLevel(
   while (!stable && windows.length < settings.maxTrials) {
     const records = await generator.measureWindow(settings.measurementIntervalMs);
     const after = await readStatistics();
-    const server = serverStatsDelta(before, after);
+    const server = serverStatsDelta(before, after, settings.model);
     before = after;
     const measurement = summarizeMeasurement([records], server, settings.batchSize, settings.percentile);
     windows.push({ records, server, measurement });

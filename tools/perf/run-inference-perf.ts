@@ -1,4 +1,5 @@
 import { writeFile } from "node:fs/promises";
+import path from "node:path";
 import {
   InferenceClient, InferenceServerError, type ModelConfig, type ModelMetadata, type ModelStatistics, NotFoundError,
   type InferInput, ServerUnreachableError,
@@ -8,14 +9,16 @@ import { buildInputSets, readInputDataSource } from "./input-sets";
 import { renderLatencyChart } from "./latency-chart";
 import { type LoadSchedule, LoadGenerator, type RequestSender } from "./load-generator";
 import { loadLevels } from "./load-range";
-import { formatPerfCsv } from "./perf-csv";
+import { formatComposingModelCsvs, formatPerfCsv } from "./perf-csv";
 import { PerfError } from "./perf-error";
 import { formatPerfJson } from "./perf-json";
 import type { PerfOptions } from "./perf-options";
 import type { PerfMeasurement } from "./perf-measurement";
-import type { PerfReport } from "./perf-report";
-import { formatPerfTable, perfTable } from "./perf-table";
+import { describeEncoding, type PerfReport } from "./perf-report";
+import { describeMachine, provenanceLines } from "./perf-report-header";
+import { composingModelsTable, formatPerfTable, perfTable } from "./perf-table";
 import { profileLoadLevel, type LoadLevelResult, type StatisticsReader } from "./profile-load-level";
+import type { ModelSteps } from "./server-side-stats";
 import { type ProgressStream, ProgressLine } from "./progress-line";
 
 /** Follows the run as it goes (e.g. to serve its figures to Prometheus while it runs). */
@@ -29,12 +32,39 @@ export interface PerfIo {
   readonly stdout: ProgressStream;
   readonly stderr: ProgressStream;
   readonly observer?: PerfObserver;
+  /** The command line as typed, program name first, for the HTML report's header. */
+  readonly argv?: readonly string[];
 }
 
 interface ModelUnderTest {
   readonly metadata: ModelMetadata;
   readonly config: ModelConfig;
+  /** The model and, for an ensemble, the models its steps run: whose statistics the breakdown reads. */
+  readonly steps: ModelSteps;
   readonly readStatistics: StatisticsReader;
+  readonly server: { readonly name: string; readonly version: string };
+}
+
+/** The models an ensemble's configuration names in `ensemble_scheduling.step`, with its version unless -1. */
+function stepsOf(config: ModelConfig): { name: string; version: string | undefined }[] {
+  const steps = config.ensemble_scheduling?.["step"];
+  if (!Array.isArray(steps)) return [];
+  return steps.map((step: { model_name?: unknown; model_version?: unknown }) => {
+    const version = Number(step.model_version ?? -1);
+    return { name: String(step.model_name), version: version < 0 ? undefined : String(version) };
+  });
+}
+
+/** Follows `ensemble_scheduling` down: each step's configuration tells whether it is an ensemble itself. */
+async function ensembleSteps(control: InferenceClient, config: ModelConfig): Promise<ModelSteps[]> {
+  return Promise.all(stepsOf(config).map(async (step) => {
+    const stepConfig = await control.modelConfig(step.name, { version: step.version });
+    return { ...step, steps: await ensembleSteps(control, stepConfig) };
+  }));
+}
+
+function modelsOf(model: ModelSteps): ModelSteps[] {
+  return [model, ...model.steps.flatMap(modelsOf)];
 }
 
 /** Turns the first contact's failures into the one-line answers a user needs. */
@@ -43,10 +73,12 @@ async function describeModel(control: InferenceClient, options: PerfOptions): Pr
   try {
     const server = await control.serverMetadata();
     const [metadata, config] = await Promise.all([control.modelMetadata(options.modelName, where), control.modelConfig(options.modelName, where)]);
+    const steps: ModelSteps = { name: options.modelName, version: options.modelVersion, steps: await ensembleSteps(control, config) };
+    const models = modelsOf(steps);
     const readStatistics: StatisticsReader = server.extensions.includes("statistics")
-      ? () => control.modelStatistics(options.modelName, where)
+      ? async () => (await Promise.all(models.map((model) => control.modelStatistics(model.name, { version: model.version })))).flat()
       : () => Promise.resolve<ModelStatistics[]>([]);
-    return { metadata, config, readStatistics };
+    return { metadata, config, steps, readStatistics, server: { name: server.name, version: server.version } };
   } catch (error) {
     if (error instanceof ServerUnreachableError) {
       throw new PerfError(`cannot reach an inference server at ${options.url} (${error.reason}); is it running, and is -u right?`);
@@ -104,25 +136,41 @@ function levelName(options: PerfOptions, level: number): string {
   return options.load.kind === "concurrency" ? `concurrency ${level}` : `request rate ${level}/s`;
 }
 
-async function writeOutputs(report: PerfReport, options: PerfOptions, io: PerfIo): Promise<void> {
+async function writeOutputs(report: PerfReport, model: ModelUnderTest, options: PerfOptions, io: PerfIo): Promise<void> {
   const tableStream = options.jsonFile === "-" ? io.stderr : io.stdout;
   tableStream.write(formatPerfTable(report));
-  if (options.csvFile !== undefined) await writeFile(options.csvFile, formatPerfCsv(report));
+  if (options.csvFile !== undefined) {
+    const csvFile = options.csvFile;
+    await writeFile(csvFile, formatPerfCsv(report));
+    // perf_analyzer's files for an ensemble's composing models: <name>_v<version>.<file name>, beside it.
+    await Promise.all(formatComposingModelCsvs(report).map(({ fileNamePrefix, text }) =>
+      writeFile(path.join(path.dirname(csvFile), fileNamePrefix + path.basename(csvFile)), text)));
+  }
   if (options.jsonFile === "-") io.stdout.write(formatPerfJson(report));
   else if (options.jsonFile !== undefined) await writeFile(options.jsonFile, formatPerfJson(report));
   if (options.reportDir !== undefined) {
     const points = report.levels.map(({ level, result }) => {
       const percentiles = result.measurement.latency?.percentilesNs;
       const ms = (p: number): number => (percentiles?.get(p) ?? 0) / 1e6;
-      return { series: `${report.modelName} (${report.protocol}, ${report.inputTensorFormat})`, level, throughput: result.measurement.throughput, p50Ms: ms(50), p90Ms: ms(90), p99Ms: ms(99) };
+      return {
+        series: `${report.modelName} (${report.protocol}, ${describeEncoding(report)})`, level,
+        levelLabel: report.mode === "concurrency" ? `c${level}` : `${level}/s`, stable: result.stable,
+        throughput: result.measurement.throughput, p50Ms: ms(50), p90Ms: ms(90), p99Ms: ms(99),
+      };
     });
     const chart = await renderLatencyChart(points, `${report.modelName}: latency vs throughput`);
     const table = perfTable(report);
+    const argv = io.argv ?? ["inference-perf"];
     await writeChartReport(options.reportDir, {
       title: `inference-perf: ${report.modelName}`,
-      details: [table.title, `stability: last 3 windows within ${report.stabilityPercentage}%${report.percentile === undefined ? "" : ` on p${report.percentile}`}`],
+      details: [
+        ...provenanceLines({ date: new Date(), machine: describeMachine(), server: model.server, argv }),
+        table.title,
+        `stability: last 3 windows within ${report.stabilityPercentage}%${report.percentile === undefined ? "" : ` on p${report.percentile}`}`,
+      ],
       chart,
       table,
+      moreTables: [composingModelsTable(report)].filter((extra) => extra !== undefined),
     });
   }
 }
@@ -146,6 +194,7 @@ async function measureLevel(
       maxTrials: options.maxTrials,
       batchSize: options.batchSize,
       percentile: options.percentile,
+      model: model.steps,
     }, (trial, window) => {
       io.observer?.windowMeasured(window);
       const p50 = window.latency?.percentilesNs.get(50);
@@ -206,7 +255,7 @@ export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promis
       outputTensorFormat: options.outputTensorFormat, measurementIntervalMs: options.measurementIntervalMs,
       stabilityPercentage: options.stabilityPercentage, percentile: options.percentile, levels,
     };
-    await writeOutputs(report, options, io);
+    await writeOutputs(report, model, options, io);
     return report;
   } finally {
     progress.clear();

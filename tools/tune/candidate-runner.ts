@@ -1,7 +1,5 @@
 import { InferenceServerError, type InferInput } from "../../client/index";
-import type { ComparisonResult } from "../perf/index";
-import { loadLevels } from "../perf/index";
-import type { ProgressLine } from "../perf/index";
+import { type ComparisonResult, loadLevels, type ProgressLine } from "../perf/index";
 import type { CandidateRecord } from "./candidate-results";
 import { CandidateLoadError, CandidateServer } from "./candidate-server";
 import { compareServedConfigs } from "./compare-served-configs";

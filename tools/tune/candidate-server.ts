@@ -1,6 +1,5 @@
 import { InferenceClient, type InferInput, type ModelStatistics } from "../../client/index";
-import type { RequestSender } from "../perf/index";
-import { preparedSender } from "../perf/index";
+import { preparedSender, type RequestSender } from "../perf/index";
 import { createCandidateRepository, type CandidateRepository } from "./candidate-repository";
 import { type InferenceServerProcess, startInferenceServerProcess } from "./inference-server-process";
 import { ServiceStartError } from "./service-process";

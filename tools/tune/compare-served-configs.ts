@@ -1,6 +1,5 @@
 import type { InferInput } from "../../client/index";
-import { type ComparisonResult, type ComparisonSide, runAbComparison } from "../perf/index";
-import { measureThroughput } from "../perf/index";
+import { type ComparisonResult, type ComparisonSide, measureThroughput, runAbComparison } from "../perf/index";
 import type { CandidateServer } from "./candidate-server";
 
 /** Two configurations of one model measured against each other at the same load. */

@@ -1,10 +1,15 @@
 #!/usr/bin/env node
-/** The `inference-tune` executable: parses flags, runs the search, and turns every failure into one line and an exit code. */
+/**
+ * The `inference-tune` executable: parses flags, runs the search, and turns every failure into one line and an exit
+ * code: 0 when config.pbtxt holds a configuration confirmed faster, 2 when it keeps the
+ * starting one (it measured best, or the pick made no measurable difference), 1 on an error.
+ */
 import { CommanderError } from "commander";
 import { InferenceServerError } from "../../client/index";
 import { runInferenceTune } from "./run-inference-tune";
 import { TuneError } from "./tune-error";
 import { parseTuneOptions, type TuneOptions } from "./tune-options";
+import { exitCodeOf } from "./tune-summary";
 
 async function main(argv: readonly string[]): Promise<number> {
   let options: TuneOptions;
@@ -16,8 +21,8 @@ async function main(argv: readonly string[]): Promise<number> {
     throw error;
   }
   try {
-    await runInferenceTune(options, { stdout: process.stdout, stderr: process.stderr });
-    return 0;
+    const summary = await runInferenceTune(options, { stdout: process.stdout, stderr: process.stderr });
+    return exitCodeOf(summary.outcome);
   } catch (error) {
     const known = error instanceof TuneError || error instanceof InferenceServerError;
     process.stderr.write(`inference-tune: error: ${(error as Error).message}\n`);

@@ -1,7 +1,4 @@
-import { LoadGenerator, type RequestSender } from "../perf/index";
-import type { PerfMeasurement } from "../perf/index";
-import { profileLoadLevel, type StatisticsReader } from "../perf/index";
-import { serverBreakdown, type ServerBreakdown, serverStatsDelta } from "../perf/index";
+import { LoadGenerator, type PerfMeasurement, profileLoadLevel, type RequestSender, serverBreakdown, type ServerBreakdown, serverStatsDelta, type StatisticsReader } from "../perf/index";
 import type { ThroughputLatency } from "./tune-constraints";
 
 /** How candidates are measured: perf_analyzer's stability loop with windows sized to the candidate. */

@@ -3,9 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { InferInput, ModelConfig } from "../../client/index";
-import { buildInputSets, readInputDataSource } from "../perf/index";
-import { PerfError } from "../perf/index";
-import { type ProgressStream, ProgressLine } from "../perf/index";
+import { buildInputSets, PerfError, ProgressLine, type ProgressStream, readInputDataSource } from "../perf/index";
 import { type CandidateRecord, candidateScore, describeCandidate, type RatedPoint, ratePoints } from "./candidate-results";
 import { CandidateRunner, describePoint, fixed } from "./candidate-runner";
 import { CandidateLoadError, type CandidateServer } from "./candidate-server";
@@ -137,17 +135,18 @@ export async function runInferenceTune(options: TuneOptions, io: TuneIo, machine
     const concurrency = pick.point.concurrency;
     const startWindowsMs = rated.points.filter((point) => point.candidate === start.record).map((point) => point.point.windowMs);
     const durationMs = Math.max(pick.point.windowMs, ...startWindowsMs);
-    log(`re-measuring ${describeCandidate(pick.candidate)} against the starting configuration at concurrency ${concurrency}: ${options.abRounds} alternating rounds of ${durationMs} ms`);
+    log(`re-measuring ${describeCandidate(pick.candidate)} against the starting configuration, both at concurrency ${concurrency}: ${options.abRounds} alternating rounds of ${durationMs} ms`);
     const pickText = tunedConfigText(userText, pick.candidate.settings, editContext, []).text;
     const comparison = await runner.compareSideBySide(pickText, userText, concurrency, durationMs, start.inputs);
     const confirmation = confirmPick(comparison, constraints);
     const abLine = `side by side at concurrency ${concurrency} over ${options.protocol.toUpperCase()}, ${comparison.ratio.rounds} A/B rounds: ${fixed(confirmation.tuned.throughput)} infer/s (p99 ${fixed(confirmation.tuned.p99Ms, 2)} ms) vs ${fixed(confirmation.start.throughput)} infer/s (p99 ${fixed(confirmation.start.p99Ms, 2)} ms) for the starting config; ${confirmation.reason}`;
     log(confirmation.confirmed ? `confirmed ${describeCandidate(pick.candidate)}: ${confirmation.reason}` : `kept the starting configuration: ${confirmation.reason}`);
+    log(confirmation.noise);
     verdict = {
       outcome: confirmation.confirmed ? "tuned" : "kept-start", abComparison: comparison, confirmation,
       header: confirmation.confirmed
-        ? [machineLine, `tuned: ${describeSettings(pick.candidate.settings)} (candidate ${pick.candidate.id})`, abLine]
-        : [machineLine, `kept the starting configuration; best candidate ${describeCandidate(pick.candidate)}`, abLine],
+        ? [machineLine, `tuned: ${describeSettings(pick.candidate.settings)} (candidate ${pick.candidate.id})`, abLine, confirmation.noise]
+        : [machineLine, `kept the starting configuration; best candidate ${describeCandidate(pick.candidate)}`, abLine, confirmation.noise],
     };
   }
 

@@ -1,8 +1,9 @@
 import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { integer, positiveNumber, shape } from "../../common/option-parsers";
-import type { LoadRange } from "../perf/index";
-import { loadRange } from "../perf/index";
+import { type LoadRange, loadRange } from "../perf/index";
+import { MEANINGFUL_AB_ROUNDS } from "./ab-verdict";
+import { KEPT_START_EXIT_CODE } from "./tune-summary";
 import type { SearchMode } from "./run-search";
 import type { SearchLists } from "./search-space";
 import type { TuneConstraints } from "./tune-constraints";
@@ -78,11 +79,12 @@ export function buildTuneCommand(): Command {
     .option("-p, --measurement-interval <ms>", "shortest measurement window (slow candidates get longer ones: about 12 executions each) and the warm-up length (default 2000, quick 1000)", integer(100))
     .option("-s, --stability-percentage <pct>", "largest spread (max/min - 1, %) of throughput and latency over the last 3 windows", positiveNumber, 10)
     .option("-r, --max-trials <n>", "most measurement windows per candidate (default: 10, quick 6)", integer(3))
-    .option("--ab-rounds <n>", "A/B rounds re-measuring the pick against the starting config (at least 3)", integer(3), 3)
+    .option("--ab-rounds <n>", `alternating A/B rounds re-measuring the pick against the starting config at the same concurrency (at least 3; fewer than ${MEANINGFUL_AB_ROUNDS} cannot tell a real difference from chance); the pick is kept only if it is faster in every round`, integer(3), MEANINGFUL_AB_ROUNDS)
     .option("--shape <name:dims>", "shape of an input with variable dimensions, batch dimension excluded; repeatable", shape)
     .addOption(new Option("--input-data <kind>", "request data").choices(["random", "zero"]).default("random"))
     .option("--out <dir>", "where config.pbtxt, candidates.csv and the report go (default ./inference-tune-<model>)")
-    .option("-v, --verbose", "print every measurement window", false);
+    .option("-v, --verbose", "print every measurement window", false)
+    .addHelpText("after", `\nExit status: 0 when config.pbtxt holds a configuration confirmed faster than the starting one, ${KEPT_START_EXIT_CODE} when it keeps the starting configuration (it measured best, or the pick made no measurable difference side by side), 1 on an error or when nothing met the constraints.`);
 }
 
 /** Parses argv (without node and the script). Throws commander's errors for bad or inconsistent flags. */

@@ -1,8 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { writeChartReport } from "../perf/index";
-import type { ProgressStream } from "../perf/index";
-import { formatTextTable } from "../perf/index";
+import { formatTextTable, type ProgressStream, writeChartReport } from "../perf/index";
 import { candidatesTable, formatCandidatesCsv, type RatedPoint } from "./candidate-results";
 import type { TuneSummary } from "./tune-summary";
 import { describeConstraints } from "./tune-constraints";
@@ -21,7 +19,9 @@ export async function writeTuneOutputs(
   const table = candidatesTable(summary.candidates, rated);
   const verdict = summary.outcome === "nothing-met-constraints"
     ? `no candidate met the constraints (${describeConstraints(options.constraints)}); no config.pbtxt written`
-    : summary.outcome === "tuned" ? `config.pbtxt holds ${describeSettings(summary.pick!.settings)}` : "config.pbtxt keeps the starting configuration";
+    : summary.outcome === "tuned" ? `config.pbtxt holds ${describeSettings(summary.pick!.settings)}`
+      : summary.confirmation?.verdict === "no-measurable-difference" ? "no measurable difference side by side: config.pbtxt keeps the starting configuration"
+        : "config.pbtxt keeps the starting configuration";
   await writeChartReport(options.outDir, {
     title,
     details: [

@@ -35,3 +35,11 @@ export interface TuneSummary {
   readonly notes: readonly string[];
   readonly files: { readonly config: string | undefined; readonly csv: string; readonly report: string; readonly chartPng: string };
 }
+
+/** Exit status when config.pbtxt keeps the starting configuration: a finished run, but nothing to change. */
+export const KEPT_START_EXIT_CODE = 2;
+
+/** The exit status of a finished run: 0 when config.pbtxt holds a configuration confirmed faster, else {@link KEPT_START_EXIT_CODE}. */
+export function exitCodeOf(outcome: TuneSummary["outcome"]): number {
+  return outcome === "tuned" ? 0 : KEPT_START_EXIT_CODE;
+}

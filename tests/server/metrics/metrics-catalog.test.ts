@@ -24,6 +24,7 @@ function documentedMetrics(): Map<string, { type: string; labels: string[] }> {
 // Everything switched on, with a fake host and GPU, so that every family the server can export is present.
 const metrics = new ServerMetrics({
   modelGauges: () => [{ modelName: "simple", modelVersion: "1", pendingRequests: 0, queueDepth: 0, instanceCount: 1, instanceBusySeconds: 0, instanceRestarts: 0, placements: [{ kind: "KIND_GPU", deviceId: 0, provider: "webgpu" }] }],
+  ensembleSteps: () => [{ ensemble: "pipeline", model: "simple" }],
   cpuMetrics: true,
   gpuMetrics: true,
   intervalMs: 60_000,

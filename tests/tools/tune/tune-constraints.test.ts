@@ -51,6 +51,8 @@ describe("confirmPick", () => {
     const confirmation = confirmPick(comparison([[120, 100, 10, 12], [110, 100, 10, 12], [130, 100, 11, 12]]), NONE);
     expect(confirmation).toMatchObject({ confirmed: true, tuned: { throughput: 120, p99Ms: 10 }, start: { throughput: 100, p99Ms: 12 } });
     expect(confirmation.reason).toBe("throughput ratio pick/start 1.20 (1.10-1.30) over 3 rounds");
+    // Three rounds agreeing is still a one-in-four chance: the noise line says so.
+    expect(confirmation.noise).toMatch(/all 3 rounds on one side of 1, but 25% likely by chance alone: too few rounds to tell \(use --ab-rounds 5 or more\)$/);
   });
 
   it("rejects a pick that does not beat the start, or that misses the budget when re-measured", () => {
@@ -64,5 +66,15 @@ describe("confirmPick", () => {
     const onlyPick = confirmPick(comparison([[80, 100, 40, 90], [82, 100, 41, 95], [79, 100, 39, 99]]), { latencyBudgetMs: 50, minThroughput: undefined });
     expect(onlyPick).toMatchObject({ confirmed: true });
     expect(onlyPick.reason).toMatch(/^only the pick meets the constraints/);
+  });
+});
+
+describe("confirmPick's verdict on noisy rounds", () => {
+  it("keeps the starting configuration when the ratios cross 1, and reports the noise it saw", () => {
+    // The rounds: pick/start 3.11, 2.33, 0.55 at the same concurrency.
+    const noisy = confirmPick(comparison([[3110, 1000, 10, 10], [2330, 1000, 10, 10], [550, 1000, 10, 10]]), NONE);
+    expect(noisy).toMatchObject({ confirmed: false, verdict: "no-measurable-difference" });
+    expect(noisy.reason).toBe("no measurable difference: throughput ratio pick/start 2.33 (0.55-3.11) over 3 rounds crosses 1, so the starting configuration stays");
+    expect(noisy.noise).toMatch(/^round-to-round noise: pick ±\d+\.\d%, start ±0\.0% \(coefficient of variation of throughput\), ratio range 0\.55-3\.11; the 3 rounds fell on both sides of 1$/);
   });
 });

@@ -15,7 +15,7 @@ describe("parseTuneOptions", () => {
     expect(options).toMatchObject({
       modelName: "resnet50", modelRepository: path.resolve("models"), mode: "brute", protocol: "http",
       constraints: { latencyBudgetMs: undefined, minThroughput: undefined }, concurrencyRange: undefined, maxConcurrency: 1024,
-      maxCandidates: Number.MAX_SAFE_INTEGER, abRounds: 3, inputData: "random", outDir: path.resolve("inference-tune-resnet50"),
+      maxCandidates: Number.MAX_SAFE_INTEGER, abRounds: 5, inputData: "random", outDir: path.resolve("inference-tune-resnet50"),
       measurement: { measurementIntervalMs: 2000, maxWindowMs: 8000, stabilityPercentage: 10, maxTrials: 10 },
       lists: { instanceCounts: undefined, maxBatchSizes: undefined },
     });
