@@ -12,38 +12,23 @@ const pastIndex = (tool) => ({
   to: { path: `^${tool}/`, pathNot: `^${tool}/index\\.ts$` },
 });
 
+/** A folder that imports none of `forbidden` (nor bench/ or infra/, which nothing shipped may import). */
+const mayNotImport = (name, comment, folder, forbidden) => ({
+  name,
+  comment,
+  severity: "error",
+  from: { path: `^${folder}/` },
+  to: { path: `^(${[...forbidden, "bench", "infra"].join("|")})/` },
+});
+
 module.exports = {
   forbidden: [
     { name: "no-circular", comment: "Import cycles make load order and ownership unclear.", severity: "error", from: {}, to: { circular: true } },
     ...TOOLS.map(pastIndex),
-    {
-      name: "protocol-is-a-leaf",
-      comment: "protocol/ is the vocabulary every layer imports; it imports none of them.",
-      severity: "error",
-      from: { path: "^protocol/" },
-      to: { path: "^(server|client|tools|common|bench|infra)/" },
-    },
-    {
-      name: "common-is-a-leaf",
-      comment: "common/ holds helpers the server and the tools share; it imports none of them.",
-      severity: "error",
-      from: { path: "^common/" },
-      to: { path: "^(server|client|tools|protocol|bench|infra)/" },
-    },
-    {
-      name: "server-stands-alone",
-      comment: "The server never imports the client or a tool: they are run beside it, not inside it.",
-      severity: "error",
-      from: { path: "^server/" },
-      to: { path: "^(client|tools|bench|infra)/" },
-    },
-    {
-      name: "client-sees-only-the-wire",
-      comment: "The client knows the protocol, not the server's code.",
-      severity: "error",
-      from: { path: "^client/" },
-      to: { path: "^(server|tools|bench|infra)/" },
-    },
+    mayNotImport("protocol-is-a-leaf", "protocol/ is the vocabulary every layer imports; it imports none of them.", "protocol", ["server", "client", "tools", "common"]),
+    mayNotImport("common-is-a-leaf", "common/ holds helpers the server and the tools share; it imports none of them.", "common", ["server", "client", "tools", "protocol"]),
+    mayNotImport("server-stands-alone", "The server never imports the client or a tool: they are run beside it, not inside it.", "server", ["client", "tools"]),
+    mayNotImport("client-sees-only-the-wire", "The client knows the protocol, not the server's code.", "client", ["server", "tools"]),
     {
       name: "tools-see-the-server-through-its-facade",
       comment: "A tool may use the server's core facade (config parsing) and the published TypeScript-model contract, never the server's internals.",
