@@ -45,6 +45,9 @@ afterAll(() => {
   if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
 });
 
+/** A whole tune run: three candidates and five A/B rounds take about a minute alone, several on shared cores. */
+const TUNE_RUN_LIMIT_MS = 300_000;
+
 describe("inference-tune on mlp", () => {
   it("finds that the batcher pays, confirms it side by side, and writes a config.pbtxt that loads, a CSV and a report", async () => {
     const out = path.join(workDir, "out");
@@ -52,7 +55,7 @@ describe("inference-tune on mlp", () => {
     const run = await runScriptToExit(TUNE_MAIN, [
       "-m", MODEL, "--model-repository", repository, "--quick", "-i", "grpc", "-p", "200", "-r", "3",
       "--instance-counts", "1", "--intra-op-threads", "1", "--max-batch-sizes", "8", "--queue-delays-us", "500", "--out", out,
-    ], 120_000);
+    ], TUNE_RUN_LIMIT_MS);
     expect(run.code, run.stderr).toBe(0);
     // Progress on the terminal: one line per candidate, the A/B rounds and the verdict.
     expect(run.stderr).toMatch(/^\[start\] 1 x CPU \(1 thread\), max batch 64, no dynamic batching @ concurrency 128: [\d.]+ infer\/s/m);
@@ -120,7 +123,7 @@ describe("inference-tune on mlp", () => {
       await client.close();
       await server.stop();
     }
-  });
+  }, TUNE_RUN_LIMIT_MS + 60_000);
 });
 
 describe("inference-tune bad input: exit 1, one clear line", () => {
