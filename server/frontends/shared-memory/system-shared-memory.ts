@@ -1,4 +1,6 @@
+import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { InferenceError, invalidArg } from "../../core/index";
 
 /** Where POSIX shm_open(key) puts its objects on Linux: /dev/shm/<key without its leading slash>. */
@@ -50,11 +52,19 @@ interface Region extends SharedMemoryRegionStatus {
   unregistered: boolean;
 }
 
-/** shm_open's name rules: one path component after any leading slashes. */
-function fileNameOf(key: string): string | undefined {
+/** shm_open's name rules: one path component after any leading slashes, so the file lies directly in `directory`. */
+function pathOf(directory: string, key: string): string | undefined {
   const name = key.replace(/^\/+/, "");
-  return name === "" || name.includes("/") || name === "." || name === ".." || name.includes("\0") ? undefined : name;
+  if (name === "" || name.includes("/") || name === "." || name === ".." || name.includes("\0")) return undefined;
+  const path = resolve(directory, name);
+  return dirname(path) === resolve(directory) ? path : undefined;
 }
+
+/**
+ * Read-write, never through a symbolic link (O_NOFOLLOW, as glibc's shm_open opens its objects) and never blocking
+ * on a FIFO or device a key may name (O_NONBLOCK): a region must be a regular file, checked on the open descriptor.
+ */
+const REGION_OPEN_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 async function readFully(file: FileHandle, target: Uint8Array, position: number): Promise<number> {
   let done = 0;
@@ -99,18 +109,19 @@ export class SystemSharedMemory {
     if (this.#regions.size + this.#pending.size >= this.#maxRegions) {
       throw invalidArg(`failed to register shared memory region '${name}': ${this.#maxRegions} regions are registered, the most allowed (--max-shared-memory-regions)`);
     }
-    const fileName = fileNameOf(key);
-    if (fileName === undefined) throw invalidArg(`Unable to open shared memory region: '${key}'`);
+    const path = pathOf(this.#directory, key);
+    if (path === undefined) throw invalidArg(`Unable to open shared memory region: '${key}': a key names one file of ${this.#directory}`);
     this.#pending.add(name);
     let file: FileHandle | undefined;
     try {
       try {
-        file = await open(`${this.#directory}/${fileName}`, "r+");
-      } catch {
-        throw invalidArg(`Unable to open shared memory region: '${key}'`);
+        file = await open(path, REGION_OPEN_FLAGS);
+      } catch (error) {
+        const why = (error as NodeJS.ErrnoException).code === "ELOOP" ? ": it is a symbolic link" : "";
+        throw invalidArg(`Unable to open shared memory region: '${key}'${why}`);
       }
       const stats = await file.stat();
-      if (!stats.isFile()) throw invalidArg(`Invalid shared memory region: '${key}'`);
+      if (!stats.isFile()) throw invalidArg(`Unable to open shared memory region: '${key}': not a regular file`);
       if (byteSize === 0 || offset + byteSize > stats.size) throw invalidArg(`failed to register shared memory region '${name}': invalid args`);
       this.#regions.set(name, { name, key, offset, byte_size: byteSize, file, users: 0, unregistered: false });
       file = undefined;
