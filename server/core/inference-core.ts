@@ -271,6 +271,7 @@ export class InferenceCore {
       if (version instanceof Error) return;
       this.#closing.add(version);
       try {
+        version.pool.drain();
         await version.scheduler.close();
         await version.pool.close();
       } finally {
@@ -590,14 +591,19 @@ export class InferenceCore {
   /**
    * For a shutdown whose deadline passed: refuses new work and fails every queued request with UNAVAILABLE
    * (`message`), in loaded and closing versions alike. Executions already running finish and are answered, since
-   * native inference cannot be interrupted safely; {@link close} then resolves once they have.
+   * native inference cannot be interrupted safely; {@link close} then resolves once they have. JavaScript ones
+   * (TypeScript models) are ended past their unload timeout: the versions drain, as an unload does.
    */
   refuseQueued(message: string): void {
     this.#shuttingDown = true;
+    const refuse = (version: ModelVersion): void => {
+      version.scheduler.refuseQueued(message);
+      version.pool.drain();
+    };
     for (const entry of this.#models.values()) {
-      for (const version of entry.versions.values()) if (!(version instanceof Error)) version.scheduler.refuseQueued(message);
+      for (const version of entry.versions.values()) if (!(version instanceof Error)) refuse(version);
     }
-    for (const version of this.#closing) version.scheduler.refuseQueued(message);
+    for (const version of this.#closing) refuse(version);
   }
 
   /** Stops accepting work, answers what was accepted, and releases every instance. */

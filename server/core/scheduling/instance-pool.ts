@@ -44,6 +44,7 @@ export class InstancePool {
   #busyNs = 0n;
   #restartCount = 0;
   #closed = false;
+  #draining = false;
 
   constructor(instances: readonly BackendInstance[], restarts?: InstanceRestarts) {
     this.#slots = [...instances];
@@ -158,8 +159,16 @@ export class InstancePool {
     this.#startedAtMs[index] = Date.now();
     this.#idle.push(instance);
     this.#watch(instance, index);
+    if (this.#draining) instance.draining?.();
     restarts.log.info(`restarted ${restarts.describe(index)}`);
     this.#listener?.available();
+  }
+
+  /** The version began to unload: tells every instance, and the ones restarted from now on (see {@link BackendInstance.draining}). */
+  drain(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    for (const instance of this.#slots) instance?.draining?.();
   }
 
   /** Stops restarting and closes every instance, including one still starting. */
