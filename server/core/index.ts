@@ -1,5 +1,5 @@
 export { InferenceCore, type CoreSettings, type ModelMetadata } from "./inference-core";
-export { InferenceError, type ErrorCode, invalidArg } from "./errors";
+export { clipped, InferenceError, type ErrorCode, invalidArg } from "./errors";
 export { Cancellation } from "./request/cancellation";
 export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./request/inference-request";
 export type { Tensor } from "./request/tensor";

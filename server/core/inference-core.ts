@@ -1,6 +1,6 @@
 import { classify } from "./request/classification";
 import type { CoreObserver, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";
-import { asInferenceError, InferenceError, invalidArg } from "./errors";
+import { asInferenceError, clipped, InferenceError, invalidArg } from "./errors";
 import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./request/inference-request";
 import { type ComposingModels, ensembleDependencies } from "./scheduling/ensemble";
 import type { LoadOverrides } from "./repository/load-overrides";
@@ -424,21 +424,21 @@ export class InferenceCore {
   /** Resolves a model version for serving: NOT_FOUND for unknown ones, UNAVAILABLE for ones that failed. */
   #resolve(name: string, version: string | undefined): ModelVersion {
     const model = this.#models.get(name);
-    if (model === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
-    if (model.failure !== undefined) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' is not ready: ${model.failure}`);
+    if (model === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${clipped(name)}' is not found`);
+    if (model.failure !== undefined) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${clipped(name)}' is not ready: ${model.failure}`);
     if (version === undefined || version === "") {
       const ready = [...model.versions.values()].filter((v): v is ModelVersion => !(v instanceof Error));
       const latest = ready.sort((a, b) => b.version - a.version)[0];
       if (latest === undefined) {
         const reasons = [...model.versions].flatMap(([number, v]) => (v instanceof Error ? [`version ${number}: ${v.message}`] : []));
-        throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' has no available versions${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
+        throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${clipped(name)}' has no available versions${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
       }
       return latest;
     }
-    if (!/^[0-9]+$/.test(version)) throw invalidArg(`failed to parse model version '${version}' for model '${name}': versions are non-negative integers`);
+    if (!/^[0-9]+$/.test(version)) throw invalidArg(`failed to parse model version '${clipped(version)}' for model '${clipped(name)}': versions are non-negative integers`);
     const loaded = model.versions.get(Number(version));
-    if (loaded === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${name}' version ${version} is not found`);
-    if (loaded instanceof Error) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' version ${version} is not ready: ${loaded.message}`);
+    if (loaded === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${clipped(name)}' version ${clipped(version)} is not found`);
+    if (loaded instanceof Error) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${clipped(name)}' version ${clipped(version)} is not ready: ${loaded.message}`);
     return loaded;
   }
 
