@@ -3,7 +3,7 @@ import type { CoreObserver, FailureReason, ModelGauges, RequestOutcome } from ".
 import { asInferenceError, clipped, InferenceError, invalidArg } from "./errors";
 import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./request/inference-request";
 import { type ComposingModels, ensembleDependencies } from "./scheduling/ensemble";
-import type { LoadOverrides } from "./repository/load-overrides";
+import { type LoadOverrides, refuseModelCode } from "./repository/load-overrides";
 import { modelConfigToJson } from "./model-config/model-config";
 import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./repository/model-loader";
 import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./repository/model-repository";
@@ -39,6 +39,8 @@ export interface CoreSettings {
   readonly loader: Omit<LoaderSettings, "observer" | "composing" | "log">;
   /** Bounds on what one request may hold beyond the transport's size limits; defaults to DEFAULT_REQUEST_LIMITS. */
   readonly requestLimits?: RequestLimits;
+  /** Whether load requests' `file:` overrides may carry model code (--allow-model-code-upload); off unless set. */
+  readonly allowModelCodeUpload?: boolean;
 }
 
 export interface ModelMetadata {
@@ -288,6 +290,7 @@ export class InferenceCore {
    */
   async loadModel(name: string, overrides?: LoadOverrides): Promise<void> {
     this.#requireExplicitMode();
+    refuseModelCode(name, overrides, this.#settings.allowModelCodeUpload ?? false);
     const source = await this.#pollForLoad(name, overrides);
     if (source.overrides !== undefined) {
       this.#overrideDirectories.set(name, (this.#overrideDirectories.get(name) ?? new Set()).add(source.overrides));

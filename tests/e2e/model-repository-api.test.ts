@@ -181,6 +181,54 @@ describe("model repository API in explicit mode: load overrides and Triton's err
     });
   });
 
+  describe("model code in file overrides (--allow-model-code-upload, off by default)", () => {
+    const TS_CONFIG = {
+      backend: "typescript", max_batch_size: 0,
+      input: [{ name: "INPUT0", data_type: "TYPE_FP32", dims: [1] }], output: [{ name: "OUTPUT0", data_type: "TYPE_FP32", dims: [1] }],
+    };
+    /** A model.js that leaves `marker` behind as soon as it is loaded. */
+    const markingModel = (marker: string): string => b64(Buffer.from(
+      `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\nmodule.exports = class { execute(requests) { return requests.map((r) => ({ outputs: { OUTPUT0: r.inputs.INPUT0 } })); } };\n`,
+    ));
+
+    it("refuses a TypeScript model or any code file over REST and gRPC, naming the flag, and runs nothing", async () => {
+      const marker = path.join(serverTmp, "model-code-ran");
+      const refused = await errorOf(await load("uploaded", { config: JSON.stringify(TS_CONFIG), "file:1/model.js": markingModel(marker) }));
+      expect(refused).toEqual({
+        status: 400,
+        error: "load failed for model 'uploaded': file overrides may not carry model code ('file:1/model.js' is code); start the server with --allow-model-code-upload true to allow it",
+      });
+      // Whatever the file is called, the TypeScript backend would require() it.
+      const renamed = await grpcError(client.unary("RepositoryModelLoad", {
+        model_name: "uploaded",
+        parameters: { config: { string_param: JSON.stringify({ ...TS_CONFIG, default_model_filename: "model.onnx" }) }, "file:1/model.onnx": { bytes_param: Buffer.from(markingModel(marker), "base64") } },
+      }));
+      expect(renamed).toMatchObject({ code: status.INVALID_ARGUMENT, details: expect.stringContaining("backend 'typescript' runs code from the model directory") });
+      const beside = await errorOf(await load("uploaded", { config: JSON.stringify(SIMPLE_CONFIG), "file:1/model.onnx": b64(SIMPLE_ONNX), "file:1/addon.node": b64(Buffer.from("x")) }));
+      expect(beside).toMatchObject({ status: 400, error: expect.stringContaining("'file:1/addon.node' is code") });
+      expect(existsSync(marker)).toBe(false);
+      expect(await ready("uploaded")).toBe(false);
+      expect(overrideDirectories()).toEqual([]);
+    });
+
+    it("loads and runs uploaded model code when the server allows it", async () => {
+      const tmp = mkdtempSync(path.join(os.tmpdir(), "repository-api-code-"));
+      const marker = path.join(tmp, "model-code-ran");
+      const allowing = await startServer({ repository, args: ["--model-control-mode", "explicit", "--allow-model-code-upload", "true"] });
+      try {
+        const response = await fetch(`${allowing.httpUrl}/v2/repository/models/uploaded/load`, {
+          method: "POST", headers: { "content-type": "application/json" },
+          body: JSON.stringify({ parameters: { config: JSON.stringify(TS_CONFIG), "file:1/model.js": markingModel(marker) } }),
+        });
+        expect(response.status).toBe(200);
+        expect(readFileSync(marker, "utf8")).toBe("ran");
+      } finally {
+        await allowing.stop();
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    });
+  });
+
   describe("cross-site requests cannot change the repository", () => {
     it("refuses an unload from a foreign Origin or with a form/text content type, and takes Triton clients' requests", async () => {
       const unload = (headers: Record<string, string>, body = ""): Promise<Response> => post("/v2/repository/models/simple/unload", body, headers);
