@@ -3,7 +3,7 @@ import type { CoreObserver, FailureReason, ModelGauges, RequestOutcome } from ".
 import { asInferenceError, clipped, InferenceError, invalidArg } from "./errors";
 import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./request/inference-request";
 import { type ComposingModels, ensembleDependencies } from "./scheduling/ensemble";
-import { type LoadOverrides, refuseModelCode } from "./repository/load-overrides";
+import { type LoadOverrides, refuseModelCode, refuseModelName } from "./repository/load-overrides";
 import { modelConfigToJson } from "./model-config/model-config";
 import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./repository/model-loader";
 import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./repository/model-repository";
@@ -290,6 +290,7 @@ export class InferenceCore {
    */
   async loadModel(name: string, overrides?: LoadOverrides): Promise<void> {
     this.#requireExplicitMode();
+    refuseModelName(name);
     refuseModelCode(name, overrides, this.#settings.allowModelCodeUpload ?? false);
     const source = await this.#pollForLoad(name, overrides);
     if (source.overrides !== undefined) {

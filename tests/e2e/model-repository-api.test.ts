@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
@@ -33,6 +34,16 @@ describe("model repository API in explicit mode: load overrides and Triton's err
     ({ status: response.status, error: ((await response.json()) as { error: string }).error });
   const ready = async (model: string, version?: string): Promise<boolean> =>
     (await fetch(`${server.httpUrl}/v2/models/${model}${version === undefined ? "" : `/versions/${version}`}/ready`)).status === 200;
+  /** A POST whose path goes out exactly as written. */
+  const rawPost = (rawPath: string, body: string): Promise<{ status: number; error: string }> => new Promise((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port: server.httpPort, path: rawPath, method: "POST", headers: { "content-type": "application/json" } }, (response) => {
+      let text = "";
+      response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      response.on("end", () => resolve({ status: response.statusCode!, error: (JSON.parse(text) as { error: string }).error }));
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
   const overrideDirectories = (): string[] => readdirSync(serverTmp).filter((name) => name.startsWith("inference-server-override-"));
 
   beforeAll(async () => {
@@ -91,6 +102,22 @@ describe("model repository API in explicit mode: load overrides and Triton's err
         expect(await grpcError(client.unary(rpc, request))).toMatchObject({ code: status.UNIMPLEMENTED, details: unsupported.error });
       }
       expect(await ready("simple")).toBe(true);
+    });
+
+    it("a model name no repository could hold is refused over REST and gRPC, overrides or not", async () => {
+      const parameters = { config: JSON.stringify(SIMPLE_CONFIG), "file:1/model.onnx": b64(SIMPLE_ONNX) };
+      for (const name of ["..", ".", "a/b", "/abs", ""]) {
+        const message = `invalid model name '${name}': a model name is one directory name of the model repository (not empty, '.' or '..', no '/')`;
+        const grpc = await grpcError(client.unary("RepositoryModelLoad", {
+          model_name: name, parameters: { config: { string_param: parameters.config }, "file:1/model.onnx": { bytes_param: SIMPLE_ONNX } },
+        }));
+        expect(grpc, name).toMatchObject({ code: status.INVALID_ARGUMENT, details: message });
+        if (name === "") continue;
+        // Percent-encoded, as a literal '..' or '/' never reaches the route; sent raw, as fetch would resolve '%2E%2E'.
+        const rawPath = `/v2/repository/models/${encodeURIComponent(name).replaceAll(".", "%2E")}/load`;
+        expect(await rawPost(rawPath, JSON.stringify({ parameters })), name).toEqual({ status: 400, error: message });
+      }
+      expect(overrideDirectories()).toEqual([]);
     });
 
     it("load parameters of the wrong type or unknown name are refused before anything loads", async () => {

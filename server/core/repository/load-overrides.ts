@@ -18,6 +18,16 @@ export function refuseRepositoryName(repositoryName: string): void {
 }
 
 /**
+ * Refuses a name no repository could hold as a model directory (empty, `.`, `..`, a path): without this a load
+ * with `file:` overrides would serve such a model, which no route could then address. REST and gRPC alike.
+ */
+export function refuseModelName(name: string): void {
+  if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
+    throw new InferenceError("INVALID_ARG", `invalid model name '${clipped(name)}': a model name is one directory name of the model repository (not empty, '.' or '..', no '/')`);
+  }
+}
+
+/**
  * Backends (or platforms) that read a model file as data. Every other one runs code from the model directory (the
  * TypeScript backend require()s its model file, whatever its name), and one not named defaults to ONNX Runtime.
  */
