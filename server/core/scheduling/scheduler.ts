@@ -131,7 +131,7 @@ export class Scheduler implements RequestScheduler {
     this.#liveByLevel = settings.levels.map(() => 0);
     pool.listen({
       available: () => this.#schedule(),
-      allDown: (reason) => this.#failQueued(new InferenceError("UNAVAILABLE", `every instance of the model is down and restarting failed: ${reason.message}`)),
+      allDown: (why) => this.#failQueued(new InferenceError("UNAVAILABLE", why)),
     });
   }
 

@@ -137,16 +137,16 @@ describe("a TypeScript model instance whose execute() never returns", () => {
     expect(logs).toContain(`instance probe_0_0 of model 'probe' version 1 died (${message}); restarting it in 10 ms`);
   });
 
-  it("lets the core close: the stuck execution ends unload_timeout_ms after, with UNAVAILABLE, and queued requests still run", async () => {
-    const { core } = await startCore(probeRepository({ unload_timeout_ms: "300" }), new Map([["typescript", new TypeScriptBackend()]]));
+  it("lets the core close: the stuck execution ends unload_timeout_ms after, and what queued behind it, with UNAVAILABLE", async () => {
+    const { core, logs } = await startCore(probeRepository({ unload_timeout_ms: "300" }), new Map([["typescript", new TypeScriptBackend()]]));
     const stuck = probe(core, 1, "hang").catch((error: unknown) => error);
     await until(() => gauges(core, "probe").instanceBusySeconds > 0, "the execution to start");
-    const queued = probe(core, 2);
+    const queued = probe(core, 2).catch((error: unknown) => error);
     await core.close();
-    expect(await stuck).toMatchObject({
-      code: "UNAVAILABLE", message: "TypeScript model execute() was still running 300 ms after the model began to unload (unload_timeout_ms): its worker thread was terminated",
-    });
-    expect(valueOf(await queued)).toBe(2);
+    const message = "TypeScript model execute() was still running 300 ms after the model began to unload (unload_timeout_ms): its worker thread was terminated";
+    expect(await stuck).toMatchObject({ code: "UNAVAILABLE", message });
+    expect(await queued).toMatchObject({ code: "UNAVAILABLE", message: `the model is unloading and its last instance ended: ${message}` });
+    expect(logs.filter((line) => line.includes("restart"))).toEqual([]);
   });
 });
 
