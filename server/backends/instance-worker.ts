@@ -185,7 +185,8 @@ export class InstanceWorker<Reply extends WorkerReply> {
       await Promise.race([this.#exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, goodbye.graceMs)))]);
       clearTimeout(timer);
     }
-    // The exit this causes rejects a call still pending; `lost` stays unresolved, as the instance was closed.
+    // A call still pending fails with why; `lost` stays unresolved, as the instance was closed.
+    this.#die(new Error("the instance was closed (model unloaded or server shutting down) before its execution finished"));
     await this.#worker.terminate();
   }
 }

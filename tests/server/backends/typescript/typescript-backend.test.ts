@@ -205,6 +205,14 @@ describe("TypeScript backend: an execute() that never returns", () => {
     await instance.close();
   });
 
+  it("close() during a spinning execute() ends the worker after unload_timeout_ms, failing the execution with why", async () => {
+    const instance = await backend.createInstance(spec("probe", { unload_timeout_ms: "300" }));
+    const running = instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "spin" })]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await instance.close();
+    await expect(running).rejects.toThrow("the instance was closed (model unloaded or server shutting down) before its execution finished");
+  });
+
   it("refuses execution_timeout_ms and unload_timeout_ms that are not positive integers", async () => {
     await expect(backend.createInstance(spec("probe", { execution_timeout_ms: "0" }))).rejects.toThrow("model parameter execution_timeout_ms must be a positive integer, got '0'");
     await expect(backend.createInstance(spec("probe", { unload_timeout_ms: "1.5" }))).rejects.toThrow("model parameter unload_timeout_ms must be a positive integer, got '1.5'");
