@@ -67,6 +67,7 @@ async function run(options: ServerOptions): Promise<void> {
     log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
     startupModels: options.loadModels,
     requestLimits: { maxBytesElements: options.maxBytesElements, maxBytesElementSize: options.maxBytesElementSize },
+    allowModelCodeUpload: options.allowModelCodeUpload,
     loader: {
       autoCompleteConfig: options.autoCompleteConfig,
       backends: new Map<string, Backend>([

@@ -3,7 +3,8 @@
  * `npm run stress`: the stress campaign against the real server binary on 127.0.0.1 (see README, "Stress
  * campaign"): (a) generated malformed requests over REST and gRPC, (b) 10x overload on a bounded queue, (c)
  * SIGTERM under resnet50 load, (d) model reload under load in poll and explicit mode, (e) a soak of mixed load,
- * (f) repeated resnet50 overload bursts (memory retained, not leaked).
+ * (f) repeated resnet50 overload bursts (memory retained, not leaked), (g) a TypeScript model whose execute() never
+ * returns, unloaded and then SIGTERMed under load, (h) long client-supplied names under load.
  * Bounded in time and count; writes stress-report.md and stress-report.json; exits 1 when a check failed.
  */
 import os from "node:os";
@@ -13,12 +14,14 @@ import { ensureExampleRepository } from "../../tools/model-builder/index";
 import { findPackageRoot } from "../../common/find-package-root";
 import { describeSystem } from "../system-setup";
 import { runBurstRetentionScenario } from "./burst-retention-scenario";
+import { runLongNamesScenario } from "./long-names-scenario";
 import { runMalformedScenario } from "./malformed-scenario";
 import { runOverloadScenario } from "./overload-scenario";
 import { runReloadScenario } from "./reload-scenario";
 import type { ScenarioResult, StressLog } from "./scenario-result";
 import { runSigtermScenario } from "./sigterm-scenario";
 import { runSoakScenario } from "./soak-scenario";
+import { runStuckModelScenario } from "./stuck-model-scenario";
 import { parseStressOptions, type ScenarioId, type StressOptions } from "./stress-options";
 import { writeStressReport } from "./stress-report";
 import type { StressPaths } from "./stress-server";
@@ -32,6 +35,8 @@ export async function runStressCampaign(options: StressOptions, paths: StressPat
     d: () => runReloadScenario(paths, options.reload, log),
     e: () => runSoakScenario(paths, options.soak, log),
     f: () => runBurstRetentionScenario(paths, options.bursts, log),
+    g: () => runStuckModelScenario(paths, options.stuckModel, log),
+    h: () => runLongNamesScenario(paths, options.longNames, log),
   };
   const results: ScenarioResult[] = [];
   for (const id of options.scenarios) {

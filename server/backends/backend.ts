@@ -134,6 +134,12 @@ export interface BackendInstance {
    * then; the instance never serves again and the core replaces it. Never rejects.
    */
   readonly lost?: Promise<Error>;
+  /**
+   * Optional: the model began to unload (unload, reload, shutdown). Requests already accepted still come; an
+   * instance whose running JavaScript can be ended safely may now bound how long each execution takes (a native
+   * ONNX Runtime run cannot be cut short without aborting the process, so its instances lack this).
+   */
+  draining?(): void;
   close(): Promise<void>;
 }
 

@@ -48,17 +48,35 @@ export interface WorkerReply {
   readonly id: number;
 }
 
+/** How long a call may run, and what it fails with past that. */
+export interface CallLimit {
+  readonly ms: number;
+  readonly message: string;
+}
+
+/** Why a call failed when its time limit ended it: the thread was terminated and the instance is lost. */
+export class CallTimeoutError extends Error {}
+
+interface PendingCall<Reply> {
+  readonly id: number;
+  readonly resolve: (reply: Reply) => void;
+  readonly reject: (error: Error) => void;
+  /** When the call's time limit ends it (ms since the epoch), and the timer that does. */
+  endsAt: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
 /**
  * The main thread's side of one instance's worker thread: one call at a time, each answered by the reply with
- * its id. When the thread dies (an uncaught exception, `process.exit`, running out of memory, `terminate()`),
- * the call it held is rejected with the reason, later calls are refused, and {@link lost} resolves, so the core
- * can replace the instance.
+ * its id. When the thread dies (an uncaught exception, `process.exit`, running out of memory, `terminate()`, a
+ * call past its time limit), the call it held is rejected with the reason, later calls are refused, and
+ * {@link lost} resolves, so the core can replace the instance.
  */
 export class InstanceWorker<Reply extends WorkerReply> {
   readonly lost: Promise<Error>;
   readonly #worker: Worker;
   #nextId = 0;
-  #pending: { readonly id: number; readonly resolve: (reply: Reply) => void; readonly reject: (error: Error) => void } | undefined;
+  #pending: PendingCall<Reply> | undefined;
   #dead: Error | undefined;
   #closing = false;
   #exited: Promise<void>;
@@ -104,22 +122,41 @@ export class InstanceWorker<Reply extends WorkerReply> {
     });
   }
 
-  /** Sends one request (an `id` is added) and resolves with its reply; rejects if the thread dies meanwhile. */
-  call(request: object, transfer: readonly ArrayBuffer[] = []): Promise<Reply> {
+  /**
+   * Sends one request (an `id` is added) and resolves with its reply; rejects if the thread dies meanwhile. With a
+   * `limit`, a call that has not answered within `limit.ms` terminates the thread (JavaScript cannot be stopped any
+   * other way: a busy loop never yields) and rejects with a {@link CallTimeoutError} carrying `limit.message`.
+   */
+  call(request: object, transfer: readonly ArrayBuffer[] = [], limit?: CallLimit): Promise<Reply> {
     if (this.#dead !== undefined) return Promise.reject(this.#dead);
     if (this.#closing) return Promise.reject(new Error("instance is closed"));
     if (this.#pending !== undefined) return Promise.reject(new Error("instance is busy: concurrent execution is a scheduler bug"));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending = { id, resolve, reject };
+      this.#pending = { id, resolve, reject, endsAt: Infinity, timer: undefined };
+      if (limit !== undefined) this.limitPending(limit);
       this.#worker.postMessage({ ...request, id }, transfer);
     });
+  }
+
+  /** Gives the call running now (if any) at most `limit.ms` more, as {@link call}'s limit does; a nearer end stays. */
+  limitPending(limit: CallLimit): void {
+    const pending = this.#pending;
+    if (pending === undefined || Date.now() + limit.ms >= pending.endsAt) return;
+    clearTimeout(pending.timer);
+    pending.endsAt = Date.now() + limit.ms;
+    pending.timer = setTimeout(() => {
+      if (this.#pending !== pending) return;
+      this.#die(new CallTimeoutError(limit.message));
+      void this.#worker.terminate();
+    }, limit.ms);
   }
 
   #onReply(message: Reply): void {
     const pending = this.#pending;
     if (pending === undefined || message.id !== pending.id) return;
     this.#pending = undefined;
+    clearTimeout(pending.timer);
     pending.resolve(message);
   }
 
@@ -131,6 +168,7 @@ export class InstanceWorker<Reply extends WorkerReply> {
     if (!this.#closing) this.#markLost(reason);
     const pending = this.#pending;
     this.#pending = undefined;
+    clearTimeout(pending?.timer);
     pending?.reject(reason);
   }
 
@@ -147,7 +185,8 @@ export class InstanceWorker<Reply extends WorkerReply> {
       await Promise.race([this.#exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, goodbye.graceMs)))]);
       clearTimeout(timer);
     }
-    // The exit this causes rejects a call still pending; `lost` stays unresolved, as the instance was closed.
+    // A call still pending fails with why; `lost` stays unresolved, as the instance was closed.
+    this.#die(new Error("the instance was closed (model unloaded or server shutting down) before its execution finished"));
     await this.#worker.terminate();
   }
 }

@@ -62,6 +62,8 @@ export interface ServerOptions extends NetworkOptions {
   readonly traceMaxPendingBytes: number;
   /** Whether clients may register system shared memory regions (--allow-client-shm). */
   readonly allowClientShm: boolean;
+  /** Whether the load API's `file:` overrides may carry model code (--allow-model-code-upload). */
+  readonly allowModelCodeUpload: boolean;
   /** Most system shared memory regions registered at once (each holds an open file). */
   readonly maxSharedMemoryRegions: number;
   readonly maxSharedMemoryInputBytes: number;
@@ -155,6 +157,7 @@ export function buildCommand(): Command {
     .option("--trace-config <config>", "[triton,]file=<path> | triton,log-frequency=N | rate=N | level=OFF|TIMESTAMPS | count=N (-1: no limit) | mode=triton; repeatable", collect, [])
     .option("--trace-max-pending-bytes <bytes>", "bytes of traces a trace file may hold back (being written, or collected for a log-frequency group); beyond it traces are dropped or a group is written early", parseInteger(1), 64 * 1024 * 1024)
     .addOption(booleanFlag("--allow-client-shm", "let clients register system shared memory regions (files of this host's /dev/shm); off by default, as in Triton since 26.05", false))
+    .addOption(booleanFlag("--allow-model-code-upload", "let the model repository API's load requests carry model code in file: overrides (a TypeScript model's model.js, scripts, native libraries), which then runs on this server; off by default: anyone who reaches the load API could run anything", false))
     .option("--max-shared-memory-regions <n>", "most system shared memory regions registered at once; each keeps its /dev/shm file open", parseInteger(1), 256)
     .option("--max-shared-memory-input-bytes <bytes>", "most bytes one request may read from shared memory, all its inputs together (they are copied into the server's memory)", parseInteger(1), 1 << 26);
   return addNetworkOptions(command);
@@ -219,6 +222,7 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     traceSetting: parseTraceConfig(o["traceConfig"] as string[]),
     traceMaxPendingBytes: o["traceMaxPendingBytes"] as number,
     allowClientShm: o["allowClientShm"] as boolean,
+    allowModelCodeUpload: o["allowModelCodeUpload"] as boolean,
     maxSharedMemoryRegions: o["maxSharedMemoryRegions"] as number,
     maxSharedMemoryInputBytes: o["maxSharedMemoryInputBytes"] as number,
     ...parseNetworkOptions(o, secrets),

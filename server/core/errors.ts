@@ -1,10 +1,29 @@
 import type { ErrorCode } from "../../protocol/error-codes";
 
-/** The one error type the core throws; the message is what the client sees. */
+/** The most characters of one client-supplied string (a model, tensor or parameter name) an error message echoes. */
+export const MAX_ECHOED_CHARS = 256;
+
+/**
+ * The most characters of any error message: a backstop for echoes not clipped where they are quoted. A gRPC
+ * status travels in a trailer, and common clients refuse (and drop the connection for) metadata over 8 KiB.
+ */
+export const MAX_MESSAGE_CHARS = 4096;
+
+/**
+ * `text` as an error message may echo it: at most `max` characters, then an ellipsis and the original length.
+ * Never splits a surrogate pair.
+ */
+export function clipped(text: string, max = MAX_ECHOED_CHARS): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…(${text.length} chars)`;
+}
+
+/** The one error type the core throws; the message is what the client sees (at most {@link MAX_MESSAGE_CHARS}). */
 export class InferenceError extends Error {
   override readonly name = "InferenceError";
   constructor(readonly code: ErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
+    super(clipped(message, MAX_MESSAGE_CHARS), options);
   }
 }
 

@@ -1,5 +1,5 @@
 export { InferenceCore, type CoreSettings, type ModelMetadata } from "./inference-core";
-export { InferenceError, invalidArg } from "./errors";
+export { clipped, InferenceError, invalidArg } from "./errors";
 export type { ErrorCode } from "../../protocol/error-codes";
 export { Cancellation } from "./request/cancellation";
 export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./request/inference-request";

@@ -266,7 +266,8 @@ export class InferenceCore {
   /**
    * For a shutdown whose deadline passed: refuses new work and fails every queued request with UNAVAILABLE
    * (`message`), in loaded and closing versions alike. Executions already running finish and are answered, since
-   * native inference cannot be interrupted safely; {@link close} then resolves once they have.
+   * native inference cannot be interrupted safely; {@link close} then resolves once they have. JavaScript ones
+   * (TypeScript models) are ended past their unload timeout: the versions drain, as an unload does.
    */
   refuseQueued(message: string): void {
     this.#shuttingDown = true;

@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { Agent } from "undici";
 import { describe, expect, it } from "vitest";
 import { startServer } from "../helpers/server-process";
+import { writeProbeModel } from "../helpers/typescript-test-models";
 
 const IMAGE_BYTES = 3 * 224 * 224 * 4;
 
@@ -43,5 +47,28 @@ describe("--exit-timeout-secs reached with ONNX Runtime executions running", () 
     const refused = results.filter((r) => r.status === 503);
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.some((r) => r.text.includes("exit timeout"))).toBe(true);
+  });
+});
+
+describe("--exit-timeout-secs reached with a TypeScript model's execute() spinning forever", () => {
+  it("ends the stuck execution (503) and exits 1 within seconds", async () => {
+    const repository = mkdtempSync(path.join(os.tmpdir(), "forced-exit-"));
+    writeProbeModel(repository, { name: "probe" });
+    const server = await startServer({ repository, args: ["--exit-timeout-secs", "2"] });
+    try {
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        server.process.once("exit", (code, signal) => resolve({ code, signal })));
+      const stuck = fetch(`${server.httpUrl}/v2/models/probe/infer`, {
+        method: "POST", body: JSON.stringify({ inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: [1] }], parameters: { behave: "spin" } }),
+      }).then((response) => response.status, () => 0);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      server.process.kill("SIGTERM");
+      // 2 s of exit timeout, then the default unload_timeout_ms (5 s): bounded, not a measure of speed.
+      expect(await exited).toEqual({ code: 1, signal: null });
+      expect(await stuck).toBe(503);
+    } finally {
+      server.process.kill("SIGKILL");
+      rmSync(repository, { recursive: true, force: true });
+    }
   });
 });

@@ -155,6 +155,23 @@ describe("KServe v2 gRPC: every GRPCInferenceService RPC", () => {
     expect(caseOutputs(await client.unary("ModelInfer", modelInferRequest(SIMPLE, true)))[0]!.values).toEqual(SUMS);
   });
 
+  it("echoes at most 256 characters of a client's string in an error, and the connection keeps serving", async () => {
+    const name = "a".repeat(20000);
+    const calls = [
+      callError(client.unary("ModelInfer", { ...modelInferRequest(SIMPLE, true), model_name: name })),
+      callError(client.unary("ModelMetadata", { name })),
+      callError(client.unary("ModelInfer", { ...modelInferRequest(SIMPLE, true), parameters: { ["é".repeat(20000)]: {} } })),
+    ];
+    // Valid calls on the same channel (one HTTP/2 connection) while the errors are answered, and after.
+    const valid = range(32).map(() => client.unary("ModelInfer", modelInferRequest(SIMPLE, true)));
+    const [unknown, metadata, parameter] = await Promise.all(calls);
+    expect([unknown!.code, unknown!.details]).toEqual([status.NOT_FOUND, `Request for unknown model: '${"a".repeat(256)}…(20000 chars)' is not found`]);
+    expect(metadata!.details).toBe(`Request for unknown model: '${"a".repeat(256)}…(20000 chars)' is not found`);
+    expect([parameter!.code, parameter!.details]).toEqual([status.INVALID_ARGUMENT, expect.stringContaining(`parameter '${"é".repeat(256)}…(20000 chars)' has no value`)]);
+    for (const response of await Promise.all(valid)) expect(caseOutputs(response)[0]!.values).toEqual(SUMS);
+    expect(caseOutputs(await client.unary("ModelInfer", modelInferRequest(SIMPLE, true)))[0]!.values).toEqual(SUMS);
+  });
+
   it("answers UNIMPLEMENTED for the CUDA shared-memory RPCs it does not serve", async () => {
     expect((await callError(client.unary("CudaSharedMemoryStatus", {}))).code).toBe(status.UNIMPLEMENTED);
   });

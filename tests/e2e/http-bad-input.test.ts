@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../helpers/server-process";
@@ -66,6 +67,10 @@ const CASES: readonly HttpBadCase[] = [
   { name: "model unload from a foreign Origin", path: "/v2/repository/models/simple/unload", headers: { origin: "http://attacker.example" }, status: 403, message: /^cross-origin request refused: Origin 'http:\/\/attacker.example' is not this server's origin/ },
   { name: "model unload sent as text/plain (an HTML form or a no-cors fetch)", path: "/v2/repository/models/simple/unload", body: "{}", headers: { "content-type": "text/plain" }, status: 415, message: /^Content-Type 'text\/plain' is not accepted for model repository changes/ },
   { name: "CORS preflight", method: "OPTIONS", path: "/v2/repository/models/simple/load", status: 405, message: /^Method Not Allowed$/ },
+  { name: "empty body without a Content-Type", body: Buffer.alloc(0), status: 400, message: /^the inference request body is empty: send a JSON object with an 'inputs' array$/ },
+  { name: "unknown input with a 20000-character name", body: json({ inputs: [{ ...validInput0, name: "n".repeat(20000) }, validInput1] }), status: 400, message: new RegExp(`^unexpected inference input '${"n".repeat(256)}…\\(20000 chars\\)' for model 'simple'`) },
+  { name: "unknown output with a 20000-character name", body: json({ inputs: [validInput0, validInput1], outputs: [{ name: "o".repeat(20000) }] }), status: 400, message: new RegExp(`^unexpected inference output '${"o".repeat(256)}…\\(20000 chars\\)' for model 'simple'$`) },
+  { name: "parameter with a 20000-character key", body: json({ inputs: [validInput0, validInput1], parameters: { ["k".repeat(20000)]: [1] } }), status: 400, message: new RegExp(`^parameter '${"k".repeat(256)}…\\(20000 chars\\)' of the request must be`) },
   { name: "repository index with a non-boolean ready", path: "/v2/repository/index", body: json({ ready: "yes" }), status: 400, message: /'ready' must be a boolean/ },
 ];
 
@@ -88,6 +93,22 @@ describe("REST bad input: every case gets a 4xx/5xx with {error}, and the server
     const body = (await response.json()) as { error: string };
     expect(Object.keys(body)).toEqual(["error"]);
     expect(body.error).toMatch(c.message);
+  });
+
+  it("answers an empty body sent with Expect: 100-continue with 400, logging no error", async () => {
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpRequest(`${server.httpUrl}${INFER}`, { method: "POST", headers: { expect: "100-continue", "content-length": "0" } }, (response) => {
+        let text = "";
+        response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        response.on("end", () => resolve({ status: response.statusCode!, body: text }));
+      });
+      request.on("continue", () => request.end());
+      request.on("error", reject);
+      request.flushHeaders();
+    });
+    expect(status).toBe(400);
+    expect(JSON.parse(body)).toEqual({ error: "the inference request body is empty: send a JSON object with an 'inputs' array" });
+    expect(server.logs()).not.toMatch(/request failed|TypeError/);
   });
 
   it("still answers a valid request correctly afterwards", async () => {

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
@@ -33,6 +34,16 @@ describe("model repository API in explicit mode: load overrides and Triton's err
     ({ status: response.status, error: ((await response.json()) as { error: string }).error });
   const ready = async (model: string, version?: string): Promise<boolean> =>
     (await fetch(`${server.httpUrl}/v2/models/${model}${version === undefined ? "" : `/versions/${version}`}/ready`)).status === 200;
+  /** A POST whose path goes out exactly as written. */
+  const rawPost = (rawPath: string, body: string): Promise<{ status: number; error: string }> => new Promise((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port: server.httpPort, path: rawPath, method: "POST", headers: { "content-type": "application/json" } }, (response) => {
+      let text = "";
+      response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      response.on("end", () => resolve({ status: response.statusCode!, error: (JSON.parse(text) as { error: string }).error }));
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
   const overrideDirectories = (): string[] => readdirSync(serverTmp).filter((name) => name.startsWith("inference-server-override-"));
 
   beforeAll(async () => {
@@ -91,6 +102,22 @@ describe("model repository API in explicit mode: load overrides and Triton's err
         expect(await grpcError(client.unary(rpc, request))).toMatchObject({ code: status.UNIMPLEMENTED, details: unsupported.error });
       }
       expect(await ready("simple")).toBe(true);
+    });
+
+    it("a model name no repository could hold is refused over REST and gRPC, overrides or not", async () => {
+      const parameters = { config: JSON.stringify(SIMPLE_CONFIG), "file:1/model.onnx": b64(SIMPLE_ONNX) };
+      for (const name of ["..", ".", "a/b", "/abs", ""]) {
+        const message = `invalid model name '${name}': a model name is one directory name of the model repository (not empty, '.' or '..', no '/')`;
+        const grpc = await grpcError(client.unary("RepositoryModelLoad", {
+          model_name: name, parameters: { config: { string_param: parameters.config }, "file:1/model.onnx": { bytes_param: SIMPLE_ONNX } },
+        }));
+        expect(grpc, name).toMatchObject({ code: status.INVALID_ARGUMENT, details: message });
+        if (name === "") continue;
+        // Percent-encoded, as a literal '..' or '/' never reaches the route; sent raw, as fetch would resolve '%2E%2E'.
+        const rawPath = `/v2/repository/models/${encodeURIComponent(name).replaceAll(".", "%2E")}/load`;
+        expect(await rawPost(rawPath, JSON.stringify({ parameters })), name).toEqual({ status: 400, error: message });
+      }
+      expect(overrideDirectories()).toEqual([]);
     });
 
     it("load parameters of the wrong type or unknown name are refused before anything loads", async () => {
@@ -178,6 +205,54 @@ describe("model repository API in explicit mode: load overrides and Triton's err
       expect(overrideDirectories()).toEqual([]);
       expect(await ready("new_model")).toBe(false);
       expect(await ready("simple", "1")).toBe(true);
+    });
+  });
+
+  describe("model code in file overrides (--allow-model-code-upload, off by default)", () => {
+    const TS_CONFIG = {
+      backend: "typescript", max_batch_size: 0,
+      input: [{ name: "INPUT0", data_type: "TYPE_FP32", dims: [1] }], output: [{ name: "OUTPUT0", data_type: "TYPE_FP32", dims: [1] }],
+    };
+    /** A model.js that leaves `marker` behind as soon as it is loaded. */
+    const markingModel = (marker: string): string => b64(Buffer.from(
+      `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\nmodule.exports = class { execute(requests) { return requests.map((r) => ({ outputs: { OUTPUT0: r.inputs.INPUT0 } })); } };\n`,
+    ));
+
+    it("refuses a TypeScript model or any code file over REST and gRPC, naming the flag, and runs nothing", async () => {
+      const marker = path.join(serverTmp, "model-code-ran");
+      const refused = await errorOf(await load("uploaded", { config: JSON.stringify(TS_CONFIG), "file:1/model.js": markingModel(marker) }));
+      expect(refused).toEqual({
+        status: 400,
+        error: "load failed for model 'uploaded': file overrides may not carry model code ('file:1/model.js' is code); start the server with --allow-model-code-upload true to allow it",
+      });
+      // Whatever the file is called, the TypeScript backend would require() it.
+      const renamed = await grpcError(client.unary("RepositoryModelLoad", {
+        model_name: "uploaded",
+        parameters: { config: { string_param: JSON.stringify({ ...TS_CONFIG, default_model_filename: "model.onnx" }) }, "file:1/model.onnx": { bytes_param: Buffer.from(markingModel(marker), "base64") } },
+      }));
+      expect(renamed).toMatchObject({ code: status.INVALID_ARGUMENT, details: expect.stringContaining("backend 'typescript' runs code from the model directory") });
+      const beside = await errorOf(await load("uploaded", { config: JSON.stringify(SIMPLE_CONFIG), "file:1/model.onnx": b64(SIMPLE_ONNX), "file:1/addon.node": b64(Buffer.from("x")) }));
+      expect(beside).toMatchObject({ status: 400, error: expect.stringContaining("'file:1/addon.node' is code") });
+      expect(existsSync(marker)).toBe(false);
+      expect(await ready("uploaded")).toBe(false);
+      expect(overrideDirectories()).toEqual([]);
+    });
+
+    it("loads and runs uploaded model code when the server allows it", async () => {
+      const tmp = mkdtempSync(path.join(os.tmpdir(), "repository-api-code-"));
+      const marker = path.join(tmp, "model-code-ran");
+      const allowing = await startServer({ repository, args: ["--model-control-mode", "explicit", "--allow-model-code-upload", "true"] });
+      try {
+        const response = await fetch(`${allowing.httpUrl}/v2/repository/models/uploaded/load`, {
+          method: "POST", headers: { "content-type": "application/json" },
+          body: JSON.stringify({ parameters: { config: JSON.stringify(TS_CONFIG), "file:1/model.js": markingModel(marker) } }),
+        });
+        expect(response.status).toBe(200);
+        expect(readFileSync(marker, "utf8")).toBe("ran");
+      } finally {
+        await allowing.stop();
+        rmSync(tmp, { recursive: true, force: true });
+      }
     });
   });
 

@@ -1,4 +1,7 @@
-import { readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../helpers/server-process";
@@ -48,7 +51,7 @@ describe("system shared memory extension", () => {
   afterAll(async () => {
     grpc?.close();
     await server?.stop();
-    for (const file of created) rmSync(file, { force: true });
+    for (const file of created) rmSync(file, { force: true, recursive: true });
   });
 
   const post = (path: string, body?: unknown): Promise<Response> =>
@@ -92,7 +95,7 @@ describe("system shared memory extension", () => {
 
     await expectError(register("first", key, 16), 400, "shared memory region 'first' already in manager");
     await expectError(register("missing", "/itest-shm-no-such-key", 16), 400, "Unable to open shared memory region: '/itest-shm-no-such-key'");
-    await expectError(register("escape", "/../etc/passwd", 16), 400, "Unable to open shared memory region: '/../etc/passwd'");
+    await expectError(register("escape", "/../etc/passwd", 16), 400, "Unable to open shared memory region: '/../etc/passwd': a key names one file of /dev/shm");
     await expectError(register("large", key, 256, 1), 400, "failed to register shared memory region 'large': invalid args");
     await expectError(post("/v2/systemsharedmemory/region/bad/register", { key, offset: 0 }), 400, /'byte_size' must be a non-negative integer/);
     await expectError(post("/v2/systemsharedmemory/region/bad/register", { offset: 0, byte_size: 4 }), 400, /'key' must be a non-empty string/);
@@ -103,6 +106,25 @@ describe("system shared memory extension", () => {
     expect(await regionStatus()).toEqual([{ name: "second", key, offset: 0, byte_size: 256 }]);
     expect((await post("/v2/systemsharedmemory/unregister")).status).toBe(200);
     expect(await regionStatus()).toEqual([]);
+  });
+
+  it("refuses a key that is a symbolic link or not a regular file, leaving what it names untouched", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "itest-shm-target-"));
+    const secret = join(outside, "secret");
+    writeFileSync(secret, Buffer.alloc(128, 7));
+    const linkKey = `/itest-shm-${process.pid}-link`;
+    const fifoKey = `/itest-shm-${process.pid}-fifo`;
+    created.push(`/dev/shm${linkKey}`, `/dev/shm${fifoKey}`, outside);
+    symlinkSync(secret, `/dev/shm${linkKey}`);
+    execFileSync("mkfifo", [`/dev/shm${fifoKey}`]);
+
+    await expectError(register("link", linkKey, 128), 400, `Unable to open shared memory region: '${linkKey}': it is a symbolic link`);
+    await expectError(register("fifo", fifoKey, 16), 400, `Unable to open shared memory region: '${fifoKey}': not a regular file`);
+    const grpcError = await grpcCallError(grpc.unary("SystemSharedMemoryRegister", { name: "link", key: linkKey, offset: 0, byte_size: 128 }));
+    expect(grpcError.code).toBe(status.INVALID_ARGUMENT);
+    expect(grpcError.details).toBe(`Unable to open shared memory region: '${linkKey}': it is a symbolic link`);
+    expect(await regionStatus()).toEqual([]);
+    expect(readFileSync(secret)).toEqual(Buffer.alloc(128, 7));
   });
 
   it(`registers at most --max-shared-memory-regions (${MAX_REGIONS}) regions`, async () => {
@@ -271,7 +293,7 @@ describe("system shared memory without --allow-client-shm (the default, as in Tr
   afterAll(async () => {
     grpc?.close();
     await server?.stop();
-    for (const file of created) rmSync(file, { force: true });
+    for (const file of created) rmSync(file, { force: true, recursive: true });
   });
 
   it("refuses to register regions over REST and gRPC, saying how to allow it, and lists none", async () => {

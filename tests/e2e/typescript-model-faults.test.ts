@@ -78,3 +78,59 @@ describe("TypeScript model failures, over REST and gRPC", () => {
     });
   });
 });
+
+describe("a TypeScript model whose execute() never returns, through the real server", () => {
+  let repository: string;
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    repository = mkdtempSync(path.join(os.tmpdir(), "typescript-stuck-"));
+    writeProbeModel(repository, { name: "probe", parameters: { unload_timeout_ms: "1000" } });
+    writeProbeModel(repository, { name: "bounded", parameters: { execution_timeout_ms: "500" } });
+    server = await startServer({
+      repository, args: ["--model-control-mode", "explicit", "--load-model", "probe", "--load-model", "bounded", "--instance-restart-backoff-ms", "10"],
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(repository, { recursive: true, force: true });
+  });
+
+  const infer = (model: string, behave?: string): Promise<{ status: number; body: unknown }> =>
+    fetch(`${server.httpUrl}/v2/models/${model}/infer`, {
+      method: "POST",
+      body: JSON.stringify({ inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: [1] }], outputs: [{ name: "OUTPUT0" }], ...(behave !== undefined ? { parameters: { behave } } : {}) }),
+    }).then(async (response) => ({ status: response.status, body: await response.json() }));
+  const repositoryCall = (model: string, action: "load" | "unload"): Promise<number> =>
+    fetch(`${server.httpUrl}/v2/repository/models/${model}/${action}`, { method: "POST" }).then((response) => response.status);
+
+  it("answers 503 past execution_timeout_ms and serves the next request from a restarted instance", async () => {
+    expect(await infer("bounded", "hang")).toEqual({
+      status: 503, body: { error: "TypeScript model execute() did not finish within 500 ms (execution_timeout_ms): its instance is restarted" },
+    });
+    expect(await infer("bounded")).toMatchObject({ status: 200, body: { outputs: [{ name: "OUTPUT0", data: [1] }] } });
+  });
+
+  it("unloads and reloads a model whose execute() spins, failing the stuck request with 503 after unload_timeout_ms", async () => {
+    const stuck = infer("probe", "spin");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await repositoryCall("probe", "unload")).toBe(200);
+    expect(await stuck).toEqual({
+      status: 503, body: { error: "TypeScript model execute() was still running 1000 ms after the model began to unload (unload_timeout_ms): its worker thread was terminated" },
+    });
+    expect(await repositoryCall("probe", "load")).toBe(200);
+    const stuckAgain = infer("probe", "wait");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await repositoryCall("probe", "load")).toBe(200);
+    expect((await stuckAgain).status).toBe(503);
+    expect(await infer("probe")).toMatchObject({ status: 200 });
+  });
+
+  it("refuses process.kill() in a model: the request fails and the server keeps serving", async () => {
+    expect(await infer("probe", "kill")).toEqual({
+      status: 500, body: { error: "TypeScript model execute() failed: process.kill() is not allowed in a TypeScript model" },
+    });
+    expect(await infer("probe")).toMatchObject({ status: 200 });
+    expect(server.process.exitCode).toBeNull();
+  });
+});

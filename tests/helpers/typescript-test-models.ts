@@ -11,6 +11,9 @@ import path from "node:path";
  * - `throw-later`: answers, then throws from a timer (the worker dies after the answer)
  * - `bad-output`: returns OUTPUT0 as the wrong typed array; `bad-code`: an error code that does not exist
  * - `grow`: allocates JS arrays until the worker's heap limit stops it
+ * - execute() never returns: `spin` (a busy loop), `hang` (a promise that never settles), `wait` (Atomics.wait)
+ * - `kill`: process.kill(process.pid, "SIGTERM") in execute(); `limits`: fails with INVALID_ARG, the message
+ *   being the worker's resourceLimits as JSON
  * The config parameter `init_fail` makes initialize() throw; finalize() writes `finalized` beside model.js.
  */
 const PROBE_MODEL_JS = String.raw`
@@ -30,11 +33,16 @@ class ProbeModel {
     if (behaviours.includes("throw")) throw new Error("execute exploded");
     if (behaviours.includes("exit")) process.exit(3);
     if (behaviours.includes("throw-later")) setTimeout(() => { throw new Error("thrown from a timer"); }, 20);
+    if (behaviours.includes("spin")) for (;;);
+    if (behaviours.includes("hang")) return new Promise(() => undefined);
+    if (behaviours.includes("wait")) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    if (behaviours.includes("kill")) process.kill(process.pid, "SIGTERM");
     if (behaviours.includes("grow")) { const hoard = []; for (;;) hoard.push(new Array(100000).fill(Math.random())); }
     return requests.map((request) => {
       const behave = request.parameters.behave;
       if (behave === "invalid") return { error: { code: "INVALID_ARG", message: "the model refuses this request" } };
       if (behave === "internal") return { error: { message: "the model failed on this request" } };
+      if (behave === "limits") return { error: { code: "INVALID_ARG", message: JSON.stringify(require("node:worker_threads").resourceLimits) } };
       if (behave === "bad-code") return { error: { code: "NOPE", message: "odd" } };
       const outputs = {};
       const types = {};

@@ -3,6 +3,7 @@ import * as ort from "onnxruntime-node";
 import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
 import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
 import { chooseExecutionProviders, type ExecutionProviderName, runsOnWebgpu, webgpuUnavailable } from "./execution-providers";
+import { publicOrtMessage } from "./ort-error-message";
 import { describeSession, fromOrtTensor, ortInputProblem, toOrtTensor } from "./ort-tensors";
 import { ortSessionOptions, type OrtSessionSettings, type OrtWorkerReply } from "./ort-worker-protocol";
 
@@ -86,7 +87,9 @@ export class OnnxruntimeBackend implements Backend {
     const settings = sessionSettings(spec, choice.executionProviders);
     const startWorker = (): Promise<BackendInstance> => OrtInstance.start(settings, spec.instanceName, choice.provider, this.#startWorker);
     if (spec.device === "cpu" && statSync(spec.modelPath).size <= INLINE_MODEL_MAX_BYTES) {
-      return InlineOrtInstance.create(settings, startWorker, this.#inlineExecutionBudgetNs);
+      return InlineOrtInstance.create(settings, startWorker, this.#inlineExecutionBudgetNs).catch((error: unknown) => {
+        throw loadFailed(error);
+      });
     }
     // The TensorRT EP reads its precision from the process environment when the session is created; models load
     // one at a time, so setting it around the load is race-free.
@@ -97,7 +100,7 @@ export class OnnxruntimeBackend implements Backend {
       const message = error instanceof Error ? error.message : String(error);
       // The WebGPU provider fails at session creation when there is no Vulkan loader or adapter.
       if (choice.provider === "webgpu" && /webgpu|vulkan/i.test(message)) throw webgpuUnavailable(choice, message);
-      throw error;
+      throw loadFailed(error);
     } finally {
       setEnvironment(previous);
     }
@@ -107,9 +110,14 @@ export class OnnxruntimeBackend implements Backend {
 export const INLINE_MODEL_MAX_BYTES = 64 * 1024;
 export const INLINE_EXECUTION_BUDGET_NS = 1_000_000;
 
+/** A model load's failure, its message as a client may read it (the reason a repository request shows). */
+function loadFailed(error: unknown): Error {
+  return new Error(publicOrtMessage(error instanceof Error ? error.message : String(error)), { cause: error });
+}
+
 /** The same message whichever thread the session ran on. */
 function executionFailed(detail: string): Error {
-  return new Error(`onnxruntime execution failed: ${detail}`);
+  return new Error(`onnxruntime execution failed: ${publicOrtMessage(detail)}`);
 }
 
 /** A session on the main thread, for tiny models; hands itself over to a worker if an execution runs long. */

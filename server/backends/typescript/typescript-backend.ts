@@ -4,22 +4,44 @@ import type { ResourceLimits } from "node:worker_threads";
 import type {
   Backend, BackendInstance, BackendRequest, BackendResponse, ExecutionResult, InstanceSpec, RequestsExecutionResult, TensorMap,
 } from "../backend";
-import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
+import { CallTimeoutError, InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
 import type { InitializeArgs, ModelConfigJson } from "./typescript-model";
 import type { TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
 
-/** How long finalize() may take when an instance closes before its thread is terminated. */
-const FINALIZE_GRACE_MS = 5000;
-
-/** Model parameter capping an instance's JS heap (V8 old generation), in MiB: beyond it the worker dies and restarts. */
+/**
+ * Model parameter capping an instance's JS heap (V8 old generation), in MiB: beyond it the worker dies and
+ * restarts. Without it, {@link DEFAULT_MAX_HEAP_MB}: V8's own default (a share of the host's memory, ~4 GiB here)
+ * would let one model take the host down. ArrayBuffers (typed arrays, Buffers, tensors) live outside that heap and
+ * Node has no per-thread cap for them; the young generation and the stack keep V8's defaults.
+ */
 const MAX_HEAP_PARAMETER = "max_heap_size_mb";
+const DEFAULT_MAX_HEAP_MB = 1024;
 
-function resourceLimits(spec: InstanceSpec): ResourceLimits | undefined {
-  const value = spec.parameters[MAX_HEAP_PARAMETER];
+/** Model parameter: the longest one execute() may run, in ms (none by default); past it the instance restarts. */
+const EXECUTION_TIMEOUT_PARAMETER = "execution_timeout_ms";
+
+/**
+ * Model parameter: how long an execute() still running may take once the model unloads (unload, reload, server
+ * shutdown), in ms, before its worker thread is terminated; also how long finalize() may take.
+ */
+const UNLOAD_TIMEOUT_PARAMETER = "unload_timeout_ms";
+const DEFAULT_UNLOAD_TIMEOUT_MS = 5000;
+
+function positiveInteger(spec: InstanceSpec, parameter: string): number | undefined {
+  const value = spec.parameters[parameter];
   if (value === undefined) return undefined;
-  const megabytes = Number(value);
-  if (!Number.isInteger(megabytes) || megabytes < 1) throw new Error(`model parameter ${MAX_HEAP_PARAMETER} must be a positive integer, got '${value}'`);
-  return { maxOldGenerationSizeMb: megabytes };
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 1) throw new Error(`model parameter ${parameter} must be a positive integer, got '${value}'`);
+  return number;
+}
+
+function resourceLimits(spec: InstanceSpec): ResourceLimits {
+  return { maxOldGenerationSizeMb: positiveInteger(spec, MAX_HEAP_PARAMETER) ?? DEFAULT_MAX_HEAP_MB };
+}
+
+interface InstanceTimeouts {
+  readonly executionMs: number | undefined;
+  readonly unloadMs: number;
 }
 
 function initializeArgs(spec: InstanceSpec): InitializeArgs {
@@ -52,11 +74,13 @@ export class TypeScriptBackend implements Backend {
     // Absolute: a relative path would make require() look the model up as a package.
     const workerData: TypeScriptWorkerData = { modelPath: path.resolve(spec.modelPath), initializeArgs: initializeArgs(spec) };
     const { file, execArgv } = workerScript(__dirname, "typescript-worker");
-    const limits = resourceLimits(spec);
+    const timeouts: InstanceTimeouts = {
+      executionMs: positiveInteger(spec, EXECUTION_TIMEOUT_PARAMETER), unloadMs: positiveInteger(spec, UNLOAD_TIMEOUT_PARAMETER) ?? DEFAULT_UNLOAD_TIMEOUT_MS,
+    };
     const { worker } = await InstanceWorker.start<null, TypeScriptWorkerReply>(
-      file, { workerData, execArgv, ...(limits !== undefined ? { resourceLimits: limits } : {}) }, spec.instanceName, this.#startWorker,
+      file, { workerData, execArgv, resourceLimits: resourceLimits(spec) }, spec.instanceName, this.#startWorker,
     );
-    return new TypeScriptInstance(worker);
+    return new TypeScriptInstance(worker, timeouts);
   }
 }
 
@@ -70,13 +94,35 @@ class TypeScriptInstance implements BackendInstance {
   readonly executionThread = "worker";
   readonly executionProvider = "cpu";
   readonly #worker: InstanceWorker<TypeScriptWorkerReply>;
+  readonly #timeouts: InstanceTimeouts;
+  #draining = false;
 
-  constructor(worker: InstanceWorker<TypeScriptWorkerReply>) {
+  constructor(worker: InstanceWorker<TypeScriptWorkerReply>, timeouts: InstanceTimeouts) {
     this.#worker = worker;
+    this.#timeouts = timeouts;
   }
 
   get lost(): Promise<Error> {
     return this.#worker.lost;
+  }
+
+  /** The model is unloading: what runs now, and every later execution, gets at most unload_timeout_ms. */
+  draining(): void {
+    this.#draining = true;
+    this.#worker.limitPending(this.#unloadLimit());
+  }
+
+  #unloadLimit(): { ms: number; message: string } {
+    const ms = this.#timeouts.unloadMs;
+    return { ms, message: `TypeScript model execute() was still running ${ms} ms after the model began to unload (${UNLOAD_TIMEOUT_PARAMETER}): its worker thread was terminated` };
+  }
+
+  #executionLimit(): { ms: number; message: string } | undefined {
+    const ms = this.#timeouts.executionMs;
+    const execution = ms === undefined ? undefined : { ms, message: `TypeScript model execute() did not finish within ${ms} ms (${EXECUTION_TIMEOUT_PARAMETER}): its instance is restarted` };
+    if (!this.#draining) return execution;
+    const unload = this.#unloadLimit();
+    return execution !== undefined && execution.ms <= unload.ms ? execution : unload;
   }
 
   async executeRequests(requests: readonly BackendRequest[]): Promise<RequestsExecutionResult> {
@@ -84,7 +130,16 @@ class TypeScriptInstance implements BackendInstance {
     const wire = requests.map((request): WireRequest => ({
       inputs: postableTensors(request.inputs, transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
     }));
-    const reply = await this.#worker.call({ type: "execute", requests: wire }, [...transfer]);
+    let reply: TypeScriptWorkerReply;
+    try {
+      reply = await this.#worker.call({ type: "execute", requests: wire }, [...transfer], this.#executionLimit());
+    } catch (error) {
+      // UNAVAILABLE, as Triton answers a request its timeout ended: the server cannot serve it now (the instance
+      // restarts, or the model is going away), rather than the request being malformed or the server broken.
+      if (!(error instanceof CallTimeoutError)) throw error;
+      const response: BackendResponse = { error: { code: "UNAVAILABLE", message: error.message } };
+      return { responses: requests.map(() => response), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
+    }
     if (reply.type === "execute-error") throw new Error(reply.message);
     return {
       responses: reply.responses.map(toBackendResponse),
@@ -101,6 +156,6 @@ class TypeScriptInstance implements BackendInstance {
   }
 
   close(): Promise<void> {
-    return this.#worker.close({ message: { type: "finalize" }, graceMs: FINALIZE_GRACE_MS });
+    return this.#worker.close({ message: { type: "finalize" }, graceMs: this.#timeouts.unloadMs });
   }
 }

@@ -18,6 +18,15 @@ const port = parentPort;
 if (port === null) throw new Error("typescript-worker must run in a worker thread");
 const settings = workerData as TypeScriptWorkerData;
 
+/**
+ * process.kill signals whole processes (this server's own pid among them: SIGTERM would shut the server down), so a
+ * model may not call it, as Node already refuses process.abort() in a worker. process.exit() and
+ * process.reallyExit() stay: in a worker they end only this thread, and the instance is restarted.
+ */
+process.kill = () => {
+  throw Object.assign(new Error("process.kill() is not allowed in a TypeScript model"), { code: "ERR_WORKER_UNSUPPORTED_OPERATION" });
+};
+
 function post(message: TypeScriptStartupMessage | TypeScriptWorkerReply, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
 }

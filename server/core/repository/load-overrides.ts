@@ -1,4 +1,4 @@
-import { InferenceError } from "../errors";
+import { clipped, InferenceError } from "../errors";
 
 /**
  * Triton's load overrides (model repository extension): parameters of a load request that change what is
@@ -15,4 +15,49 @@ export interface LoadOverrides {
 /** As Triton's frontends: a repository named in a repository request is not supported (one namespace). */
 export function refuseRepositoryName(repositoryName: string): void {
   if (repositoryName !== "") throw new InferenceError("UNSUPPORTED", "'repository_name' specification is not supported");
+}
+
+/**
+ * Refuses a name no repository could hold as a model directory (empty, `.`, `..`, a path): without this a load
+ * with `file:` overrides would serve such a model, which no route could then address. REST and gRPC alike.
+ */
+export function refuseModelName(name: string): void {
+  if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
+    throw new InferenceError("INVALID_ARG", `invalid model name '${clipped(name)}': a model name is one directory name of the model repository (not empty, '.' or '..', no '/')`);
+  }
+}
+
+/**
+ * Backends (or platforms) that read a model file as data. Every other one runs code from the model directory (the
+ * TypeScript backend require()s its model file, whatever its name), and one not named defaults to ONNX Runtime.
+ */
+const DATA_ONLY_BACKENDS: ReadonlySet<string> = new Set(["", "onnxruntime", "onnxruntime_onnx", "identity", "ensemble"]);
+
+/** Files a runtime would load as code whatever the backend: scripts, compiled modules, native libraries. */
+const CODE_FILE = /\.(?:[cm]?js|[cm]?ts|node|so(?:\.\d+)*|dylib|dll|py|sh)$/i;
+
+function backendOf(configJson: string | undefined): string {
+  try {
+    const config = JSON.parse(configJson ?? "{}") as { backend?: unknown; platform?: unknown };
+    return typeof config.backend === "string" && config.backend !== "" ? config.backend : typeof config.platform === "string" ? config.platform : "";
+  } catch {
+    return ""; // An unreadable config fails the load on its own.
+  }
+}
+
+/**
+ * Refuses `file:` overrides that carry model code unless the server allows it (--allow-model-code-upload): code
+ * sent to the load API runs on the server, so anyone who reaches that API could run anything. INVALID_ARG,
+ * naming the flag.
+ */
+export function refuseModelCode(name: string, overrides: LoadOverrides | undefined, allowed: boolean): void {
+  if (allowed || overrides === undefined || overrides.files.size === 0) return;
+  const backend = backendOf(overrides.config);
+  const codeFile = [...overrides.files.keys()].find((key) => CODE_FILE.test(key));
+  if (DATA_ONLY_BACKENDS.has(backend) && codeFile === undefined) return;
+  const what = codeFile !== undefined ? `'${clipped(codeFile)}' is code` : `backend '${clipped(backend)}' runs code from the model directory`;
+  throw new InferenceError(
+    "INVALID_ARG",
+    `load failed for model '${clipped(name)}': file overrides may not carry model code (${what}); start the server with --allow-model-code-upload true to allow it`,
+  );
 }

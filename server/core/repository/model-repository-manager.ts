@@ -1,6 +1,6 @@
 import { InferenceError } from "../errors";
 import type { ComposingModels } from "../scheduling/ensemble";
-import type { LoadOverrides } from "./load-overrides";
+import { type LoadOverrides, refuseModelCode, refuseModelName } from "./load-overrides";
 import { stepModelsOf, withDependents } from "./model-dependents";
 import { type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
 import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./model-repository";
@@ -24,6 +24,8 @@ export interface RepositorySettings {
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
   readonly loader: Omit<LoaderSettings, "observer" | "composing" | "log">;
+  /** Whether load requests' `file:` overrides may carry model code (--allow-model-code-upload); off unless set. */
+  readonly allowModelCodeUpload?: boolean;
 }
 
 /** What the manager's loads are wired to: where executions are reported, and the models ensembles run on. */
@@ -210,6 +212,7 @@ export class ModelRepositoryManager {
       if (version instanceof Error) return;
       this.#closing.add(version);
       try {
+        version.pool.drain();
         await version.scheduler.close();
         await version.pool.close();
       } finally {
@@ -226,6 +229,8 @@ export class ModelRepositoryManager {
    */
   async loadModel(name: string, overrides?: LoadOverrides): Promise<void> {
     this.#requireExplicitMode();
+    refuseModelName(name);
+    refuseModelCode(name, overrides, this.#settings.allowModelCodeUpload ?? false);
     const source = await this.#pollForLoad(name, overrides);
     if (source.overrides !== undefined) this.#overrides.add(name, source.overrides);
     this.#explicitlyLoaded.add(name);
@@ -319,12 +324,17 @@ export class ModelRepositoryManager {
 
   /**
    * Stops polling and fails every queued request with UNAVAILABLE (`message`), in loaded and closing versions
-   * alike; executions already running finish.
+   * alike. Native executions already running finish; JavaScript ones (TypeScript models) are ended past their
+   * unload timeout: the versions' pools drain, as an unload does.
    */
   refuseQueued(message: string): void {
     this.#stopping = true;
-    for (const version of this.allServingVersions()) version.scheduler.refuseQueued(message);
-    for (const version of this.#closing) version.scheduler.refuseQueued(message);
+    const refuse = (version: ModelVersion): void => {
+      version.scheduler.refuseQueued(message);
+      version.pool.drain();
+    };
+    for (const version of this.allServingVersions()) refuse(version);
+    for (const version of this.#closing) refuse(version);
   }
 
   /** Stops polling, answers what was accepted, and releases every instance and override directory. */

@@ -1,4 +1,4 @@
-import { InferenceError, invalidArg } from "../errors";
+import { clipped, InferenceError, invalidArg } from "../errors";
 import type { ModelIndexEntry, ModelVersion } from "./model-version";
 
 /** What a model's last load left: why it failed as a whole, or what each of its versions became. */
@@ -27,20 +27,20 @@ export function indexRows(name: string, entry: ModelEntry | undefined, readyOnly
  * the latest that serves): NOT_FOUND for unknown ones, UNAVAILABLE for ones that failed, with Triton's messages.
  */
 export function resolveVersion(name: string, entry: ModelEntry | undefined, version: string | undefined): ModelVersion {
-  if (entry === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
-  if (entry.failure !== undefined) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' is not ready: ${entry.failure}`);
+  if (entry === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${clipped(name)}' is not found`);
+  if (entry.failure !== undefined) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${clipped(name)}' is not ready: ${entry.failure}`);
   if (version === undefined || version === "") {
     const ready = [...entry.versions.values()].filter((v): v is ModelVersion => !(v instanceof Error));
     const latest = ready.sort((a, b) => b.version - a.version)[0];
     if (latest === undefined) {
       const reasons = [...entry.versions].flatMap(([number, v]) => (v instanceof Error ? [`version ${number}: ${v.message}`] : []));
-      throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' has no available versions${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
+      throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${clipped(name)}' has no available versions${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
     }
     return latest;
   }
-  if (!/^[0-9]+$/.test(version)) throw invalidArg(`failed to parse model version '${version}' for model '${name}': versions are non-negative integers`);
+  if (!/^[0-9]+$/.test(version)) throw invalidArg(`failed to parse model version '${clipped(version)}' for model '${clipped(name)}': versions are non-negative integers`);
   const loaded = entry.versions.get(Number(version));
-  if (loaded === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${name}' version ${version} is not found`);
-  if (loaded instanceof Error) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${name}' version ${version} is not ready: ${loaded.message}`);
+  if (loaded === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${clipped(name)}' version ${clipped(version)} is not found`);
+  if (loaded instanceof Error) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${clipped(name)}' version ${clipped(version)} is not ready: ${loaded.message}`);
   return loaded;
 }

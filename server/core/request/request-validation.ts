@@ -1,5 +1,5 @@
 import { ELEMENT_BYTE_SIZE } from "../../../protocol/datatypes";
-import { invalidArg } from "../errors";
+import { clipped, invalidArg } from "../errors";
 import type { InferRequest, RequestedOutput } from "./inference-request";
 import type { ModelSignature, TensorSignature } from "../model-config/model-signature";
 import { checkBytesElements, elementCount, type Tensor } from "./tensor";
@@ -100,7 +100,7 @@ function validateOutputs(request: InferRequest, signature: ModelSignature): Requ
   const seen = new Set<string>();
   for (const output of request.outputs) {
     if (!signature.outputs.some((o) => o.name === output.name)) {
-      throw invalidArg(`unexpected inference output '${output.name}' for model '${request.modelName}'`);
+      throw invalidArg(`unexpected inference output '${clipped(output.name)}' for model '${request.modelName}'`);
     }
     if (seen.has(output.name)) throw invalidArg(`output '${output.name}' is requested more than once`);
     seen.add(output.name);
@@ -115,10 +115,10 @@ function validateOutputs(request: InferRequest, signature: ModelSignature): Requ
 export function validateRequest(request: InferRequest, signature: ModelSignature, limits: RequestLimits): ValidatedRequest {
   const byName = new Map<string, Tensor>();
   for (const tensor of request.inputs) {
-    if (byName.has(tensor.name)) throw invalidArg(`input '${tensor.name}' is given more than once`);
+    if (byName.has(tensor.name)) throw invalidArg(`input '${clipped(tensor.name)}' is given more than once`);
     if (!signature.inputs.some((spec) => spec.name === tensor.name)) {
       const allowed = signature.inputs.map((spec) => `'${spec.name}'`).join(", ");
-      throw invalidArg(`unexpected inference input '${tensor.name}' for model '${request.modelName}', allowed inputs are: ${allowed}`);
+      throw invalidArg(`unexpected inference input '${clipped(tensor.name)}' for model '${request.modelName}', allowed inputs are: ${allowed}`);
     }
     byName.set(tensor.name, tensor);
   }

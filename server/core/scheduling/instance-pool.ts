@@ -16,8 +16,8 @@ export interface InstanceRestarts {
 export interface PoolListener {
   /** An instance was (re)started and is idle. */
   available(): void;
-  /** No instance is alive and a restart just failed with `reason`: queued requests would wait for nothing. */
-  allDown(reason: Error): void;
+  /** No instance is alive and none is coming back (`why`): queued requests would wait for nothing. */
+  allDown(why: string): void;
 }
 
 /**
@@ -44,6 +44,7 @@ export class InstancePool {
   #busyNs = 0n;
   #restartCount = 0;
   #closed = false;
+  #draining = false;
 
   constructor(instances: readonly BackendInstance[], restarts?: InstanceRestarts) {
     this.#slots = [...instances];
@@ -111,6 +112,11 @@ export class InstancePool {
     const idle = this.#idle.indexOf(instance);
     if (idle >= 0) this.#idle.splice(idle, 1);
     void instance.close();
+    // Unloading: a replacement would only take the next queued request to the same end, one timeout at a time.
+    if (this.#draining) {
+      if (this.size === 0) this.#listener?.allDown(`the model is unloading and its last instance ended: ${reason.message}`);
+      return;
+    }
     const restarts = this.#restarts;
     if (restarts === undefined) return;
     this.#restartCount++;
@@ -146,7 +152,7 @@ export class InstancePool {
       const reason = error instanceof Error ? error : new Error(String(error));
       const delayMs = this.#backoffMs(index);
       restarts.log.warn(`restarting ${restarts.describe(index)} failed (${reason.message}); trying again in ${delayMs} ms`);
-      if (this.size === 0) this.#listener?.allDown(reason);
+      if (this.size === 0) this.#listener?.allDown(`every instance of the model is down and restarting failed: ${reason.message}`);
       this.#restartAfter(index, delayMs);
       return;
     }
@@ -158,8 +164,20 @@ export class InstancePool {
     this.#startedAtMs[index] = Date.now();
     this.#idle.push(instance);
     this.#watch(instance, index);
+    // Restarted for a death before the unload began: bounded like the others.
+    if (this.#draining) instance.draining?.();
     restarts.log.info(`restarted ${restarts.describe(index)}`);
     this.#listener?.available();
+  }
+
+  /**
+   * The version began to unload: tells every instance (see {@link BackendInstance.draining}). An instance lost from
+   * now on is not restarted; once none is left, what is queued fails with UNAVAILABLE.
+   */
+  drain(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    for (const instance of this.#slots) instance?.draining?.();
   }
 
   /** Stops restarting and closes every instance, including one still starting. */

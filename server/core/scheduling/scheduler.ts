@@ -93,7 +93,7 @@ export class Scheduler implements RequestScheduler {
     this.#outputNames = signature.outputs.map((o) => o.name);
     pool.listen({
       available: () => this.#schedule(),
-      allDown: (reason) => this.#failQueued(new InferenceError("UNAVAILABLE", `every instance of the model is down and restarting failed: ${reason.message}`)),
+      allDown: (why) => this.#failQueued(new InferenceError("UNAVAILABLE", why)),
     });
   }
 

@@ -1,5 +1,5 @@
 import { status, type StatusObject } from "@grpc/grpc-js";
-import { type ErrorCode, InferenceError } from "../../core/index";
+import { clipped, type ErrorCode, InferenceError } from "../../core/index";
 
 /** Triton's GrpcStatusUtil::CodeToStatus; the only place core error codes become gRPC status codes. */
 const STATUS_BY_CODE: Readonly<Record<ErrorCode, status>> = {
@@ -18,10 +18,32 @@ export function grpcStatusOf(code: ErrorCode): status {
 }
 
 /**
- * The status a failed call ends with: an {@link InferenceError} keeps its message (meant for the client);
- * anything else is a bug, answered INTERNAL without leaking its details.
+ * Most characters of a status message as it travels (grpc-js percent-encodes it into the grpc-message trailer):
+ * well inside the 8 KiB of metadata common clients accept, beyond which they drop the whole connection.
+ */
+const MAX_ENCODED_DETAILS = 4096;
+
+/** Length once percent-encoded: printable ASCII stays, every other UTF-8 byte becomes %XX. */
+function encodedLength(text: string): number {
+  let length = 0;
+  for (const byte of Buffer.from(text)) length += byte >= 0x20 && byte <= 0x7e ? 1 : 3;
+  return length;
+}
+
+/** `details` shortened until its encoded form fits the trailer (only non-ASCII text can need more than one pass). */
+function fittingTrailer(details: string): string {
+  let fitted = details;
+  for (let max = details.length; encodedLength(fitted) > MAX_ENCODED_DETAILS; max = Math.floor(max / 2)) {
+    fitted = clipped(details, Math.floor(max / 2));
+  }
+  return fitted;
+}
+
+/**
+ * The status a failed call ends with: an {@link InferenceError} keeps its message (meant for the client), cut to
+ * fit the trailer; anything else is a bug, answered INTERNAL without leaking its details.
  */
 export function grpcErrorOf(error: unknown): Pick<StatusObject, "code" | "details"> {
-  if (error instanceof InferenceError) return { code: grpcStatusOf(error.code), details: error.message };
+  if (error instanceof InferenceError) return { code: grpcStatusOf(error.code), details: fittingTrailer(error.message) };
   return { code: status.INTERNAL, details: "internal server error" };
 }

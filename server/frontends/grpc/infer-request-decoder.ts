@@ -1,4 +1,4 @@
-import { InferenceError, type InferRequest, isDataType, type RequestedOutput, type Tensor } from "../../core/index";
+import { clipped, InferenceError, type InferRequest, isDataType, type RequestedOutput, type Tensor } from "../../core/index";
 import type { SharedMemoryReference } from "../shared-memory/system-shared-memory";
 import {
   NO_DATA, type ParameterReader, refuseSharedMemoryClassification, sharedMemoryOf, sharedMemoryReference, type TensorSharedMemory,
@@ -21,7 +21,7 @@ const readGrpcParameter: ParameterReader<InferParameterMap> = (parameters, key, 
     const value = Number(parameter.int64_param ?? "0");
     if (Number.isSafeInteger(value)) return value;
   }
-  throw invalid(`invalid value type for '${key}' parameter for tensor '${tensorName}', expected ${expected}.`);
+  throw invalid(`invalid value type for '${clipped(key)}' parameter for tensor '${clipped(tensorName)}', expected ${expected}.`);
 };
 
 /** A ModelInferRequest as the core's request, and the tensors it places in shared memory. */
@@ -56,7 +56,7 @@ class RawContents {
 }
 
 function decodeInput(message: ModelInferRequestMessage, input: InferInputTensorMessage, raw: RawContents, shared: Record<string, SharedMemoryReference>): Tensor {
-  if (!isDataType(input.datatype)) throw invalid(`input '${input.name}' has an invalid datatype '${input.datatype}'`);
+  if (!isDataType(input.datatype)) throw invalid(`input '${clipped(input.name)}' has an invalid datatype '${clipped(input.datatype)}'`);
   const reference = sharedMemoryReference(input.name, input.parameters, readGrpcParameter);
   if (reference !== undefined) {
     if (input.contents !== null) {

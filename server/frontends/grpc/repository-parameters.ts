@@ -1,4 +1,4 @@
-import { InferenceError, type LoadOverrides } from "../../core/index";
+import { clipped, InferenceError, type LoadOverrides } from "../../core/index";
 import type { ModelRepositoryParameterMessage } from "./grpc-messages";
 
 function invalid(message: string): InferenceError {
@@ -15,13 +15,13 @@ export function loadOverridesOf(parameters: Readonly<Record<string, ModelReposit
   const files = new Map<string, Uint8Array>();
   for (const [key, parameter] of Object.entries(parameters)) {
     if (key === "config") {
-      if (parameter.parameter_choice !== "string_param") throw invalid(`invalid value type for load parameter '${key}', expected string_param.`);
+      if (parameter.parameter_choice !== "string_param") throw invalid(`invalid value type for load parameter '${clipped(key)}', expected string_param.`);
       config = parameter.string_param ?? "";
     } else if (key.startsWith("file:")) {
-      if (parameter.parameter_choice !== "bytes_param") throw invalid(`invalid value type for load parameter '${key}', expected bytes_param.`);
+      if (parameter.parameter_choice !== "bytes_param") throw invalid(`invalid value type for load parameter '${clipped(key)}', expected bytes_param.`);
       files.set(key, parameter.bytes_param ?? new Uint8Array(0));
     } else {
-      throw invalid(`unrecognized load parameter '${key}'.`);
+      throw invalid(`unrecognized load parameter '${clipped(key)}'.`);
     }
   }
   return config === undefined && files.size === 0 ? undefined : { config, files };

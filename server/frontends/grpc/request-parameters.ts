@@ -1,4 +1,4 @@
-import { InferenceError, type ParameterValue } from "../../core/index";
+import { clipped, InferenceError, type ParameterValue } from "../../core/index";
 import type { InferParameterChoice, InferParameterMap, InferParameterMessage, Int64Text } from "./grpc-messages";
 
 /** Reserved request parameters and the value types Triton's gRPC frontend accepts for them. */
@@ -28,7 +28,7 @@ function parameterValue(key: string, parameter: InferParameterMessage): Paramete
     case "uint64_param": return int64Value(parameter.uint64_param ?? "0");
     case "string_param": return parameter.string_param ?? "";
     case "double_param": return parameter.double_param ?? 0;
-    default: throw invalid(`parameter '${key}' has no value: set one of bool_param, int64_param, string_param, double_param or uint64_param`);
+    default: throw invalid(`parameter '${clipped(key)}' has no value: set one of bool_param, int64_param, string_param, double_param or uint64_param`);
   }
 }
 
@@ -41,7 +41,7 @@ export function decodeRequestParameters(parameters: InferParameterMap): Record<s
   for (const [key, parameter] of Object.entries(parameters)) {
     const allowed = RESERVED_PARAMETER_TYPES[key];
     if (allowed !== undefined && (parameter.parameter_choice === undefined || !allowed.includes(parameter.parameter_choice))) {
-      throw invalid(`invalid value type for '${key}' parameter, expected ${allowed.join(" or ")}.`);
+      throw invalid(`invalid value type for '${clipped(key)}' parameter, expected ${allowed.join(" or ")}.`);
     }
     decoded[key] = parameterValue(key, parameter);
   }

@@ -11,7 +11,9 @@ const deflate = promisify(zlib.deflate);
  * Undoes `Content-Encoding: gzip|deflate` on a request body. The decompressed size is capped by the same limit
  * as the body (Triton's --http-max-input-size also bounds it), so a small bomb cannot expand without bound.
  */
-export async function decodeRequestBody(body: Buffer, contentEncoding: string | undefined, maxBytes: number): Promise<Buffer> {
+export async function decodeRequestBody(received: Buffer | undefined, contentEncoding: string | undefined, maxBytes: number): Promise<Buffer> {
+  // Fastify parses no body, and leaves it undefined, for a request without one (no Content-Type, no bytes).
+  const body = received ?? Buffer.alloc(0);
   const encoding = contentEncoding?.trim().toLowerCase();
   if (encoding === undefined || encoding === "" || encoding === "identity") return body;
   const options = { maxOutputLength: maxBytes };

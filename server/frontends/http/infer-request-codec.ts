@@ -1,5 +1,5 @@
 import {
-  type DataType, elementCount, ELEMENT_BYTE_SIZE, InferenceError, type InferRequest, isDataType, type ModelMetadata,
+  clipped, type DataType, elementCount, ELEMENT_BYTE_SIZE, InferenceError, type InferRequest, isDataType, type ModelMetadata,
   type ParameterValue, type RequestedOutput, type Tensor,
 } from "../../core/index";
 import {
@@ -39,7 +39,7 @@ function parameters(value: unknown, where: string): Record<string, ParameterValu
   const out: Record<string, ParameterValue> = {};
   for (const [key, v] of Object.entries(value)) {
     if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean" && typeof v !== "bigint") {
-      throw invalid(`parameter '${key}' of ${where} must be a string, number or boolean`);
+      throw invalid(`parameter '${clipped(key)}' of ${where} must be a string, number or boolean`);
     }
     out[key] = v;
   }
@@ -51,7 +51,7 @@ const readJsonParameter: ParameterReader<Record<string, ParameterValue>> = (para
   const value = params[key];
   if (value === undefined) return undefined;
   if (kind === "string" ? typeof value === "string" : typeof value === "number" && Number.isSafeInteger(value)) return value as string | number;
-  throw invalid(`invalid value type for '${key}' parameter for tensor '${tensorName}', expected ${kind === "string" ? "a string" : "an integer"}`);
+  throw invalid(`invalid value type for '${clipped(key)}' parameter for tensor '${clipped(tensorName)}', expected ${kind === "string" ? "a string" : "an integer"}`);
 };
 
 function shapeOf(value: unknown, name: string): number[] {
@@ -189,6 +189,7 @@ function decodeRawRequest(body: Uint8Array, context: RawBodyContext): DecodedInf
 export function decodeInferRequest(body: Uint8Array, headerLength: number | undefined, context: RawBodyContext): DecodedInferRequest {
   if (headerLength === 0) return decodeRawRequest(body, context);
   const jsonLength = headerLength ?? body.byteLength;
+  if (body.byteLength === 0) throw invalid("the inference request body is empty: send a JSON object with an 'inputs' array");
   if (jsonLength > body.byteLength) {
     throw invalid(`Inference-Header-Content-Length ${jsonLength} is larger than the body (${body.byteLength} bytes)`);
   }

@@ -1,5 +1,7 @@
+import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
-import { InferenceError, invalidArg } from "../../core/index";
+import { dirname, resolve } from "node:path";
+import { clipped, InferenceError, invalidArg } from "../../core/index";
 
 /** Where POSIX shm_open(key) puts its objects on Linux: /dev/shm/<key without its leading slash>. */
 const SHM_DIRECTORY = "/dev/shm";
@@ -50,11 +52,19 @@ interface Region extends SharedMemoryRegionStatus {
   unregistered: boolean;
 }
 
-/** shm_open's name rules: one path component after any leading slashes. */
-function fileNameOf(key: string): string | undefined {
+/** shm_open's name rules: one path component after any leading slashes, so the file lies directly in `directory`. */
+function pathOf(directory: string, key: string): string | undefined {
   const name = key.replace(/^\/+/, "");
-  return name === "" || name.includes("/") || name === "." || name === ".." || name.includes("\0") ? undefined : name;
+  if (name === "" || name.includes("/") || name === "." || name === ".." || name.includes("\0")) return undefined;
+  const path = resolve(directory, name);
+  return dirname(path) === resolve(directory) ? path : undefined;
 }
+
+/**
+ * Read-write, never through a symbolic link (O_NOFOLLOW, as glibc's shm_open opens its objects) and never blocking
+ * on a FIFO or device a key may name (O_NONBLOCK): a region must be a regular file, checked on the open descriptor.
+ */
+const REGION_OPEN_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 async function readFully(file: FileHandle, target: Uint8Array, position: number): Promise<number> {
   let done = 0;
@@ -94,24 +104,25 @@ export class SystemSharedMemory {
     }
     if (name === "") throw invalidArg("a shared memory region needs a non-empty name");
     if (this.#regions.has(name) || this.#pending.has(name)) {
-      throw new InferenceError("ALREADY_EXISTS", `shared memory region '${name}' already in manager`);
+      throw new InferenceError("ALREADY_EXISTS", `shared memory region '${clipped(name)}' already in manager`);
     }
     if (this.#regions.size + this.#pending.size >= this.#maxRegions) {
-      throw invalidArg(`failed to register shared memory region '${name}': ${this.#maxRegions} regions are registered, the most allowed (--max-shared-memory-regions)`);
+      throw invalidArg(`failed to register shared memory region '${clipped(name)}': ${this.#maxRegions} regions are registered, the most allowed (--max-shared-memory-regions)`);
     }
-    const fileName = fileNameOf(key);
-    if (fileName === undefined) throw invalidArg(`Unable to open shared memory region: '${key}'`);
+    const path = pathOf(this.#directory, key);
+    if (path === undefined) throw invalidArg(`Unable to open shared memory region: '${clipped(key)}': a key names one file of ${this.#directory}`);
     this.#pending.add(name);
     let file: FileHandle | undefined;
     try {
       try {
-        file = await open(`${this.#directory}/${fileName}`, "r+");
-      } catch {
-        throw invalidArg(`Unable to open shared memory region: '${key}'`);
+        file = await open(path, REGION_OPEN_FLAGS);
+      } catch (error) {
+        const why = (error as NodeJS.ErrnoException).code === "ELOOP" ? ": it is a symbolic link" : "";
+        throw invalidArg(`Unable to open shared memory region: '${clipped(key)}'${why}`);
       }
       const stats = await file.stat();
-      if (!stats.isFile()) throw invalidArg(`Invalid shared memory region: '${key}'`);
-      if (byteSize === 0 || offset + byteSize > stats.size) throw invalidArg(`failed to register shared memory region '${name}': invalid args`);
+      if (!stats.isFile()) throw invalidArg(`Unable to open shared memory region: '${clipped(key)}': not a regular file`);
+      if (byteSize === 0 || offset + byteSize > stats.size) throw invalidArg(`failed to register shared memory region '${clipped(name)}': invalid args`);
       this.#regions.set(name, { name, key, offset, byte_size: byteSize, file, users: 0, unregistered: false });
       file = undefined;
     } finally {
@@ -125,7 +136,7 @@ export class SystemSharedMemory {
     const status = (region: Region): SharedMemoryRegionStatus => ({ name: region.name, key: region.key, offset: region.offset, byte_size: region.byte_size });
     if (name === undefined || name === "") return [...this.#regions.values()].map(status);
     const region = this.#regions.get(name);
-    if (region === undefined) throw new InferenceError("NOT_FOUND", `Unable to find system shared memory region: '${name}'`);
+    if (region === undefined) throw new InferenceError("NOT_FOUND", `Unable to find system shared memory region: '${clipped(name)}'`);
     return [status(region)];
   }
 
@@ -142,9 +153,9 @@ export class SystemSharedMemory {
   lease(reference: SharedMemoryReference): SharedMemoryLease {
     const { region: name, offset, byteSize } = reference;
     const region = this.#regions.get(name);
-    if (region === undefined) throw new InferenceError("NOT_FOUND", `Unable to find shared memory region: '${name}'`);
-    if (offset >= region.byte_size) throw invalidArg(`Invalid offset for shared memory region: '${name}'`);
-    if (offset + byteSize > region.byte_size) throw invalidArg(`Invalid offset + byte size for shared memory region: '${name}'`);
+    if (region === undefined) throw new InferenceError("NOT_FOUND", `Unable to find shared memory region: '${clipped(name)}'`);
+    if (offset >= region.byte_size) throw invalidArg(`Invalid offset for shared memory region: '${clipped(name)}'`);
+    if (offset + byteSize > region.byte_size) throw invalidArg(`Invalid offset + byte size for shared memory region: '${clipped(name)}'`);
     region.users += 1;
     const position = region.offset + offset;
     let released = false;
@@ -153,7 +164,7 @@ export class SystemSharedMemory {
         const bytes = new Uint8Array(byteSize);
         const got = await readFully(region.file, bytes, position);
         // The file was cut shorter than it was when registered.
-        if (got < byteSize) throw invalidArg(`shared memory region '${name}' holds ${got} of the ${byteSize} bytes asked for at offset ${offset}`);
+        if (got < byteSize) throw invalidArg(`shared memory region '${clipped(name)}' holds ${got} of the ${byteSize} bytes asked for at offset ${offset}`);
         return bytes;
       },
       write: async (data) => {

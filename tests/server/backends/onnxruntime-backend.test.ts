@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendInstance, InstanceSpec, TensorMap } from "../../../server/backends/backend";
 import { INLINE_MODEL_MAX_BYTES, OnnxruntimeBackend } from "../../../server/backends/onnxruntime/onnxruntime-backend";
+import { publicOrtMessage } from "../../../server/backends/onnxruntime/ort-error-message";
 import { OnnxGraphBuilder } from "../../../tools/model-builder/index";
 import { EXAMPLE_REPOSITORY } from "../../helpers/server-process";
 
@@ -80,5 +81,34 @@ describe("ONNX Runtime backend: where instances execute", () => {
     const instance = await backend.createInstance(spec(resnet));
     instances.push(instance);
     expect(instance.executionThread).toBe("worker");
+  });
+});
+
+describe("ONNX Runtime backend: error messages", () => {
+  it("keep what ONNX Runtime says went wrong, without its source paths and C++ signatures", async () => {
+    const backend = new OnnxruntimeBackend();
+    const instance = await backend.createInstance(spec(path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx")));
+    try {
+      // Batch sizes that do not broadcast: only the core's validation keeps this from a real request.
+      const inputs: TensorMap = new Map([
+        ["INPUT0", { datatype: "INT32", shape: [2, 16], data: int32(Array(32).fill(1)) }],
+        ["INPUT1", { datatype: "INT32", shape: [3, 16], data: int32(Array(48).fill(1)) }],
+      ]);
+      const error = await instance.execute(inputs, ["OUTPUT0", "OUTPUT1"]).then(() => undefined, (e: unknown) => e as Error);
+      expect(error?.message).toMatch(/^onnxruntime execution failed: Non-zero status code returned while running (Add|Sub) node\. Name:'OUTPUT[01]' Status Message: axis == 1 \|\| axis == largest was false\. Attempting to broadcast an axis by a dimension other than 1\. 2 by 3$/);
+    } finally {
+      await instance.close();
+    }
+  });
+});
+
+describe("publicOrtMessage", () => {
+  it("drops a source location with or without a signature, and nothing else", () => {
+    expect(publicOrtMessage("Status Message: /onnxruntime_src/onnxruntime/core/framework/op_kernel.cc:83 virtual OrtValue* onnxruntime::OpKernelContext::OutputMLValue(int, const onnxruntime::TensorShape&) status.IsOK() was false. Shape mismatch (2 by 3)"))
+      .toBe("Status Message: status.IsOK() was false. Shape mismatch (2 by 3)");
+    expect(publicOrtMessage("/onnxruntime_src/onnxruntime/core/graph/model.cc:123 Attempting to load (model) failed"))
+      .toBe("Attempting to load (model) failed");
+    expect(publicOrtMessage("Got invalid dimensions for input: INPUT1 for the following indices\n index: 1 Got: 8 Expected: 16"))
+      .toBe("Got invalid dimensions for input: INPUT1 for the following indices\n index: 1 Got: 8 Expected: 16");
   });
 });

@@ -160,4 +160,61 @@ describe("TypeScript backend: tensors and requests", () => {
   it("refuses a max_heap_size_mb that is not a positive integer", async () => {
     await expect(backend.createInstance(spec("probe", { max_heap_size_mb: "lots" }))).rejects.toThrow("model parameter max_heap_size_mb must be a positive integer, got 'lots'");
   });
+
+  it("caps a worker's heap at 1024 MiB when the model sets no max_heap_size_mb", async () => {
+    const limits = async (instance: BackendInstance): Promise<unknown> => {
+      const { responses } = await instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "limits" })]);
+      return JSON.parse((responses[0] as { error: { message: string } }).error.message);
+    };
+    expect(await limits(await start("probe"))).toMatchObject({ maxOldGenerationSizeMb: 1024 });
+    expect(await limits(await start("probe", { max_heap_size_mb: "64" }))).toMatchObject({ maxOldGenerationSizeMb: 64 });
+  });
+
+  it("refuses process.kill() in a model, which would signal the whole server", async () => {
+    const instance = await start("probe");
+    await expect(instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "kill" })]))
+      .rejects.toThrow("TypeScript model execute() failed: process.kill() is not allowed in a TypeScript model");
+    const again = await instance.executeRequests!([request({ INPUT0: fp32([7]) })]);
+    expect(outputsOf(again.responses[0]).get("OUTPUT0")).toEqual(fp32([7]));
+  });
+});
+
+describe("TypeScript backend: an execute() that never returns", () => {
+  it.each(["spin", "hang", "wait"])("ends a '%s' execute() past execution_timeout_ms with UNAVAILABLE, and the instance is lost", async (behave) => {
+    const instance = await start("probe", { execution_timeout_ms: "300" });
+    const result = await instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave }), request({ INPUT0: fp32([2]) })]);
+    const error = { code: "UNAVAILABLE", message: "TypeScript model execute() did not finish within 300 ms (execution_timeout_ms): its instance is restarted" };
+    expect(result.responses).toEqual([{ error }, { error }]);
+    expect((await instance.lost!).message).toBe(error.message);
+  });
+
+  it("serves executions shorter than execution_timeout_ms as usual", async () => {
+    const instance = await start("probe", { execution_timeout_ms: "60000" });
+    const result = await instance.executeRequests!([request({ INPUT0: fp32([3]) })]);
+    expect(outputsOf(result.responses[0]).get("OUTPUT0")).toEqual(fp32([3]));
+  });
+
+  it("ends an execution still running unload_timeout_ms after the model began to unload, and close() then returns", async () => {
+    const instance = await start("probe", { unload_timeout_ms: "300" });
+    const running = instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "spin" })]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    instance.draining!();
+    expect((await running).responses).toEqual([{ error: {
+      code: "UNAVAILABLE", message: "TypeScript model execute() was still running 300 ms after the model began to unload (unload_timeout_ms): its worker thread was terminated",
+    } }]);
+    await instance.close();
+  });
+
+  it("close() during a spinning execute() ends the worker after unload_timeout_ms, failing the execution with why", async () => {
+    const instance = await backend.createInstance(spec("probe", { unload_timeout_ms: "300" }));
+    const running = instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "spin" })]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await instance.close();
+    await expect(running).rejects.toThrow("the instance was closed (model unloaded or server shutting down) before its execution finished");
+  });
+
+  it("refuses execution_timeout_ms and unload_timeout_ms that are not positive integers", async () => {
+    await expect(backend.createInstance(spec("probe", { execution_timeout_ms: "0" }))).rejects.toThrow("model parameter execution_timeout_ms must be a positive integer, got '0'");
+    await expect(backend.createInstance(spec("probe", { unload_timeout_ms: "1.5" }))).rejects.toThrow("model parameter unload_timeout_ms must be a positive integer, got '1.5'");
+  });
 });

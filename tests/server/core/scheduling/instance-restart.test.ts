@@ -41,10 +41,10 @@ async function startCore(repository: string, backends: ReadonlyMap<string, Backe
   return { core, logs };
 }
 
-function probeRepository(): string {
+function probeRepository(parameters?: Readonly<Record<string, string>>): string {
   const repository = mkdtempSync(path.join(os.tmpdir(), "instance-restart-"));
   cleanups.push(() => rmSync(repository, { recursive: true, force: true }));
-  writeProbeModel(repository, { name: "probe" });
+  writeProbeModel(repository, { name: "probe", parameters });
   return repository;
 }
 
@@ -124,6 +124,29 @@ describe("a TypeScript model instance whose worker dies", () => {
     renameSync(`${modelFile}.away`, modelFile);
     await until(() => gauges(core, "probe").instanceCount === 1, "the instance to come back");
     expect(valueOf(await probe(core, 3))).toBe(3);
+  });
+});
+
+describe("a TypeScript model instance whose execute() never returns", () => {
+  it("fails the request with UNAVAILABLE past execution_timeout_ms, restarts the instance and serves the next", async () => {
+    const { core, logs } = await startCore(probeRepository({ execution_timeout_ms: "500" }), new Map([["typescript", new TypeScriptBackend()]]));
+    const message = "TypeScript model execute() did not finish within 500 ms (execution_timeout_ms): its instance is restarted";
+    await expect(probe(core, 1, "spin")).rejects.toMatchObject({ code: "UNAVAILABLE", message });
+    expect(valueOf(await probe(core, 2))).toBe(2);
+    expect(gauges(core, "probe")).toMatchObject({ instanceRestarts: 1, instanceCount: 1 });
+    expect(logs).toContain(`instance probe_0_0 of model 'probe' version 1 died (${message}); restarting it in 10 ms`);
+  });
+
+  it("lets the core close: the stuck execution ends unload_timeout_ms after, and what queued behind it, with UNAVAILABLE", async () => {
+    const { core, logs } = await startCore(probeRepository({ unload_timeout_ms: "300" }), new Map([["typescript", new TypeScriptBackend()]]));
+    const stuck = probe(core, 1, "hang").catch((error: unknown) => error);
+    await until(() => gauges(core, "probe").instanceBusySeconds > 0, "the execution to start");
+    const queued = probe(core, 2).catch((error: unknown) => error);
+    await core.close();
+    const message = "TypeScript model execute() was still running 300 ms after the model began to unload (unload_timeout_ms): its worker thread was terminated";
+    expect(await stuck).toMatchObject({ code: "UNAVAILABLE", message });
+    expect(await queued).toMatchObject({ code: "UNAVAILABLE", message: `the model is unloading and its last instance ended: ${message}` });
+    expect(logs.filter((line) => line.includes("restart"))).toEqual([]);
   });
 });
 
