@@ -5,7 +5,7 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processMemory } from "../helpers/process-memory";
 import { type RunningServer, startServer } from "../helpers/server-process";
-import { establishedLocalPorts } from "../helpers/tcp-states";
+import { establishedConnections } from "../helpers/tcp-states";
 import { waitFor } from "../helpers/wait-for";
 
 interface Exchange {
@@ -145,10 +145,10 @@ describe("clients that never read their large responses (issue 15, defect 8c; --
 
     // The server closes each stalled connection once its write has waited the timeout; how soon that is depends on
     // how fast this machine decodes, executes and starts writing 12 large requests, so wait for it to happen.
-    const clientPorts = sockets.map((socket) => socket.localPort!);
+    const serverEnds = sockets.map((socket) => `${server.httpPort}:${socket.localPort}`);
     await waitFor("the server to close every stalled connection", 150_000, async () => {
-      const established = establishedLocalPorts();
-      return clientPorts.every((port) => !established.has(port)) ? true : undefined;
+      const established = establishedConnections();
+      return serverEnds.every((connection) => !established.has(connection)) ? true : undefined;
     });
     // A client that comes back finds its connection closed and its response cut short.
     const received = await Promise.all(sockets.map((socket) => new Promise<number>((resolve) => {

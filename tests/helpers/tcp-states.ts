@@ -1,16 +1,18 @@
 import { readFileSync } from "node:fs";
 
 /**
- * Local ports of this machine's IPv4 TCP sockets that are still ESTABLISHED (Linux /proc/net/tcp, state 01). A
- * client socket leaves that state once the server closes or resets its end, whether or not the client has read
- * what was sent, so a test can wait for the server's verdict instead of sleeping for a guess of how long it takes.
+ * This machine's IPv4 TCP connections still ESTABLISHED (Linux /proc/net/tcp, state 01), as `localPort:remotePort`.
+ * A server's end of a connection leaves that state as soon as the server closes it, even while its unsent data (and
+ * so its FIN) still waits for a client that does not read; a test can wait for that instead of sleeping for a guess
+ * of how long the server takes.
  */
-export function establishedLocalPorts(): Set<number> {
-  const ports = new Set<number>();
+export function establishedConnections(): Set<string> {
+  const connections = new Set<string>();
   for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1)) {
     const fields = line.trim().split(/\s+/);
     if (fields.length < 4 || fields[3] !== "01") continue;
-    ports.add(Number.parseInt(fields[1]!.split(":")[1]!, 16));
+    const port = (address: string): number => Number.parseInt(address.split(":")[1]!, 16);
+    connections.add(`${port(fields[1]!)}:${port(fields[2]!)}`);
   }
-  return ports;
+  return connections;
 }
