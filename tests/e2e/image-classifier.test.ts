@@ -100,14 +100,21 @@ describe("image_classifier: JPEG/PNG bytes in, ImageNet classes out (TypeScript 
   it("answers the good requests of a batch that also holds broken images, and no worker dies", async () => {
     const good = ["kitten_224.png", "fish.png", "mug.jpg"].map(photo);
     const requests = [...good.map((image) => [image]), ...BROKEN.map(({ bytes }) => [bytes])];
-    const before = await fetch(`${server.httpUrl}/v2/models/image_preprocess/stats`).then((r) => r.json()) as { model_stats: { execution_count: number; inference_count: number }[] };
-    const results = await Promise.all(requests.map((images, i) => classify(clients.byProtocol[i % 2 === 0 ? "REST" : "gRPC"], images)));
-    expect(results.slice(0, 3).map((result) => classes(result).values[0]!.split(":").slice(1).join(":"))).toEqual(["281:TABBY", "0:TENCH", "504:COFFEE MUG"]);
-    expect(results.slice(3).map((result) => result.kind === "error" && result.code)).toEqual(["INVALID_ARG", "INVALID_ARG", "INVALID_ARG"]);
-    const after = await fetch(`${server.httpUrl}/v2/models/image_preprocess/stats`).then((r) => r.json()) as typeof before;
-    const [executions, inferences] = [after.model_stats[0]!.execution_count - before.model_stats[0]!.execution_count, after.model_stats[0]!.inference_count - before.model_stats[0]!.inference_count];
-    expect(inferences).toBe(6);
-    expect(executions).toBeLessThan(6); // the dynamic batcher put good and broken images in the same execution
+    type Stats = { model_stats: { execution_count: number; inference_count: number }[] };
+    const stats = (): Promise<Stats["model_stats"][number]> => fetch(`${server.httpUrl}/v2/models/image_preprocess/stats`).then(async (r) => ((await r.json()) as Stats).model_stats[0]!);
+    // Whether the dynamic batcher (no queue delay) puts requests of one burst together depends on how they reach it
+    // on this machine, so bursts repeat, each checked in full, until one shared an execution (or five did not).
+    let batched = false;
+    for (let burst = 0; burst < 5 && !batched; burst++) {
+      const before = await stats();
+      const results = await Promise.all(requests.map((images, i) => classify(clients.byProtocol[i % 2 === 0 ? "REST" : "gRPC"], images)));
+      expect(results.slice(0, 3).map((result) => classes(result).values[0]!.split(":").slice(1).join(":"))).toEqual(["281:TABBY", "0:TENCH", "504:COFFEE MUG"]);
+      expect(results.slice(3).map((result) => result.kind === "error" && result.code)).toEqual(["INVALID_ARG", "INVALID_ARG", "INVALID_ARG"]);
+      const after = await stats();
+      expect(after.inference_count - before.inference_count).toBe(6);
+      batched = after.execution_count - before.execution_count < 6;
+    }
+    expect(batched).toBe(true); // the dynamic batcher put good and broken images in the same execution
     const metrics = parseExposition(await fetch(`${server.metricsUrl}/metrics`).then((r) => r.text()));
     expect(metrics.value("inference_instance_restarts_total", { model: "image_preprocess", version: "1" })).toBe(0);
     expect(metrics.value("inference_instance_count", { model: "image_preprocess", version: "1" })).toBe(2);

@@ -209,8 +209,10 @@ describe("TypeScript backend: an execute() that never returns", () => {
     const instance = await backend.createInstance(spec("probe", { unload_timeout_ms: "300" }));
     const running = instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "spin" })]);
     await new Promise((resolve) => setTimeout(resolve, 100));
+    // Expected before close(), which rejects it: a rejection nobody handles yet would count as unhandled.
+    const failed = expect(running).rejects.toThrow("the instance was closed (model unloaded or server shutting down) before its execution finished");
     await instance.close();
-    await expect(running).rejects.toThrow("the instance was closed (model unloaded or server shutting down) before its execution finished");
+    await failed;
   });
 
   it("refuses execution_timeout_ms and unload_timeout_ms that are not positive integers", async () => {
