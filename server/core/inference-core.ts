@@ -31,8 +31,10 @@ export interface ModelMetadata {
   readonly outputs: { name: string; datatype: string; shape: number[] }[];
 }
 
+// Triton's list and order (core src/server.cc, InferenceServer::InferenceServer), less `cuda_shared_memory`: CUDA
+// shared memory cannot be registered here.
 export const SERVER_EXTENSIONS = [
-  "classification", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
+  "classification", "sequence", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
   "model_configuration", "system_shared_memory", "binary_tensor_data", "parameters", "statistics", "trace", "logging",
 ] as const;
 
