@@ -3,6 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InferenceClient } from "../../client/index";
+import type { DataType } from "../../protocol/datatypes";
+import { nopOnnxModel } from "../../tools/model-builder/index";
 import { type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 import { writeSimpleModel } from "../helpers/simple-model";
 
@@ -20,6 +22,15 @@ const step = (model: string, inputs: Record<string, string>, outputs: Record<str
   ${Object.entries(inputs).map(([k, v]) => `input_map { key: "${k}" value: "${v}" }`).join(" ")}
   ${Object.entries(outputs).map(([k, v]) => `output_map { key: "${k}" value: "${v}" }`).join(" ")}
 }`;
+
+/** Triton's QA `nop` model: OUTPUT0 = INPUT0 of `type` with config `dims` (`extra` appended to the config). */
+function nop(repository: string, name: string, maxBatchSize: number, dims: string, type: DataType = "FP32", extra = ""): void {
+  mkdirSync(path.join(repository, name, "1"), { recursive: true });
+  const rank = dims.split(",").length + (maxBatchSize > 0 ? 1 : 0);
+  writeFileSync(path.join(repository, name, "1", "model.onnx"), nopOnnxModel(name, type, rank));
+  writeFileSync(path.join(repository, name, "config.pbtxt"), `platform: "onnxruntime_onnx"\nmax_batch_size: ${maxBatchSize}
+input [ { name: "INPUT0" data_type: TYPE_${type} dims: [ ${dims} ] ${extra} } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_${type} dims: [ ${dims} ] } ]`);
+}
 
 function ensemble(repository: string, name: string, body: string, maxBatchSize = 8): void {
   mkdirSync(path.join(repository, name, "1"), { recursive: true });
@@ -48,6 +59,17 @@ ensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { O
   cpSync(path.join(SHARED_DATA, "triton-configs", "simple_sequence"), path.join(repository, "simple_sequence"), { recursive: true });
   ensemble(repository, "counter", `${io("input", ["X"], "TYPE_INT32", "1")}\n${io("output", ["Y"], "TYPE_INT32", "1")}
 ensemble_scheduling { step [ ${step("simple_sequence", { INPUT: "X" }, { OUTPUT: "Y" })} ] }`);
+  // Triton's batch/non-batch pairs (its L0_ensemble_* QA models): nop_TYPE_FP32_-1 batches, the others do not.
+  nop(repository, "nop_TYPE_FP32_-1", 8, "-1");
+  nop(repository, "nop_nobatch_2d", 0, "-1, -1");
+  nop(repository, "nop_nobatch_16", 0, "16");
+  const nopStep = (model: string, input: string, output: string): string => step(model, { INPUT0: input }, { OUTPUT0: output });
+  ensemble(repository, "nobatch_to_batch", `${io("input", ["IN"], "TYPE_FP32", "-1")}\n${io("output", ["OUT"], "TYPE_FP32", "-1")}
+ensemble_scheduling { step [ ${nopStep("nop_TYPE_FP32_-1", "IN", "OUT")} ] }`, 0);
+  ensemble(repository, "batch_to_nobatch", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "16")}
+ensemble_scheduling { step [ ${nopStep("nop_nobatch_2d", "IN", "mid")}, ${nopStep("nop_TYPE_FP32_-1", "mid", "OUT")} ] }`);
+  ensemble(repository, "batch_to_nobatch_row", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "16")}
+ensemble_scheduling { step [ ${nopStep("nop_nobatch_16", "IN", "OUT")} ] }`);
   const broken = (name: string, body: string, maxBatchSize?: number): void => ensemble(repository, name, body, maxBatchSize);
   broken("unknown_model", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("nowhere", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
   broken("bad_input_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT9: "B" }, { OUTPUT0: "S" })} ] }`);
@@ -113,6 +135,25 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect((await stats("chain")).inference_stats.success.count).toBe(chainBefore.inference_stats.success.count + 1);
   });
 
+  const fp32 = (shape: number[], data: number[]): unknown => ({ inputs: [{ name: "IN", datatype: "FP32", shape, data }] });
+
+  it("gives a non-batching ensemble's tensor the batch dimension a batching step needs, and takes it away again", async () => {
+    expect(await infer("nobatch_to_batch", fp32([16], row(1)))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [16], data: row(1) }] });
+    // Zero-sized: [0] reaches the step as [1,0].
+    expect(await infer("nobatch_to_batch", fp32([0], []))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [0], data: [] }] });
+  });
+
+  it("loads and serves a batching ensemble whose steps do not batch, as Triton does", async () => {
+    // The whole batch goes to a non-batching step whose dims take it as it is...
+    const two = [...row(1), ...row(40)];
+    expect(await infer("batch_to_nobatch", fp32([2, 16], two))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [2, 16], data: two }] });
+    // ...or, as a batch of 1, without its batch dimension where the step's dims want that.
+    expect(await infer("batch_to_nobatch_row", fp32([1, 16], row(5)))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [1, 16], data: row(5) }] });
+    const wider = await infer("batch_to_nobatch_row", fp32([2, 16], two));
+    expect(wider.status).toBe(400);
+    expect(wider.error).toMatch(/^in ensemble step model 'nop_nobatch_16': unexpected shape for input 'INPUT0'/);
+  });
+
   it("answers a step's refusal in the protocol's error shape, naming the step's model", async () => {
     const { status, error } = await infer("any_length", {
       inputs: [{ name: "A", datatype: "INT32", shape: [1, 3], data: [1, 2, 3] }, { name: "B", datatype: "INT32", shape: [1, 3], data: [1, 2, 3] }],
@@ -140,7 +181,7 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(reason("unproduced_output")).toBe("ensemble_scheduling: ensemble output 'T' is not produced by any step");
     expect(reason("cycle")).toBe("ensemble_scheduling: the steps form a cycle: step 1 (model 'add_sub'), step 2 (model 'add_sub') wait on each other");
     expect(reason("wrong_type")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input 'INPUT0' is INT32, but ensemble tensor 'A' is FP32");
-    expect(reason("too_wide")).toBe("ensemble_scheduling: step 1 (model 'add_sub_small'): the ensemble's max_batch_size 4 exceeds the model's 2");
+    expect(reason("too_wide")).toBe("ensemble too_wide allows maximum batch size 4, but it contains model add_sub_small which only allows maximum batch size to be 2");
   });
 
   it("loads its composing models first, and becomes unavailable when one is unloaded", async () => {

@@ -190,7 +190,7 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
   const steps = planEnsemble(config, signature, settings.composing);
   return {
     name: config.name, version, config, signature, pool: new InstancePool([]),
-    placements: [], scheduler: new EnsembleScheduler(steps, settings.composing),
+    placements: [], scheduler: new EnsembleScheduler(steps, signature, settings.composing),
     statistics: new ModelStatistics(config.name, String(version)), sequences: undefined,
   };
 }
