@@ -94,7 +94,10 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     const json = (await response.json()) as { outputs?: Output[]; error?: string };
     return { status: response.status, outputs: json.outputs ?? [], error: json.error };
   };
-  type Stats = { inference_count: number; inference_stats: { success: { count: number } } };
+  type Stats = {
+    inference_count: number; execution_count: number; last_inference: number;
+    inference_stats: { success: { count: number } }; batch_stats: { batch_size: number; compute_infer: { count: number } }[];
+  };
   const stats = async (model: string): Promise<Stats> =>
     ((await (await fetch(`${server.httpUrl}/v2/models/${model}/stats`)).json()) as { model_stats: Stats[] }).model_stats[0]!;
 
@@ -152,6 +155,25 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     const wider = await infer("batch_to_nobatch_row", fp32([2, 16], two));
     expect(wider.status).toBe(400);
     expect(wider.error).toMatch(/^in ensemble step model 'nop_nobatch_16': unexpected shape for input 'INPUT0'/);
+  });
+
+  it("counts its own inferences, executions, batch sizes and last inference, as Triton's statistics do", async () => {
+    const [before, batchedBefore] = [await stats("nobatch_to_batch"), await stats("batch_to_nobatch")];
+    const startMs = Date.now();
+    expect((await infer("nobatch_to_batch", fp32([16], row(1)))).status).toBe(200);
+    expect((await infer("batch_to_nobatch", fp32([2, 16], [...row(1), ...row(2)]))).status).toBe(200);
+    const after = await stats("nobatch_to_batch");
+    // A non-batching ensemble's request counts as a batch of 1.
+    expect(after).toMatchObject({ inference_count: before.inference_count + 1, execution_count: before.execution_count + 1 });
+    expect(after.last_inference).toBeGreaterThanOrEqual(startMs);
+    expect(after.batch_stats.find((b) => b.batch_size === 1)?.compute_infer.count).toBe(after.execution_count);
+    const batched = await stats("batch_to_nobatch");
+    expect(batched).toMatchObject({ inference_count: batchedBefore.inference_count + 2, execution_count: batchedBefore.execution_count + 1 });
+    expect(batched.batch_stats.find((b) => b.batch_size === 2)?.compute_infer.count).toBeGreaterThanOrEqual(1);
+    // A failed request is no execution.
+    const failed = await stats("batch_to_nobatch_row");
+    expect((await infer("batch_to_nobatch_row", fp32([2, 16], [...row(1), ...row(2)]))).status).toBe(400);
+    expect(await stats("batch_to_nobatch_row")).toMatchObject({ inference_count: failed.inference_count, execution_count: failed.execution_count });
   });
 
   it("answers a step's refusal in the protocol's error shape, naming the step's model", async () => {

@@ -188,11 +188,12 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
     controls: [],
   };
   const steps = planEnsemble(config, signature, settings.composing);
-  return {
-    name: config.name, version, config, signature, pool: new InstancePool([]),
-    placements: [], scheduler: new EnsembleScheduler(steps, signature, settings.composing),
-    statistics: new ModelStatistics(config.name, String(version)), sequences: undefined,
-  };
+  const statistics = new ModelStatistics(config.name, String(version));
+  const scheduler = new EnsembleScheduler(steps, signature, settings.composing, (timings) => {
+    statistics.recordExecution(timings);
+    settings.observer.executed(config.name, version, timings);
+  });
+  return { name: config.name, version, config, signature, pool: new InstancePool([]), placements: [], scheduler, statistics, sequences: undefined };
 }
 
 /**

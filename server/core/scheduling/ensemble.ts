@@ -5,6 +5,7 @@ import type { ModelSignature } from "../model-config/model-signature";
 import type { ValidatedRequest } from "../request/request-validation";
 import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
 import type { Tensor } from "../request/tensor";
+import type { ExecutionTimings } from "../repository/model-statistics";
 import { ensembleTensorShape } from "./ensemble-tensor-shape";
 
 /** What an ensemble needs from the server: its composing models' signatures, and a way to run them. */
@@ -132,14 +133,17 @@ export class EnsembleScheduler implements RequestScheduler {
   readonly #steps: readonly EnsembleStepPlan[];
   readonly #signature: ModelSignature;
   readonly #composing: ComposingModels;
+  readonly #executed: (timings: ExecutionTimings) => void;
   #inFlight = 0;
   #closed = false;
   #drained: (() => void) | undefined;
 
-  constructor(steps: readonly EnsembleStepPlan[], signature: ModelSignature, composing: ComposingModels) {
+  /** `executed`: where an ensemble request that succeeded is counted, as one execution of its batch size. */
+  constructor(steps: readonly EnsembleStepPlan[], signature: ModelSignature, composing: ComposingModels, executed: (timings: ExecutionTimings) => void) {
     this.#steps = steps;
     this.#signature = signature;
     this.#composing = composing;
+    this.#executed = executed;
   }
 
   /** Requests inside the ensemble; their steps wait in the composing models' own queues. */
@@ -189,6 +193,10 @@ export class EnsembleScheduler implements RequestScheduler {
           if (name !== undefined) tensors.set(name, { tensor: { ...output, name }, batchSize });
         }
       }
+      // Triton counts a successful ensemble request as one execution of its batch size (at least 1) in the
+      // ensemble's own statistics (core src/ensemble_scheduler/ensemble_scheduler.cc, RequestTracker). Compute
+      // durations stay with the steps' models: their requests do not report them back here.
+      this.#executed({ batchSize: Math.max(1, batching ? request.batchSize : 0), requestCount: 1, computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 });
       return { outputs: this.#ensembleOutputs(tensors, batching), queueNs: 0 };
     } finally {
       this.#inFlight--;
