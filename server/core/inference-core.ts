@@ -112,8 +112,13 @@ export class InferenceCore {
     return !this.#shuttingDown;
   }
 
+  /** Why the model repositories could not be read at start, under `--exit-on-error false`; the server is not ready. */
+  get initializationFailure(): string | undefined {
+    return this.#repository.initializationFailure;
+  }
+
   isReady(): boolean {
-    if (this.#shuttingDown) return false;
+    if (this.#shuttingDown || this.initializationFailure !== undefined) return false;
     if (!this.#settings.strictReadiness) return true;
     // As in Triton, models never loaded (explicit mode) or unloaded do not count against readiness.
     return this.#repository.loadedIndex().every((e) => e.state === "READY");

@@ -209,6 +209,19 @@ describe("startup and model control flags", () => {
     expect(output).toMatch(/failed to load all models: .*bad: .*bogus_field/);
   });
 
+  it("keeps serving, live but not ready, under --exit-on-error false when the model repository does not exist (Triton)", async () => {
+    const missing = path.join(repository, "no-such-repository");
+    const server = await startServer({ repository: missing, args: ["--exit-on-error", "false"] });
+    try {
+      expect((await fetch(`${server.httpUrl}/v2/health/live`)).status).toBe(200);
+      expect((await fetch(`${server.httpUrl}/v2/health/ready`)).status).toBe(400);
+      expect((await post(server, "/v2/repository/index", {})).json).toEqual([]);
+      expect(server.logs()).toMatch(/no-such-repository/);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("is ready with --strict-readiness false despite an UNAVAILABLE model", async () => {
     const server = await startServer({ repository, args: ["--exit-on-error", "false", "--strict-readiness", "false"] });
     try {

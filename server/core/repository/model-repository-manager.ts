@@ -57,6 +57,7 @@ export class ModelRepositoryManager {
   readonly #explicitlyLoaded = new Set<string>();
   #pollTimer: NodeJS.Timeout | undefined;
   #stopping = false;
+  #initializationFailure: string | undefined;
   /** Versions unloaded, replaced or shut down that still answer what they accepted. */
   readonly #closing = new Set<ModelVersion>();
 
@@ -67,7 +68,17 @@ export class ModelRepositoryManager {
 
   /** Scans the repositories and loads the models the control mode asks for. Rejects only under exit-on-error. */
   async start(): Promise<void> {
-    const { models, duplicates } = this.#scanRepositories();
+    let scanned: ReturnType<typeof listModelDirectories>;
+    try {
+      scanned = this.#scanRepositories();
+    } catch (error) {
+      // Triton (core src/server.cc, InferenceServer::Init): a repository that cannot be read fails the server's
+      // initialization; without exit-on-error it keeps serving, live but never ready, with no models.
+      if (this.#settings.exitOnError) throw error;
+      this.#initializationFailure = (error as Error).message;
+      return;
+    }
+    const { models, duplicates } = scanned;
     for (const directory of models) this.#directories.set(directory.name, directory);
     const loadAll = this.#settings.modelControlMode !== "explicit" || this.#settings.startupModels.includes("*");
     // As Triton's explicit mode polls only the models it is asked to load, only those can fail as duplicates.
@@ -88,6 +99,11 @@ export class ModelRepositoryManager {
       }
     }
     if (this.#settings.modelControlMode === "poll") this.#schedulePoll();
+  }
+
+  /** Why the repositories could not be read at start (the server is then never ready); undefined when they could. */
+  get initializationFailure(): string | undefined {
+    return this.#initializationFailure;
   }
 
   /** The repositories' model folders, under the configured symlink policy. */
