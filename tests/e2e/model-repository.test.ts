@@ -59,6 +59,12 @@ function buildRepository(): string {
   model(repository, "versions_latest", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}`, [1, 2, 3]);
   model(repository, "versions_all", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\nversion_policy: { all { } }`, [1, 2, 3]);
   model(repository, "versions_specific", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\nversion_policy: { specific { versions: [ 1, 3 ] } }`, [1, 2, 3]);
+  model(repository, "versions_specific_missing", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\nversion_policy: { specific { versions: [ 2, 5 ] } }`, [1, 2]);
+  model(repository, "versions_specific_none", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\nversion_policy: { specific { versions: [ 7 ] } }`, [1]);
+  // Config errors come before the missing version directory (Triton validates the config when it polls).
+  model(repository, "no_version_bad_preferred", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ndynamic_batching { preferred_batch_size: [ 16 ] }`, []);
+  model(repository, "no_version_bad_priority", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ndynamic_batching { priority_levels: 2 default_priority_level: 3 }`, []);
+  model(repository, "no_version", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}`, []);
   model(repository, "no_config", undefined);
   model(repository, "three_instances", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ninstance_group [ { count: 3 kind: KIND_CPU } ]`);
   mkdirSync(path.join(repository, "no_config", "0001"));
@@ -123,6 +129,20 @@ describe("model repository: Triton's layout, configs, versions and load failures
     expect(index.filter((e) => e.name === "versions_latest").map((e) => e.version)).toEqual(["3"]);
     expect(index.filter((e) => e.name === "versions_all").map((e) => e.version)).toEqual(["1", "2", "3"]);
     expect(index.filter((e) => e.name === "versions_specific").map((e) => e.version)).toEqual(["1", "3"]);
+  });
+
+  it("loads the specific versions that have a directory and logs the others, as Triton's VersionsToLoad", () => {
+    expect(index.filter((e) => e.name === "versions_specific_missing").map((e) => [e.version, e.state])).toEqual([["2", "READY"]]);
+    expect(server.logs()).toContain("version 5 is specified for model 'versions_specific_missing', but the version directory is not present");
+    expect(stateOf("versions_specific_none")).toMatchObject({
+      state: "UNAVAILABLE", reason: "at least one version must be available under the version policy of model 'versions_specific_none'",
+    });
+  });
+
+  it("reports config errors before a missing version directory, with Triton's messages", () => {
+    expect(stateOf("no_version_bad_preferred")).toMatchObject({ state: "UNAVAILABLE", reason: "dynamic batching preferred size must be <= max batch size for no_version_bad_preferred" });
+    expect(stateOf("no_version_bad_priority")).toMatchObject({ state: "UNAVAILABLE", reason: "default priority level must be in range [1, 2] for no_version_bad_priority" });
+    expect(stateOf("no_version")).toMatchObject({ state: "UNAVAILABLE", reason: "at least one version must be available under the version policy of model 'no_version'" });
   });
 
   it("serves a specific version and the highest one by default", async () => {
