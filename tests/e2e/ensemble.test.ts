@@ -73,6 +73,10 @@ ensemble_scheduling { step [ ${nopStep("nop_nobatch_16", "IN", "OUT")} ] }`);
   const broken = (name: string, body: string, maxBatchSize?: number): void => ensemble(repository, name, body, maxBatchSize);
   broken("unknown_model", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("nowhere", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
   broken("bad_input_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT9: "B" }, { OUTPUT0: "S" })} ] }`);
+  broken("bad_output_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT7: "S" })} ] }`);
+  broken("wrong_shape", `${io("input", ["A", "B"], "TYPE_INT32", "4")}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
+  broken("wrong_step_shape", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "8")}
+ensemble_scheduling { step [ ${step("nop_nobatch_16", { INPUT0: "IN" }, { OUTPUT0: "OUT" })} ] }`, 0);
   broken("unfed_input", `${io("input", ["A"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A" }, { OUTPUT0: "S" })} ] }`);
   broken("unproduced_output", `${io("input", ["A", "B"])}\n${io("output", ["S", "T"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
   broken("cycle", `${io("input", ["A"])}\n${io("output", ["S"])}\nensemble_scheduling { step [
@@ -194,15 +198,18 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(noSequence.error).toMatch(/^in ensemble step model 'simple_sequence': .*sequence/);
   });
 
-  it("refuses at load what Triton refuses: unknown models, unmapped or unknown tensors, cycles, type and batch mismatches", async () => {
+  it("refuses at load what Triton refuses, with Triton's messages: unknown models, unmapped or unknown tensors, cycles, type, shape and batch mismatches", async () => {
     const index = (await (await post("/v2/repository/index")).json()) as IndexEntry[];
     const reason = (name: string): string | undefined => index.find((e) => e.name === name && e.version === "1")?.reason;
     expect(reason("unknown_model")).toMatch(/^ensemble_scheduling: step 1 \(model 'nowhere'\): .*'nowhere'/);
-    expect(reason("bad_input_name")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input_map names 'INPUT9', which is not an input of the model");
-    expect(reason("unfed_input")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input_map leaves the model's input(s) 'INPUT1' unfed");
+    expect(reason("bad_input_name")).toBe("in ensemble bad_input_name, ensemble tensor B is mapping to non-existing input INPUT9 in model add_sub");
+    expect(reason("bad_output_name")).toBe("in ensemble bad_output_name, ensemble tensor S is mapped from non-existing output OUTPUT7 in model add_sub");
+    expect(reason("unfed_input")).toBe("in ensemble unfed_input, input INPUT1 in model add_sub is not mapped to any ensemble tensors");
     expect(reason("unproduced_output")).toBe("ensemble_scheduling: ensemble output 'T' is not produced by any step");
     expect(reason("cycle")).toBe("ensemble_scheduling: the steps form a cycle: step 1 (model 'add_sub'), step 2 (model 'add_sub') wait on each other");
-    expect(reason("wrong_type")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input 'INPUT0' is INT32, but ensemble tensor 'A' is FP32");
+    expect(reason("wrong_type")).toBe("in ensemble wrong_type, ensemble tensor A: inconsistent data type: TYPE_FP32 is inferred from model wrong_type while TYPE_INT32 is inferred from model add_sub");
+    expect(reason("wrong_shape")).toBe("in ensemble wrong_shape, ensemble tensor A: inconsistent shape: [-1,4] is inferred from model wrong_shape while [-1,16] is inferred from model add_sub");
+    expect(reason("wrong_step_shape")).toBe("in ensemble wrong_step_shape, ensemble tensor OUT: inconsistent shape: [8] is inferred from model wrong_step_shape while [16] is inferred from model nop_nobatch_16");
     expect(reason("too_wide")).toBe("ensemble too_wide allows maximum batch size 4, but it contains model add_sub_small which only allows maximum batch size to be 2");
   });
 

@@ -7,6 +7,7 @@ import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./reque
 import type { Tensor } from "../request/tensor";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import { ensembleTensorShape } from "./ensemble-tensor-shape";
+import { EnsembleTensorTypes } from "./ensemble-tensor-types";
 
 /** What an ensemble needs from the server: its composing models' signatures, and a way to run them. */
 export interface ComposingModels {
@@ -46,15 +47,19 @@ function planError(detail: string): Error {
 /**
  * Checks an ensemble config the way Triton does at load: every step's model is servable and takes the tensors
  * mapped to it, each ensemble tensor has exactly one producer (an ensemble input or one step), the steps form no
- * cycle, every ensemble output is produced, datatypes agree along every edge, and a batching ensemble only
- * composes models that batch at least as far or not at all.
+ * cycle, every ensemble output is produced, datatypes and shapes agree wherever a tensor is named, and a batching
+ * ensemble only composes models that batch at least as far or not at all.
  */
 export function planEnsemble(config: ModelConfig, signature: ModelSignature, composing: ComposingModels): EnsembleStepPlan[] {
   const steps = config.ensemble_scheduling?.step ?? [];
   if (steps.length === 0) throw planError("an ensemble needs at least one step");
-  const producedType = new Map<string, string>(signature.inputs.map((input) => [input.name, input.datatype]));
+  // Triton's ValidateEnsembleConfig and ValidateTensorMapping (core src/ensemble_scheduler/ensemble_utils.cc): the
+  // ensemble's own tensors first (their `reshape` where they have one), then each step's, in step order.
+  const types = new EnsembleTensorTypes(config.name);
+  const ensembleBatching = signature.maxBatchSize > 0;
+  for (const tensor of [...signature.inputs, ...signature.outputs]) types.add(tensor.name, config.name, ensembleBatching, tensor.datatype, tensor.reshape ?? tensor.dims);
   const producer = new Map<string, string>(signature.inputs.map((input) => [input.name, "the ensemble's inputs"]));
-  const plans = steps.map((step, index): EnsembleStepPlan & { readonly signature: ModelSignature; readonly label: string } => {
+  const plans = steps.map((step, index): EnsembleStepPlan & { readonly label: string } => {
     const label = `step ${index + 1} (model '${step.model_name}')`;
     let stepSignature: ModelSignature;
     try {
@@ -62,47 +67,47 @@ export function planEnsemble(config: ModelConfig, signature: ModelSignature, com
     } catch (error) {
       throw planError(`${label}: ${(error as Error).message}`);
     }
-    // A batching ensemble may compose non-batching models (core src/ensemble_scheduler/ensemble_utils.cc,
-    // ValidateEnsembleConfig): the steps' shapes gain or lose the batch dimension at run time.
+    // A batching ensemble may compose non-batching models: the steps' shapes gain or lose the batch dimension at
+    // run time.
     if (stepSignature.maxBatchSize !== 0 && stepSignature.maxBatchSize < signature.maxBatchSize) {
       throw new Error(
         `ensemble ${config.name} allows maximum batch size ${signature.maxBatchSize}, but it contains model ${step.model_name} ` +
         `which only allows maximum batch size to be ${stepSignature.maxBatchSize}`,
       );
     }
-    for (const name of Object.keys(step.input_map)) {
-      if (!stepSignature.inputs.some((input) => input.name === name)) throw planError(`${label}: input_map names '${name}', which is not an input of the model`);
+    const batching = stepSignature.maxBatchSize > 0;
+    const inEnsemble = `in ensemble ${config.name}, `;
+    for (const [name, tensor] of Object.entries(step.input_map)) {
+      if (!stepSignature.inputs.some((input) => input.name === name)) {
+        throw new Error(`${inEnsemble}ensemble tensor ${tensor} is mapping to non-existing input ${name} in model ${step.model_name}`);
+      }
     }
-    const unmapped = stepSignature.inputs.filter((input) => !input.optional && step.input_map[input.name] === undefined).map((input) => `'${input.name}'`);
-    if (unmapped.length > 0) throw planError(`${label}: input_map leaves the model's input(s) ${unmapped.join(", ")} unfed`);
+    for (const input of stepSignature.inputs) {
+      const tensor = step.input_map[input.name];
+      if (tensor !== undefined) types.add(tensor, step.model_name, batching, input.datatype, input.dims);
+      else if (!input.optional) throw new Error(`${inEnsemble}input ${input.name} in model ${step.model_name} is not mapped to any ensemble tensors`);
+    }
     for (const [name, tensor] of Object.entries(step.output_map)) {
       const output = stepSignature.outputs.find((o) => o.name === name);
-      if (output === undefined) throw planError(`${label}: output_map names '${name}', which is not an output of the model`);
+      if (output === undefined) throw new Error(`${inEnsemble}ensemble tensor ${tensor} is mapped from non-existing output ${name} in model ${step.model_name}`);
+      types.add(tensor, step.model_name, batching, output.datatype, output.dims);
       const earlier = producer.get(tensor);
       if (earlier !== undefined) throw planError(`${label}: ensemble tensor '${tensor}' is already produced by ${earlier}`);
       producer.set(tensor, label);
-      producedType.set(tensor, output.datatype);
     }
     return {
       modelName: step.model_name, modelVersion: step.model_version < 0 ? undefined : String(step.model_version),
       inputs: new Map(Object.entries(step.input_map)), outputs: new Map(Object.entries(step.output_map)),
-      batching: stepSignature.maxBatchSize > 0,
-      inputDims: new Map(stepSignature.inputs.map((input) => [input.name, input.dims])),
-      signature: stepSignature, label,
+      batching, inputDims: new Map(stepSignature.inputs.map((input) => [input.name, input.dims])), label,
     };
   });
   for (const plan of plans) {
     for (const [name, tensor] of plan.inputs) {
-      const type = producedType.get(tensor);
-      if (type === undefined) throw planError(`${plan.label}: ensemble tensor '${tensor}' (for input '${name}') is neither an ensemble input nor any step's output`);
-      const wanted = plan.signature.inputs.find((input) => input.name === name)!.datatype;
-      if (type !== wanted) throw planError(`${plan.label}: input '${name}' is ${wanted}, but ensemble tensor '${tensor}' is ${type}`);
+      if (!producer.has(tensor)) throw planError(`${plan.label}: ensemble tensor '${tensor}' (for input '${name}') is neither an ensemble input nor any step's output`);
     }
   }
   for (const output of signature.outputs) {
-    const type = producedType.get(output.name);
-    if (type === undefined || !producer.has(output.name)) throw planError(`ensemble output '${output.name}' is not produced by any step`);
-    if (type !== output.datatype) throw planError(`ensemble output '${output.name}' is ${output.datatype} in the config, but its step produces ${type}`);
+    if (!producer.has(output.name)) throw planError(`ensemble output '${output.name}' is not produced by any step`);
   }
   checkAcyclic(plans, signature);
   return plans.map(({ modelName, modelVersion, inputs, outputs, batching, inputDims }) => ({ modelName, modelVersion, inputs, outputs, batching, inputDims }));
