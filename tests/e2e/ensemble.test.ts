@@ -23,13 +23,14 @@ const step = (model: string, inputs: Record<string, string>, outputs: Record<str
   ${Object.entries(outputs).map(([k, v]) => `output_map { key: "${k}" value: "${v}" }`).join(" ")}
 }`;
 
-/** Triton's QA `nop` model: OUTPUT0 = INPUT0 of `type` with config `dims` (`extra` appended to the config). */
-function nop(repository: string, name: string, maxBatchSize: number, dims: string, type: DataType = "FP32", extra = ""): void {
+/** Triton's QA `nop` model: OUTPUT0 = INPUT0 of `type` with config `dims`, and `reshape` on both when given. */
+function nop(repository: string, name: string, maxBatchSize: number, dims: string, type: DataType = "FP32", reshape?: string): void {
   mkdirSync(path.join(repository, name, "1"), { recursive: true });
-  const rank = dims.split(",").length + (maxBatchSize > 0 ? 1 : 0);
+  const rank = (reshape ?? dims).split(",").length + (maxBatchSize > 0 ? 1 : 0);
   writeFileSync(path.join(repository, name, "1", "model.onnx"), nopOnnxModel(name, type, rank));
+  const tensor = (tensorName: string): string => `{ name: "${tensorName}" data_type: TYPE_${type} dims: [ ${dims} ]${reshape === undefined ? "" : ` reshape: { shape: [ ${reshape} ] }`} }`;
   writeFileSync(path.join(repository, name, "config.pbtxt"), `platform: "onnxruntime_onnx"\nmax_batch_size: ${maxBatchSize}
-input [ { name: "INPUT0" data_type: TYPE_${type} dims: [ ${dims} ] ${extra} } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_${type} dims: [ ${dims} ] } ]`);
+input [ ${tensor("INPUT0")} ]\noutput [ ${tensor("OUTPUT0")} ]`);
 }
 
 function ensemble(repository: string, name: string, body: string, maxBatchSize = 8): void {
@@ -70,6 +71,11 @@ ensemble_scheduling { step [ ${nopStep("nop_TYPE_FP32_-1", "IN", "OUT")} ] }`, 0
 ensemble_scheduling { step [ ${nopStep("nop_nobatch_2d", "IN", "mid")}, ${nopStep("nop_TYPE_FP32_-1", "mid", "OUT")} ] }`);
   ensemble(repository, "batch_to_nobatch_row", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "16")}
 ensemble_scheduling { step [ ${nopStep("nop_nobatch_16", "IN", "OUT")} ] }`);
+  // Triton's reshape QA models: a fixed reshape, and one whose -1 takes the request's variable size.
+  nop(repository, "reshape_fixed", 8, "16", "FP32", "4, 4");
+  nop(repository, "reshape_variable", 8, "-1", "FP32", "-1, 1");
+  ensemble(repository, "through_reshapes", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "16")}
+ensemble_scheduling { step [ ${nopStep("reshape_fixed", "IN", "mid")}, ${nopStep("reshape_variable", "mid", "OUT")} ] }`);
   const broken = (name: string, body: string, maxBatchSize?: number): void => ensemble(repository, name, body, maxBatchSize);
   broken("unknown_model", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("nowhere", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
   broken("bad_input_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT9: "B" }, { OUTPUT0: "S" })} ] }`);
@@ -159,6 +165,14 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     const wider = await infer("batch_to_nobatch_row", fp32([2, 16], two));
     expect(wider.status).toBe(400);
     expect(wider.error).toMatch(/^in ensemble step model 'nop_nobatch_16': unexpected shape for input 'INPUT0'/);
+  });
+
+  it("runs steps through models with reshape, a reshape's -1 taking the request's variable size (Triton's rule)", async () => {
+    const five = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    const direct = await infer("reshape_variable", { inputs: [{ name: "INPUT0", datatype: "FP32", shape: [2, 5], data: five }] });
+    expect(direct).toMatchObject({ status: 200, outputs: [{ name: "OUTPUT0", shape: [2, 5], data: five }] });
+    const two = [...row(1), ...row(30)];
+    expect(await infer("through_reshapes", fp32([2, 16], two))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [2, 16], data: two }] });
   });
 
   it("counts its own inferences, executions, batch sizes and last inference, as Triton's statistics do", async () => {
