@@ -227,12 +227,16 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(reason("too_wide")).toBe("ensemble too_wide allows maximum batch size 4, but it contains model add_sub_small which only allows maximum batch size to be 2");
   });
 
-  it("loads its composing models first, and becomes unavailable when one is unloaded", async () => {
+  it("loads its composing models first; unloading one unloads the ensembles using it, UNAVAILABLE with Triton's reason", async () => {
     expect((await post("/v2/repository/models/add_sub/unload")).status).toBe(200);
     const body = { inputs: [{ name: "A", datatype: "INT32", shape: [1, 16], data: row(0) }, { name: "B", datatype: "INT32", shape: [1, 16], data: row(0) }] };
+    const reason = "ensemble 'chain' depends on 'add_sub' which has no loaded version.";
     const gone = await infer("chain", body);
     expect(gone.status).toBe(503);
-    expect(gone.error).toMatch(/^in ensemble step model 'add_sub': /);
+    expect(gone.error).toContain(reason);
+    const unloaded = (await (await post("/v2/repository/index")).json()) as IndexEntry[];
+    expect(unloaded.find((e) => e.name === "chain")).toEqual({ name: "chain", state: "UNAVAILABLE", reason });
+    expect(unloaded.find((e) => e.name === "any_length")).toMatchObject({ state: "UNAVAILABLE", reason: "ensemble 'any_length' depends on 'add_sub' which has no loaded version." });
     expect((await post("/v2/repository/models/chain/load")).status).toBe(200);
     const index = (await (await post("/v2/repository/index")).json()) as IndexEntry[];
     expect(index.find((e) => e.name === "add_sub")).toMatchObject({ state: "READY" });
@@ -241,7 +245,8 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
 
   it("unload_dependents also unloads the step models loaded along with an ensemble, and no model another ensemble uses", async () => {
     const ready = async (model: string): Promise<boolean> => (await fetch(`${server.httpUrl}/v2/models/${model}/ready`)).status === 200;
-    // add_sub was loaded along with chain by the previous test; any_length uses it too.
+    // add_sub was loaded along with chain by the previous test; any_length, loaded again, uses it too.
+    expect((await post("/v2/repository/models/any_length/load")).status).toBe(200);
     const wrongType = await post("/v2/repository/models/any_length/unload", { parameters: { unload_dependents: "yes" } });
     expect(wrongType.status).toBe(400);
     expect(((await wrongType.json()) as { error: string }).error).toBe("Unable to parse 'unload_dependents': expected a boolean");

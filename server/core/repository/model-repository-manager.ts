@@ -298,6 +298,26 @@ export class ModelRepositoryManager {
       if (entry !== undefined) await this.#close(entry.versions.values());
       await this.#removeUnusedOverrides(unloading);
     }
+    await this.#unloadEnsemblesMissing(names);
+  }
+
+  /**
+   * Triton re-checks the ensembles that depend on an unloaded model (core src/model_repository_manager/
+   * model_repository_manager.cc, CheckNode) and unloads them, UNAVAILABLE with its reason; an ensemble of
+   * ensembles follows.
+   */
+  async #unloadEnsemblesMissing(unloaded: readonly string[]): Promise<void> {
+    const missing = [...unloaded];
+    for (let i = 0; i < missing.length; i++) {
+      for (const name of [...this.#models.keys()]) {
+        const version = this.servingVersions(name)[0];
+        if (version === undefined || !stepModelsOf(version.config).includes(missing[i]!)) continue;
+        const entry = this.#models.get(name)!;
+        this.#models.set(name, { failure: `ensemble '${name}' depends on '${missing[i]}' which has no loaded version.`, versions: new Map() });
+        await this.#close(entry.versions.values());
+        missing.push(name);
+      }
+    }
   }
 
   /** Triton's words, in none mode too: its model control is either polling or explicit. */
