@@ -134,6 +134,12 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(outputs.find((o) => o.name === "DOUBLE_A")).toMatchObject({ shape: [2, 16], data: twice(a) });
   });
 
+  it("shows Triton's defaults for an ensemble in /config: version_policy and a model_transaction_policy, no instance groups", async () => {
+    const config = (await (await fetch(`${server.httpUrl}/v2/models/chain/config`)).json()) as Record<string, unknown>;
+    expect(config).toMatchObject({ version_policy: { latest: { num_versions: 1 } }, model_transaction_policy: { decoupled: false }, instance_group: [] });
+    expect(config).not.toHaveProperty("optimization");
+  });
+
   it("reports itself as an ensemble, and each step counts as a request of its composing model", async () => {
     const metadata = (await (await fetch(`${server.httpUrl}/v2/models/chain`)).json()) as { platform: string; inputs: { name: string; shape: number[] }[] };
     expect(metadata).toMatchObject({ platform: "ensemble", inputs: [{ name: "A", shape: [-1, 16] }, { name: "B", shape: [-1, 16] }] });

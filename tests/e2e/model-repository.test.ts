@@ -164,6 +164,17 @@ describe("model repository: Triton's layout, configs, versions and load failures
     expect(index.filter((e) => e.name === "no_config").map((e) => e.version)).toEqual(["1"]); // "0001" is not a version
   });
 
+  it("fills in /config the defaults Triton's NormalizeModelConfig writes", async () => {
+    const config = async (model: string): Promise<Record<string, unknown>> => (await (await fetch(`${server.httpUrl}/v2/models/${model}/config`)).json()) as Record<string, unknown>;
+    expect(await config("versions_latest")).toMatchObject({
+      version_policy: { latest: { num_versions: 1 } }, default_model_filename: "model.onnx",
+      optimization: { priority: "PRIORITY_DEFAULT", input_pinned_memory: { enable: true }, output_pinned_memory: { enable: true } },
+      instance_group: [{ name: "versions_latest_0" }],
+    });
+    expect(await config("versions_all")).toMatchObject({ version_policy: { all: {} } });
+    expect(await config("simple_sequence")).toMatchObject({ sequence_batching: { max_sequence_idle_microseconds: 1000000 } });
+  });
+
   it("honours instance_group count", async () => {
     const config = (await (await fetch(`${server.httpUrl}/v2/models/three_instances/config`)).json()) as { instance_group: unknown[] };
     expect(config.instance_group).toEqual([expect.objectContaining({ kind: "KIND_CPU", count: 3 })]);

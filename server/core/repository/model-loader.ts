@@ -5,7 +5,7 @@ import { completeConfig } from "../model-config/auto-complete";
 import { type ComposingModels, EnsembleScheduler, planEnsemble } from "../scheduling/ensemble";
 import { dataTypeFromConfig } from "../../../protocol/datatypes";
 import type { ModelConfig, ModelInput, ModelOutput } from "../model-config/model-config";
-import { normalizeBackendFields } from "../model-config/normalize";
+import { normalizeBackendFields, withTritonDefaults } from "../model-config/normalize";
 import { validateModelConfig } from "../model-config/validate";
 import { listVersions, type ModelDirectory, readLabels, resolveInsideModel, type SymlinkPolicy } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "../model-config/model-signature";
@@ -126,10 +126,10 @@ async function loadVersion(
     const config = withGpuProvider(created.config, placements);
     settings.log.info(`model '${config.name}' version ${version}: ${describePlacements(placements)}`);
     const controls = controlInputsOf(config);
-    const completed = completeConfig(
+    const completed = withTritonDefaults(completeConfig(
       config, instances[0]?.io, { enabled: settings.autoCompleteConfig, defaultMaxBatchSize: settings.defaultMaxBatchSize },
       controls.map((c) => c.name),
-    );
+    ), modelFilename(config, backend));
     const signature: ModelSignature = {
       inputProblem: backend.inputProblem?.bind(backend),
       maxBatchSize: completed.max_batch_size,
@@ -187,7 +187,7 @@ async function loadVersions(selected: readonly number[], load: (version: number)
 
 /** An ensemble version: no instances of its own; requests run through the composing models' schedulers. */
 function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig, version: number, settings: LoaderSettings): ModelVersion {
-  const config: ModelConfig = structuredClone(baseConfig);
+  const config: ModelConfig = withTritonDefaults(structuredClone(baseConfig), undefined);
   if (config.input.length === 0 || config.output.length === 0) throw new Error("an ensemble config must declare its inputs and outputs (nothing to auto-complete them from)");
   const signature: ModelSignature = {
     maxBatchSize: config.max_batch_size,
