@@ -64,6 +64,7 @@ function buildRepository(): string {
   // Config errors come before the missing version directory (Triton validates the config when it polls).
   model(repository, "no_version_bad_preferred", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ndynamic_batching { preferred_batch_size: [ 16 ] }`, []);
   model(repository, "no_version_bad_priority", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ndynamic_batching { priority_levels: 2 default_priority_level: 3 }`, []);
+  model(repository, "no_version_bad_queue_policy", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ndynamic_batching { priority_levels: 2 default_priority_level: 1 priority_queue_policy { key: 3 value: { max_queue_size: 1 } } }`, []);
   model(repository, "no_version", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}`, []);
   model(repository, "no_config", undefined);
   model(repository, "three_instances", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ninstance_group [ { count: 3 kind: KIND_CPU } ]`);
@@ -142,6 +143,7 @@ describe("model repository: Triton's layout, configs, versions and load failures
   it("reports config errors before a missing version directory, with Triton's messages", () => {
     expect(stateOf("no_version_bad_preferred")).toMatchObject({ state: "UNAVAILABLE", reason: "dynamic batching preferred size must be <= max batch size for no_version_bad_preferred" });
     expect(stateOf("no_version_bad_priority")).toMatchObject({ state: "UNAVAILABLE", reason: "default priority level must be in range [1, 2] for no_version_bad_priority" });
+    expect(stateOf("no_version_bad_queue_policy")).toMatchObject({ state: "UNAVAILABLE", reason: "priority queue policy must have priority level in range [1, 2] for no_version_bad_queue_policy" });
     expect(stateOf("no_version")).toMatchObject({ state: "UNAVAILABLE", reason: "at least one version must be available under the version policy of model 'no_version'" });
   });
 

@@ -28,6 +28,9 @@ function checkDynamicBatching(config: ModelConfig): void {
   if (levels !== 0 && (batching.default_priority_level === 0 || batching.default_priority_level > levels)) {
     throw new Error(`default priority level must be in range [1, ${levels}] for ${config.name}`);
   }
+  if (levels !== 0 && Object.keys(batching.priority_queue_policy).some((level) => Number(level) === 0 || Number(level) > levels)) {
+    throw new Error(`priority queue policy must have priority level in range [1, ${levels}] for ${config.name}`);
+  }
 }
 
 /**
@@ -38,7 +41,7 @@ function checkDynamicBatching(config: ModelConfig): void {
  */
 export function validateModelConfig(config: ModelConfig): void {
   if (config.max_batch_size < 0) {
-    throw new Error(`max_batch_size must be 0 (no batching) or a positive batch size, got ${config.max_batch_size}`);
+    throw new Error(`'max_batch_size' must be non-negative value for ${config.name}`);
   }
   for (const input of config.input) checkTensor("input", input);
   for (const output of config.output) checkTensor("output", output);
