@@ -31,8 +31,10 @@ export interface ModelMetadata {
   readonly outputs: { name: string; datatype: string; shape: number[] }[];
 }
 
+// Triton's list and order (core src/server.cc, InferenceServer::InferenceServer), less `cuda_shared_memory`: CUDA
+// shared memory cannot be registered here.
 export const SERVER_EXTENSIONS = [
-  "classification", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
+  "classification", "sequence", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
   "model_configuration", "system_shared_memory", "binary_tensor_data", "parameters", "statistics", "trace", "logging",
 ] as const;
 
@@ -110,8 +112,13 @@ export class InferenceCore {
     return !this.#shuttingDown;
   }
 
+  /** Why the model repositories could not be read at start, under `--exit-on-error false`; the server is not ready. */
+  get initializationFailure(): string | undefined {
+    return this.#repository.initializationFailure;
+  }
+
   isReady(): boolean {
-    if (this.#shuttingDown) return false;
+    if (this.#shuttingDown || this.initializationFailure !== undefined) return false;
     if (!this.#settings.strictReadiness) return true;
     // As in Triton, models never loaded (explicit mode) or unloaded do not count against readiness.
     return this.#repository.loadedIndex().every((e) => e.state === "READY");

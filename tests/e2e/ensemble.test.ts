@@ -3,6 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InferenceClient } from "../../client/index";
+import type { DataType } from "../../protocol/datatypes";
+import { nopOnnxModel } from "../../tools/model-builder/index";
 import { type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 import { writeSimpleModel } from "../helpers/simple-model";
 
@@ -20,6 +22,16 @@ const step = (model: string, inputs: Record<string, string>, outputs: Record<str
   ${Object.entries(inputs).map(([k, v]) => `input_map { key: "${k}" value: "${v}" }`).join(" ")}
   ${Object.entries(outputs).map(([k, v]) => `output_map { key: "${k}" value: "${v}" }`).join(" ")}
 }`;
+
+/** Triton's QA `nop` model: OUTPUT0 = INPUT0 of `type` with config `dims`, and `reshape` on both when given. */
+function nop(repository: string, name: string, maxBatchSize: number, dims: string, type: DataType = "FP32", reshape?: string): void {
+  mkdirSync(path.join(repository, name, "1"), { recursive: true });
+  const rank = (reshape ?? dims).split(",").length + (maxBatchSize > 0 ? 1 : 0);
+  writeFileSync(path.join(repository, name, "1", "model.onnx"), nopOnnxModel(name, type, rank));
+  const tensor = (tensorName: string): string => `{ name: "${tensorName}" data_type: TYPE_${type} dims: [ ${dims} ]${reshape === undefined ? "" : ` reshape: { shape: [ ${reshape} ] }`} }`;
+  writeFileSync(path.join(repository, name, "config.pbtxt"), `platform: "onnxruntime_onnx"\nmax_batch_size: ${maxBatchSize}
+input [ ${tensor("INPUT0")} ]\noutput [ ${tensor("OUTPUT0")} ]`);
+}
 
 function ensemble(repository: string, name: string, body: string, maxBatchSize = 8): void {
   mkdirSync(path.join(repository, name, "1"), { recursive: true });
@@ -48,9 +60,29 @@ ensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { O
   cpSync(path.join(SHARED_DATA, "triton-configs", "simple_sequence"), path.join(repository, "simple_sequence"), { recursive: true });
   ensemble(repository, "counter", `${io("input", ["X"], "TYPE_INT32", "1")}\n${io("output", ["Y"], "TYPE_INT32", "1")}
 ensemble_scheduling { step [ ${step("simple_sequence", { INPUT: "X" }, { OUTPUT: "Y" })} ] }`);
+  // Triton's batch/non-batch pairs (its L0_ensemble_* QA models): nop_TYPE_FP32_-1 batches, the others do not.
+  nop(repository, "nop_TYPE_FP32_-1", 8, "-1");
+  nop(repository, "nop_nobatch_2d", 0, "-1, -1");
+  nop(repository, "nop_nobatch_16", 0, "16");
+  const nopStep = (model: string, input: string, output: string): string => step(model, { INPUT0: input }, { OUTPUT0: output });
+  ensemble(repository, "nobatch_to_batch", `${io("input", ["IN"], "TYPE_FP32", "-1")}\n${io("output", ["OUT"], "TYPE_FP32", "-1")}
+ensemble_scheduling { step [ ${nopStep("nop_TYPE_FP32_-1", "IN", "OUT")} ] }`, 0);
+  ensemble(repository, "batch_to_nobatch", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "16")}
+ensemble_scheduling { step [ ${nopStep("nop_nobatch_2d", "IN", "mid")}, ${nopStep("nop_TYPE_FP32_-1", "mid", "OUT")} ] }`);
+  ensemble(repository, "batch_to_nobatch_row", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "16")}
+ensemble_scheduling { step [ ${nopStep("nop_nobatch_16", "IN", "OUT")} ] }`);
+  // Triton's reshape QA models: a fixed reshape, and one whose -1 takes the request's variable size.
+  nop(repository, "reshape_fixed", 8, "16", "FP32", "4, 4");
+  nop(repository, "reshape_variable", 8, "-1", "FP32", "-1, 1");
+  ensemble(repository, "through_reshapes", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "16")}
+ensemble_scheduling { step [ ${nopStep("reshape_fixed", "IN", "mid")}, ${nopStep("reshape_variable", "mid", "OUT")} ] }`);
   const broken = (name: string, body: string, maxBatchSize?: number): void => ensemble(repository, name, body, maxBatchSize);
   broken("unknown_model", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("nowhere", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
   broken("bad_input_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT9: "B" }, { OUTPUT0: "S" })} ] }`);
+  broken("bad_output_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT7: "S" })} ] }`);
+  broken("wrong_shape", `${io("input", ["A", "B"], "TYPE_INT32", "4")}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
+  broken("wrong_step_shape", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "8")}
+ensemble_scheduling { step [ ${step("nop_nobatch_16", { INPUT0: "IN" }, { OUTPUT0: "OUT" })} ] }`, 0);
   broken("unfed_input", `${io("input", ["A"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A" }, { OUTPUT0: "S" })} ] }`);
   broken("unproduced_output", `${io("input", ["A", "B"])}\n${io("output", ["S", "T"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
   broken("cycle", `${io("input", ["A"])}\n${io("output", ["S"])}\nensemble_scheduling { step [
@@ -72,7 +104,10 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     const json = (await response.json()) as { outputs?: Output[]; error?: string };
     return { status: response.status, outputs: json.outputs ?? [], error: json.error };
   };
-  type Stats = { inference_count: number; inference_stats: { success: { count: number } } };
+  type Stats = {
+    inference_count: number; execution_count: number; last_inference: number;
+    inference_stats: { success: { count: number } }; batch_stats: { batch_size: number; compute_infer: { count: number } }[];
+  };
   const stats = async (model: string): Promise<Stats> =>
     ((await (await fetch(`${server.httpUrl}/v2/models/${model}/stats`)).json()) as { model_stats: Stats[] }).model_stats[0]!;
 
@@ -99,6 +134,12 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(outputs.find((o) => o.name === "DOUBLE_A")).toMatchObject({ shape: [2, 16], data: twice(a) });
   });
 
+  it("shows Triton's defaults for an ensemble in /config: version_policy and a model_transaction_policy, no instance groups", async () => {
+    const config = (await (await fetch(`${server.httpUrl}/v2/models/chain/config`)).json()) as Record<string, unknown>;
+    expect(config).toMatchObject({ version_policy: { latest: { num_versions: 1 } }, model_transaction_policy: { decoupled: false }, instance_group: [] });
+    expect(config).not.toHaveProperty("optimization");
+  });
+
   it("reports itself as an ensemble, and each step counts as a request of its composing model", async () => {
     const metadata = (await (await fetch(`${server.httpUrl}/v2/models/chain`)).json()) as { platform: string; inputs: { name: string; shape: number[] }[] };
     expect(metadata).toMatchObject({ platform: "ensemble", inputs: [{ name: "A", shape: [-1, 16] }, { name: "B", shape: [-1, 16] }] });
@@ -111,6 +152,52 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(outputs.map((o) => o.name)).toEqual(["TWICE_B"]);
     expect((await stats("add_sub")).inference_stats.success.count).toBe(before.inference_stats.success.count + 3);
     expect((await stats("chain")).inference_stats.success.count).toBe(chainBefore.inference_stats.success.count + 1);
+  });
+
+  const fp32 = (shape: number[], data: number[]): unknown => ({ inputs: [{ name: "IN", datatype: "FP32", shape, data }] });
+
+  it("gives a non-batching ensemble's tensor the batch dimension a batching step needs, and takes it away again", async () => {
+    expect(await infer("nobatch_to_batch", fp32([16], row(1)))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [16], data: row(1) }] });
+    // Zero-sized: [0] reaches the step as [1,0].
+    expect(await infer("nobatch_to_batch", fp32([0], []))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [0], data: [] }] });
+  });
+
+  it("loads and serves a batching ensemble whose steps do not batch, as Triton does", async () => {
+    // The whole batch goes to a non-batching step whose dims take it as it is...
+    const two = [...row(1), ...row(40)];
+    expect(await infer("batch_to_nobatch", fp32([2, 16], two))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [2, 16], data: two }] });
+    // ...or, as a batch of 1, without its batch dimension where the step's dims want that.
+    expect(await infer("batch_to_nobatch_row", fp32([1, 16], row(5)))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [1, 16], data: row(5) }] });
+    const wider = await infer("batch_to_nobatch_row", fp32([2, 16], two));
+    expect(wider.status).toBe(400);
+    expect(wider.error).toMatch(/^in ensemble step model 'nop_nobatch_16': unexpected shape for input 'INPUT0'/);
+  });
+
+  it("runs steps through models with reshape, a reshape's -1 taking the request's variable size (Triton's rule)", async () => {
+    const five = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    const direct = await infer("reshape_variable", { inputs: [{ name: "INPUT0", datatype: "FP32", shape: [2, 5], data: five }] });
+    expect(direct).toMatchObject({ status: 200, outputs: [{ name: "OUTPUT0", shape: [2, 5], data: five }] });
+    const two = [...row(1), ...row(30)];
+    expect(await infer("through_reshapes", fp32([2, 16], two))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [2, 16], data: two }] });
+  });
+
+  it("counts its own inferences, executions, batch sizes and last inference, as Triton's statistics do", async () => {
+    const [before, batchedBefore] = [await stats("nobatch_to_batch"), await stats("batch_to_nobatch")];
+    const startMs = Date.now();
+    expect((await infer("nobatch_to_batch", fp32([16], row(1)))).status).toBe(200);
+    expect((await infer("batch_to_nobatch", fp32([2, 16], [...row(1), ...row(2)]))).status).toBe(200);
+    const after = await stats("nobatch_to_batch");
+    // A non-batching ensemble's request counts as a batch of 1.
+    expect(after).toMatchObject({ inference_count: before.inference_count + 1, execution_count: before.execution_count + 1 });
+    expect(after.last_inference).toBeGreaterThanOrEqual(startMs);
+    expect(after.batch_stats.find((b) => b.batch_size === 1)?.compute_infer.count).toBe(after.execution_count);
+    const batched = await stats("batch_to_nobatch");
+    expect(batched).toMatchObject({ inference_count: batchedBefore.inference_count + 2, execution_count: batchedBefore.execution_count + 1 });
+    expect(batched.batch_stats.find((b) => b.batch_size === 2)?.compute_infer.count).toBeGreaterThanOrEqual(1);
+    // A failed request is no execution.
+    const failed = await stats("batch_to_nobatch_row");
+    expect((await infer("batch_to_nobatch_row", fp32([2, 16], [...row(1), ...row(2)]))).status).toBe(400);
+    expect(await stats("batch_to_nobatch_row")).toMatchObject({ inference_count: failed.inference_count, execution_count: failed.execution_count });
   });
 
   it("answers a step's refusal in the protocol's error shape, naming the step's model", async () => {
@@ -131,24 +218,31 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(noSequence.error).toMatch(/^in ensemble step model 'simple_sequence': .*sequence/);
   });
 
-  it("refuses at load what Triton refuses: unknown models, unmapped or unknown tensors, cycles, type and batch mismatches", async () => {
+  it("refuses at load what Triton refuses, with Triton's messages: unknown models, unmapped or unknown tensors, cycles, type, shape and batch mismatches", async () => {
     const index = (await (await post("/v2/repository/index")).json()) as IndexEntry[];
     const reason = (name: string): string | undefined => index.find((e) => e.name === name && e.version === "1")?.reason;
     expect(reason("unknown_model")).toMatch(/^ensemble_scheduling: step 1 \(model 'nowhere'\): .*'nowhere'/);
-    expect(reason("bad_input_name")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input_map names 'INPUT9', which is not an input of the model");
-    expect(reason("unfed_input")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input_map leaves the model's input(s) 'INPUT1' unfed");
+    expect(reason("bad_input_name")).toBe("in ensemble bad_input_name, ensemble tensor B is mapping to non-existing input INPUT9 in model add_sub");
+    expect(reason("bad_output_name")).toBe("in ensemble bad_output_name, ensemble tensor S is mapped from non-existing output OUTPUT7 in model add_sub");
+    expect(reason("unfed_input")).toBe("in ensemble unfed_input, input INPUT1 in model add_sub is not mapped to any ensemble tensors");
     expect(reason("unproduced_output")).toBe("ensemble_scheduling: ensemble output 'T' is not produced by any step");
     expect(reason("cycle")).toBe("ensemble_scheduling: the steps form a cycle: step 1 (model 'add_sub'), step 2 (model 'add_sub') wait on each other");
-    expect(reason("wrong_type")).toBe("ensemble_scheduling: step 1 (model 'add_sub'): input 'INPUT0' is INT32, but ensemble tensor 'A' is FP32");
-    expect(reason("too_wide")).toBe("ensemble_scheduling: step 1 (model 'add_sub_small'): the ensemble's max_batch_size 4 exceeds the model's 2");
+    expect(reason("wrong_type")).toBe("in ensemble wrong_type, ensemble tensor A: inconsistent data type: TYPE_FP32 is inferred from model wrong_type while TYPE_INT32 is inferred from model add_sub");
+    expect(reason("wrong_shape")).toBe("in ensemble wrong_shape, ensemble tensor A: inconsistent shape: [-1,4] is inferred from model wrong_shape while [-1,16] is inferred from model add_sub");
+    expect(reason("wrong_step_shape")).toBe("in ensemble wrong_step_shape, ensemble tensor OUT: inconsistent shape: [8] is inferred from model wrong_step_shape while [16] is inferred from model nop_nobatch_16");
+    expect(reason("too_wide")).toBe("ensemble too_wide allows maximum batch size 4, but it contains model add_sub_small which only allows maximum batch size to be 2");
   });
 
-  it("loads its composing models first, and becomes unavailable when one is unloaded", async () => {
+  it("loads its composing models first; unloading one unloads the ensembles using it, UNAVAILABLE with Triton's reason", async () => {
     expect((await post("/v2/repository/models/add_sub/unload")).status).toBe(200);
     const body = { inputs: [{ name: "A", datatype: "INT32", shape: [1, 16], data: row(0) }, { name: "B", datatype: "INT32", shape: [1, 16], data: row(0) }] };
+    const reason = "ensemble 'chain' depends on 'add_sub' which has no loaded version.";
     const gone = await infer("chain", body);
     expect(gone.status).toBe(503);
-    expect(gone.error).toMatch(/^in ensemble step model 'add_sub': /);
+    expect(gone.error).toContain(reason);
+    const unloaded = (await (await post("/v2/repository/index")).json()) as IndexEntry[];
+    expect(unloaded.find((e) => e.name === "chain")).toEqual({ name: "chain", state: "UNAVAILABLE", reason });
+    expect(unloaded.find((e) => e.name === "any_length")).toMatchObject({ state: "UNAVAILABLE", reason: "ensemble 'any_length' depends on 'add_sub' which has no loaded version." });
     expect((await post("/v2/repository/models/chain/load")).status).toBe(200);
     const index = (await (await post("/v2/repository/index")).json()) as IndexEntry[];
     expect(index.find((e) => e.name === "add_sub")).toMatchObject({ state: "READY" });
@@ -157,7 +251,8 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
 
   it("unload_dependents also unloads the step models loaded along with an ensemble, and no model another ensemble uses", async () => {
     const ready = async (model: string): Promise<boolean> => (await fetch(`${server.httpUrl}/v2/models/${model}/ready`)).status === 200;
-    // add_sub was loaded along with chain by the previous test; any_length uses it too.
+    // add_sub was loaded along with chain by the previous test; any_length, loaded again, uses it too.
+    expect((await post("/v2/repository/models/any_length/load")).status).toBe(200);
     const wrongType = await post("/v2/repository/models/any_length/unload", { parameters: { unload_dependents: "yes" } });
     expect(wrongType.status).toBe(400);
     expect(((await wrongType.json()) as { error: string }).error).toBe("Unable to parse 'unload_dependents': expected a boolean");

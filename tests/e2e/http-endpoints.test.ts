@@ -28,10 +28,13 @@ describe("KServe v2 REST endpoints", () => {
     }
   });
 
-  it("reports server metadata with the extensions it implements", async () => {
+  it("reports server metadata with the extensions it implements, in Triton's order (no CUDA shared memory)", async () => {
     expect(await (await get("/v2")).json()).toEqual({
       name: "triton", version: expect.stringMatching(/^\d+\.\d+\.\d+$/),
-      extensions: expect.arrayContaining(["binary_tensor_data", "classification", "model_configuration", "statistics", "schedule_policy", "model_repository"]),
+      extensions: [
+        "classification", "sequence", "model_repository", "model_repository(unload_dependents)", "schedule_policy", "model_configuration",
+        "system_shared_memory", "binary_tensor_data", "parameters", "statistics", "trace", "logging",
+      ],
     });
   });
 

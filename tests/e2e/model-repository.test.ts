@@ -59,6 +59,13 @@ function buildRepository(): string {
   model(repository, "versions_latest", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}`, [1, 2, 3]);
   model(repository, "versions_all", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\nversion_policy: { all { } }`, [1, 2, 3]);
   model(repository, "versions_specific", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\nversion_policy: { specific { versions: [ 1, 3 ] } }`, [1, 2, 3]);
+  model(repository, "versions_specific_missing", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\nversion_policy: { specific { versions: [ 2, 5 ] } }`, [1, 2]);
+  model(repository, "versions_specific_none", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\nversion_policy: { specific { versions: [ 7 ] } }`, [1]);
+  // Config errors come before the missing version directory (Triton validates the config when it polls).
+  model(repository, "no_version_bad_preferred", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ndynamic_batching { preferred_batch_size: [ 16 ] }`, []);
+  model(repository, "no_version_bad_priority", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ndynamic_batching { priority_levels: 2 default_priority_level: 3 }`, []);
+  model(repository, "no_version_bad_queue_policy", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ndynamic_batching { priority_levels: 2 default_priority_level: 1 priority_queue_policy { key: 3 value: { max_queue_size: 1 } } }`, []);
+  model(repository, "no_version", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}`, []);
   model(repository, "no_config", undefined);
   model(repository, "three_instances", `platform: "onnxruntime_onnx"\n${SIMPLE_IO}\ninstance_group [ { count: 3 kind: KIND_CPU } ]`);
   mkdirSync(path.join(repository, "no_config", "0001"));
@@ -125,6 +132,21 @@ describe("model repository: Triton's layout, configs, versions and load failures
     expect(index.filter((e) => e.name === "versions_specific").map((e) => e.version)).toEqual(["1", "3"]);
   });
 
+  it("loads the specific versions that have a directory and logs the others, as Triton's VersionsToLoad", () => {
+    expect(index.filter((e) => e.name === "versions_specific_missing").map((e) => [e.version, e.state])).toEqual([["2", "READY"]]);
+    expect(server.logs()).toContain("version 5 is specified for model 'versions_specific_missing', but the version directory is not present");
+    expect(stateOf("versions_specific_none")).toMatchObject({
+      state: "UNAVAILABLE", reason: "at least one version must be available under the version policy of model 'versions_specific_none'",
+    });
+  });
+
+  it("reports config errors before a missing version directory, with Triton's messages", () => {
+    expect(stateOf("no_version_bad_preferred")).toMatchObject({ state: "UNAVAILABLE", reason: "dynamic batching preferred size must be <= max batch size for no_version_bad_preferred" });
+    expect(stateOf("no_version_bad_priority")).toMatchObject({ state: "UNAVAILABLE", reason: "default priority level must be in range [1, 2] for no_version_bad_priority" });
+    expect(stateOf("no_version_bad_queue_policy")).toMatchObject({ state: "UNAVAILABLE", reason: "priority queue policy must have priority level in range [1, 2] for no_version_bad_queue_policy" });
+    expect(stateOf("no_version")).toMatchObject({ state: "UNAVAILABLE", reason: "at least one version must be available under the version policy of model 'no_version'" });
+  });
+
   it("serves a specific version and the highest one by default", async () => {
     const body = { inputs: [0, 1].map((i) => ({ name: `INPUT${i}`, datatype: "INT32", shape: [1, 16], data: Array(16).fill(1) })) };
     expect((await post(server, "/v2/models/versions_all/versions/2/infer", body)).json).toMatchObject({ model_version: "2" });
@@ -142,6 +164,17 @@ describe("model repository: Triton's layout, configs, versions and load failures
       instance_group: [{ kind: "KIND_CPU", count: 2 }],
     });
     expect(index.filter((e) => e.name === "no_config").map((e) => e.version)).toEqual(["1"]); // "0001" is not a version
+  });
+
+  it("fills in /config the defaults Triton's NormalizeModelConfig writes", async () => {
+    const config = async (model: string): Promise<Record<string, unknown>> => (await (await fetch(`${server.httpUrl}/v2/models/${model}/config`)).json()) as Record<string, unknown>;
+    expect(await config("versions_latest")).toMatchObject({
+      version_policy: { latest: { num_versions: 1 } }, default_model_filename: "model.onnx",
+      optimization: { priority: "PRIORITY_DEFAULT", input_pinned_memory: { enable: true }, output_pinned_memory: { enable: true } },
+      instance_group: [{ name: "versions_latest_0" }],
+    });
+    expect(await config("versions_all")).toMatchObject({ version_policy: { all: {} } });
+    expect(await config("simple_sequence")).toMatchObject({ sequence_batching: { max_sequence_idle_microseconds: 1000000 } });
   });
 
   it("honours instance_group count", async () => {
@@ -207,6 +240,19 @@ describe("startup and model control flags", () => {
     const { code, output } = await runServerToExit(["--model-repository", repository, "--http-port", "0", "--allow-grpc", "false", "--allow-metrics", "false"]);
     expect(code).not.toBe(0);
     expect(output).toMatch(/failed to load all models: .*bad: .*bogus_field/);
+  });
+
+  it("keeps serving, live but not ready, under --exit-on-error false when the model repository does not exist (Triton)", async () => {
+    const missing = path.join(repository, "no-such-repository");
+    const server = await startServer({ repository: missing, args: ["--exit-on-error", "false"] });
+    try {
+      expect((await fetch(`${server.httpUrl}/v2/health/live`)).status).toBe(200);
+      expect((await fetch(`${server.httpUrl}/v2/health/ready`)).status).toBe(400);
+      expect((await post(server, "/v2/repository/index", {})).json).toEqual([]);
+      expect(server.logs()).toMatch(/no-such-repository/);
+    } finally {
+      await server.stop();
+    }
   });
 
   it("is ready with --strict-readiness false despite an UNAVAILABLE model", async () => {

@@ -5,3 +5,4 @@ export { ONNX_ELEMENT_TYPE, type OnnxElementType } from "./onnx-element-type";
 export { loadOnnxSchema, type OnnxSchema } from "./onnx-schema";
 export { SeededRandom } from "./seeded-random";
 export { MLP_FEATURES } from "./models/mlp-model";
+export { nopOnnxModel } from "./models/nop-model";

@@ -43,3 +43,35 @@ export function normalizeInstanceGroups(config: ModelConfig, context: InstanceGr
   });
   return { ...config, instance_group };
 }
+
+/** Triton's SEQUENCE_IDLE_DEFAULT_MICROSECONDS. */
+const SEQUENCE_IDLE_DEFAULT_US = 1_000_000;
+
+/**
+ * The defaults Triton's NormalizeModelConfig writes into a loaded model's config (core src/model_config_utils.cc),
+ * so that `/config` shows them as Triton does: `version_policy` latest 1, the model file name the backend loads,
+ * the sequence batcher's idle time, and pinned input and output memory for models that are not ensembles; an
+ * ensemble's `model_transaction_policy` (not decoupled: no backend here is), which Triton sets when it validates
+ * the ensemble. A dynamic batcher's preferred batch sizes are left as written: they steer the batcher.
+ */
+export function withTritonDefaults(config: ModelConfig, defaultModelFilename: string | undefined): ModelConfig {
+  const completed: ModelConfig = {
+    ...config,
+    version_policy: config.version_policy ?? { latest: { num_versions: 1 } },
+    default_model_filename: config.default_model_filename || (defaultModelFilename ?? ""),
+  };
+  if (config.sequence_batching !== undefined && config.sequence_batching.max_sequence_idle_microseconds === 0) {
+    completed.sequence_batching = { ...config.sequence_batching, max_sequence_idle_microseconds: SEQUENCE_IDLE_DEFAULT_US };
+  }
+  if (config.ensemble_scheduling !== undefined) {
+    completed.model_transaction_policy = config.model_transaction_policy ?? { decoupled: false };
+    return completed;
+  }
+  const optimization = config.optimization ?? { priority: "PRIORITY_DEFAULT", gather_kernel_buffer_threshold: 0, eager_batching: false };
+  completed.optimization = {
+    ...optimization,
+    input_pinned_memory: optimization.input_pinned_memory ?? { enable: true },
+    output_pinned_memory: optimization.output_pinned_memory ?? { enable: true },
+  };
+  return completed;
+}

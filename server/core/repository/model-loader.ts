@@ -5,7 +5,7 @@ import { completeConfig } from "../model-config/auto-complete";
 import { type ComposingModels, EnsembleScheduler, planEnsemble } from "../scheduling/ensemble";
 import { dataTypeFromConfig } from "../../../protocol/datatypes";
 import type { ModelConfig, ModelInput, ModelOutput } from "../model-config/model-config";
-import { normalizeBackendFields } from "../model-config/normalize";
+import { normalizeBackendFields, withTritonDefaults } from "../model-config/normalize";
 import { validateModelConfig } from "../model-config/validate";
 import { listVersions, type ModelDirectory, readLabels, resolveInsideModel, type SymlinkPolicy } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "../model-config/model-signature";
@@ -72,17 +72,27 @@ function modelFilePath(directory: ModelDirectory, version: number, filename: str
   return resolveInsideModel(directory.path, path.join(String(version), filename), what, directory.symlinks);
 }
 
-function selectVersions(config: ModelConfig, available: readonly number[]): number[] {
+/**
+ * The versions the policy loads, Triton's VersionsToLoad (core src/model_repository_manager/): of `specific`
+ * versions only those with a directory (each missing one is logged); none at all fails the model with Triton's
+ * message.
+ */
+function selectVersions(config: ModelConfig, available: readonly number[], log: LoaderSettings["log"]): number[] {
   const policy = config.version_policy;
-  if (policy?.all !== undefined) return [...available];
-  if (policy?.specific !== undefined) {
-    const wanted = policy.specific.versions.map(Number);
-    const missing = wanted.filter((v) => !available.includes(v));
-    if (missing.length > 0) throw new Error(`version_policy names version(s) ${missing.join(", ")} that have no directory`);
-    return wanted.sort((a, b) => a - b);
+  let selected: number[];
+  if (policy?.all !== undefined) {
+    selected = [...available];
+  } else if (policy?.specific !== undefined) {
+    const wanted = [...new Set(policy.specific.versions.map(Number))].sort((a, b) => a - b);
+    for (const version of wanted.filter((v) => !available.includes(v))) {
+      log.warn(`version ${version} is specified for model '${config.name}', but the version directory is not present`);
+    }
+    selected = wanted.filter((v) => available.includes(v));
+  } else {
+    selected = available.slice(-Math.max(1, policy?.latest?.num_versions ?? 1));
   }
-  const latest = Math.max(1, policy?.latest?.num_versions ?? 1);
-  return available.slice(-latest);
+  if (selected.length === 0) throw new Error(`at least one version must be available under the version policy of model '${config.name}'`);
+  return selected;
 }
 
 function tensorSignature(directory: ModelDirectory, tensor: ModelInput | ModelOutput, optional: boolean): TensorSignature {
@@ -116,10 +126,10 @@ async function loadVersion(
     const config = withGpuProvider(created.config, placements);
     settings.log.info(`model '${config.name}' version ${version}: ${describePlacements(placements)}`);
     const controls = controlInputsOf(config);
-    const completed = completeConfig(
+    const completed = withTritonDefaults(completeConfig(
       config, instances[0]?.io, { enabled: settings.autoCompleteConfig, defaultMaxBatchSize: settings.defaultMaxBatchSize },
       controls.map((c) => c.name),
-    );
+    ), modelFilename(config, backend));
     const signature: ModelSignature = {
       inputProblem: backend.inputProblem?.bind(backend),
       maxBatchSize: completed.max_batch_size,
@@ -163,11 +173,9 @@ async function loadVersion(
 }
 
 /** Each version the policy selects, or the Error that kept it from loading (the others still load). */
-async function loadVersions(
-  config: ModelConfig, available: readonly number[], load: (version: number) => Promise<ModelVersion>,
-): Promise<Map<number, ModelVersion | Error>> {
+async function loadVersions(selected: readonly number[], load: (version: number) => Promise<ModelVersion>): Promise<Map<number, ModelVersion | Error>> {
   const versions = new Map<number, ModelVersion | Error>();
-  for (const version of selectVersions(config, available)) {
+  for (const version of selected) {
     try {
       versions.set(version, await load(version));
     } catch (error) {
@@ -179,7 +187,7 @@ async function loadVersions(
 
 /** An ensemble version: no instances of its own; requests run through the composing models' schedulers. */
 function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig, version: number, settings: LoaderSettings): ModelVersion {
-  const config: ModelConfig = structuredClone(baseConfig);
+  const config: ModelConfig = withTritonDefaults(structuredClone(baseConfig), undefined);
   if (config.input.length === 0 || config.output.length === 0) throw new Error("an ensemble config must declare its inputs and outputs (nothing to auto-complete them from)");
   const signature: ModelSignature = {
     maxBatchSize: config.max_batch_size,
@@ -188,11 +196,12 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
     controls: [],
   };
   const steps = planEnsemble(config, signature, settings.composing);
-  return {
-    name: config.name, version, config, signature, pool: new InstancePool([]),
-    placements: [], scheduler: new EnsembleScheduler(steps, settings.composing),
-    statistics: new ModelStatistics(config.name, String(version)), sequences: undefined,
-  };
+  const statistics = new ModelStatistics(config.name, String(version));
+  const scheduler = new EnsembleScheduler(steps, signature, settings.composing, (timings) => {
+    statistics.recordExecution(timings);
+    settings.observer.executed(config.name, version, timings);
+  });
+  return { name: config.name, version, config, signature, pool: new InstancePool([]), placements: [], scheduler, statistics, sequences: undefined };
 }
 
 /**
@@ -203,15 +212,14 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
 export async function loadModel(directory: ModelDirectory, config: ModelConfig, settings: LoaderSettings): Promise<LoadedModel> {
   if (directory.problem !== undefined) throw new Error(directory.problem);
   validateModelConfig(config);
-  const available = listVersions(directory.path);
-  if (available.length === 0) throw new Error("no numeric version directory found (e.g. 1/)");
+  const selected = selectVersions(config, listVersions(directory.path), settings.log);
   if (config.platform === ENSEMBLE_PLATFORM) {
-    return { name: directory.name, versions: await loadVersions(config, available, async (version) => loadEnsembleVersion(directory, config, version, settings)) };
+    return { name: directory.name, versions: await loadVersions(selected, async (version) => loadEnsembleVersion(directory, config, version, settings)) };
   }
-  const { name: backendName, backend } = resolveBackend(config, directory, available, settings.backends);
+  const { name: backendName, backend } = resolveBackend(config, directory, selected, settings.backends);
   if (backend === undefined) {
     throw new Error(`backend '${backendName}' is not supported by this server (supported: ${[...settings.backends.keys()].join(", ")})`);
   }
   const normalized = normalizeBackendFields(config, backend);
-  return { name: directory.name, versions: await loadVersions(normalized, available, (version) => loadVersion(directory, normalized, backend, version, settings)) };
+  return { name: directory.name, versions: await loadVersions(selected, (version) => loadVersion(directory, normalized, backend, version, settings)) };
 }

@@ -59,6 +59,7 @@ export class ModelRepositoryManager {
   readonly #explicitlyLoaded = new Set<string>();
   #pollTimer: NodeJS.Timeout | undefined;
   #stopping = false;
+  #initializationFailure: string | undefined;
   /** Versions unloaded, replaced or shut down that still answer what they accepted. */
   readonly #closing = new Set<ModelVersion>();
 
@@ -69,7 +70,17 @@ export class ModelRepositoryManager {
 
   /** Scans the repositories and loads the models the control mode asks for. Rejects only under exit-on-error. */
   async start(): Promise<void> {
-    const { models, duplicates } = this.#scanRepositories();
+    let scanned: ReturnType<typeof listModelDirectories>;
+    try {
+      scanned = this.#scanRepositories();
+    } catch (error) {
+      // Triton (core src/server.cc, InferenceServer::Init): a repository that cannot be read fails the server's
+      // initialization; without exit-on-error it keeps serving, live but never ready, with no models.
+      if (this.#settings.exitOnError) throw error;
+      this.#initializationFailure = (error as Error).message;
+      return;
+    }
+    const { models, duplicates } = scanned;
     for (const directory of models) this.#directories.set(directory.name, directory);
     const loadAll = this.#settings.modelControlMode !== "explicit" || this.#settings.startupModels.includes("*");
     // As Triton's explicit mode polls only the models it is asked to load, only those can fail as duplicates.
@@ -90,6 +101,11 @@ export class ModelRepositoryManager {
       }
     }
     if (this.#settings.modelControlMode === "poll") this.#schedulePoll();
+  }
+
+  /** Why the repositories could not be read at start (the server is then never ready); undefined when they could. */
+  get initializationFailure(): string | undefined {
+    return this.#initializationFailure;
   }
 
   /** The repositories' model folders, under the configured symlink policy. */
@@ -286,6 +302,26 @@ export class ModelRepositoryManager {
       this.#explicitlyLoaded.delete(unloading);
       if (entry !== undefined) await this.#close(entry.versions.values());
       await this.#removeUnusedOverrides(unloading);
+    }
+    await this.#unloadEnsemblesMissing(names);
+  }
+
+  /**
+   * Triton re-checks the ensembles that depend on an unloaded model (core src/model_repository_manager/
+   * model_repository_manager.cc, CheckNode) and unloads them, UNAVAILABLE with its reason; an ensemble of
+   * ensembles follows.
+   */
+  async #unloadEnsemblesMissing(unloaded: readonly string[]): Promise<void> {
+    const missing = [...unloaded];
+    for (let i = 0; i < missing.length; i++) {
+      for (const name of [...this.#models.keys()]) {
+        const version = this.servingVersions(name)[0];
+        if (version === undefined || !stepModelsOf(version.config).includes(missing[i]!)) continue;
+        const entry = this.#models.get(name)!;
+        this.#models.set(name, { failure: `ensemble '${name}' depends on '${missing[i]}' which has no loaded version.`, versions: new Map() });
+        await this.#close(entry.versions.values());
+        missing.push(name);
+      }
     }
   }
 

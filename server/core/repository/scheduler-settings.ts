@@ -30,10 +30,8 @@ export function schedulerSettings(config: ModelConfig): SchedulerSettings {
     return { batch: { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 }, levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: false };
   }
   const levelCount = Math.max(1, batching.priority_levels);
+  // validateModelConfig has checked the default level against the levels.
   const defaultLevel = batching.priority_levels > 0 ? batching.default_priority_level : 1;
-  if (defaultLevel < 1 || defaultLevel > levelCount) {
-    throw new Error(`default_priority_level ${batching.default_priority_level} must be between 1 and priority_levels ${batching.priority_levels}`);
-  }
   const levels = Array.from({ length: levelCount }, (_, i) => queuePolicy(batching.priority_queue_policy[String(i + 1)] ?? batching.default_queue_policy));
   return {
     batch: {

@@ -6,12 +6,13 @@ import type { OutputTensor } from "../request/inference-request";
 import type { ModelSignature, TensorSignature } from "../model-config/model-signature";
 import type { ValidatedRequest } from "../request/request-validation";
 import { elementCount } from "../request/tensor";
+import { reshapeShape } from "./reshape-shape";
 
 /** A model signature as batching reads it, built once per model version instead of once per request. */
 export interface BatchSignature {
   readonly maxBatchSize: number;
   /** Every tensor a batch carries to the backend: the inputs, then the sequence controls (never reshaped). */
-  readonly inputs: readonly Pick<TensorSignature, "name" | "datatype" | "reshape">[];
+  readonly inputs: readonly Pick<TensorSignature, "name" | "datatype" | "dims" | "reshape">[];
   readonly outputs: readonly TensorSignature[];
   readonly outputsByName: ReadonlyMap<string, TensorSignature>;
 }
@@ -19,7 +20,7 @@ export interface BatchSignature {
 export function batchSignature(signature: ModelSignature): BatchSignature {
   return {
     maxBatchSize: signature.maxBatchSize,
-    inputs: [...signature.inputs, ...signature.controls.map((c) => ({ ...c, reshape: undefined }))],
+    inputs: [...signature.inputs, ...signature.controls.map((c) => ({ ...c, dims: [], reshape: undefined }))],
     outputs: signature.outputs,
     outputsByName: new Map(signature.outputs.map((output) => [output.name, output])),
   };
@@ -46,7 +47,7 @@ export function assembleBatch(requests: readonly ValidatedRequest[], signature: 
       offset += part.data.byteLength;
     }
     const itemShape = signature.maxBatchSize > 0 ? first.shape.slice(1) : first.shape;
-    const backendItemShape = spec.reshape ?? itemShape;
+    const backendItemShape = spec.reshape !== undefined ? reshapeShape(spec.dims, itemShape, spec.reshape) : itemShape;
     const shape = signature.maxBatchSize > 0 ? [totalBatch, ...backendItemShape] : [...backendItemShape];
     batch.set(spec.name, { datatype: spec.datatype, shape, data });
   }
@@ -56,7 +57,7 @@ export function assembleBatch(requests: readonly ValidatedRequest[], signature: 
 function outputShape(maxBatchSize: number, spec: TensorSignature, backendShape: readonly number[], batchSize: number): number[] {
   const rest = maxBatchSize > 0 ? backendShape.slice(1) : [...backendShape];
   // With a config reshape, clients see the config dims, not the backend's.
-  const itemShape = spec.reshape !== undefined && spec.dims.every((d) => d >= 0) ? [...spec.dims] : rest;
+  const itemShape = spec.reshape !== undefined ? reshapeShape(spec.reshape, rest, spec.dims) : rest;
   return maxBatchSize > 0 ? [batchSize, ...itemShape] : itemShape;
 }
 
@@ -114,6 +115,8 @@ export function requestOutputs(outputs: TensorMap, request: ValidatedRequest, si
     const elementSize = ELEMENT_BYTE_SIZE[spec.datatype];
     const elements = elementSize === 0 ? bytesElementOffsets(tensor.data).length - 1 : tensor.data.byteLength / elementSize;
     if (elements !== count) fail(`with ${elements} elements, but its shape [${tensor.shape.join(",")}] needs ${count}`);
-    return { name, datatype: spec.datatype, shape: tensor.shape, data: tensor.data };
+    const batch = signature.maxBatchSize > 0 ? tensor.shape.slice(0, 1) : [];
+    const shape = spec.reshape !== undefined ? [...batch, ...reshapeShape(spec.reshape, tensor.shape.slice(batch.length), spec.dims)] : tensor.shape;
+    return { name, datatype: spec.datatype, shape, data: tensor.data };
   });
 }

@@ -5,6 +5,9 @@ import type { ModelSignature } from "../model-config/model-signature";
 import type { ValidatedRequest } from "../request/request-validation";
 import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
 import type { Tensor } from "../request/tensor";
+import type { ExecutionTimings } from "../repository/model-statistics";
+import { ensembleTensorShape } from "./ensemble-tensor-shape";
+import { EnsembleTensorTypes } from "./ensemble-tensor-types";
 
 /** What an ensemble needs from the server: its composing models' signatures, and a way to run them. */
 export interface ComposingModels {
@@ -20,6 +23,16 @@ export interface EnsembleStepPlan {
   readonly modelVersion: string | undefined;
   readonly inputs: ReadonlyMap<string, string>;
   readonly outputs: ReadonlyMap<string, string>;
+  /** The step model batches (`max_batch_size` > 0). */
+  readonly batching: boolean;
+  /** The step model's config dims of each input it takes, without the batch dimension. */
+  readonly inputDims: ReadonlyMap<string, readonly number[]>;
+}
+
+/** An ensemble tensor as the steps pass it on, with the batch size of what produced it (0: no batch dimension). */
+interface EnsembleTensor {
+  readonly tensor: Tensor;
+  readonly batchSize: number;
 }
 
 /** The composing models an ensemble config names, in step order (for loading them first). */
@@ -34,15 +47,19 @@ function planError(detail: string): Error {
 /**
  * Checks an ensemble config the way Triton does at load: every step's model is servable and takes the tensors
  * mapped to it, each ensemble tensor has exactly one producer (an ensemble input or one step), the steps form no
- * cycle, every ensemble output is produced, datatypes agree along every edge, and a batching ensemble only
- * composes models that batch at least as far.
+ * cycle, every ensemble output is produced, datatypes and shapes agree wherever a tensor is named, and a batching
+ * ensemble only composes models that batch at least as far or not at all.
  */
 export function planEnsemble(config: ModelConfig, signature: ModelSignature, composing: ComposingModels): EnsembleStepPlan[] {
   const steps = config.ensemble_scheduling?.step ?? [];
   if (steps.length === 0) throw planError("an ensemble needs at least one step");
-  const producedType = new Map<string, string>(signature.inputs.map((input) => [input.name, input.datatype]));
+  // Triton's ValidateEnsembleConfig and ValidateTensorMapping (core src/ensemble_scheduler/ensemble_utils.cc): the
+  // ensemble's own tensors first (their `reshape` where they have one), then each step's, in step order.
+  const types = new EnsembleTensorTypes(config.name);
+  const ensembleBatching = signature.maxBatchSize > 0;
+  for (const tensor of [...signature.inputs, ...signature.outputs]) types.add(tensor.name, config.name, ensembleBatching, tensor.datatype, tensor.reshape ?? tensor.dims);
   const producer = new Map<string, string>(signature.inputs.map((input) => [input.name, "the ensemble's inputs"]));
-  const plans = steps.map((step, index): EnsembleStepPlan & { readonly signature: ModelSignature; readonly label: string } => {
+  const plans = steps.map((step, index): EnsembleStepPlan & { readonly label: string } => {
     const label = `step ${index + 1} (model '${step.model_name}')`;
     let stepSignature: ModelSignature;
     try {
@@ -50,43 +67,50 @@ export function planEnsemble(config: ModelConfig, signature: ModelSignature, com
     } catch (error) {
       throw planError(`${label}: ${(error as Error).message}`);
     }
-    if (signature.maxBatchSize > 0 && stepSignature.maxBatchSize < signature.maxBatchSize) {
-      throw planError(`${label}: the ensemble's max_batch_size ${signature.maxBatchSize} exceeds the model's ${stepSignature.maxBatchSize}`);
+    // A batching ensemble may compose non-batching models: the steps' shapes gain or lose the batch dimension at
+    // run time.
+    if (stepSignature.maxBatchSize !== 0 && stepSignature.maxBatchSize < signature.maxBatchSize) {
+      throw new Error(
+        `ensemble ${config.name} allows maximum batch size ${signature.maxBatchSize}, but it contains model ${step.model_name} ` +
+        `which only allows maximum batch size to be ${stepSignature.maxBatchSize}`,
+      );
     }
-    for (const name of Object.keys(step.input_map)) {
-      if (!stepSignature.inputs.some((input) => input.name === name)) throw planError(`${label}: input_map names '${name}', which is not an input of the model`);
+    const batching = stepSignature.maxBatchSize > 0;
+    const inEnsemble = `in ensemble ${config.name}, `;
+    for (const [name, tensor] of Object.entries(step.input_map)) {
+      if (!stepSignature.inputs.some((input) => input.name === name)) {
+        throw new Error(`${inEnsemble}ensemble tensor ${tensor} is mapping to non-existing input ${name} in model ${step.model_name}`);
+      }
     }
-    const unmapped = stepSignature.inputs.filter((input) => !input.optional && step.input_map[input.name] === undefined).map((input) => `'${input.name}'`);
-    if (unmapped.length > 0) throw planError(`${label}: input_map leaves the model's input(s) ${unmapped.join(", ")} unfed`);
+    for (const input of stepSignature.inputs) {
+      const tensor = step.input_map[input.name];
+      if (tensor !== undefined) types.add(tensor, step.model_name, batching, input.datatype, input.dims);
+      else if (!input.optional) throw new Error(`${inEnsemble}input ${input.name} in model ${step.model_name} is not mapped to any ensemble tensors`);
+    }
     for (const [name, tensor] of Object.entries(step.output_map)) {
       const output = stepSignature.outputs.find((o) => o.name === name);
-      if (output === undefined) throw planError(`${label}: output_map names '${name}', which is not an output of the model`);
+      if (output === undefined) throw new Error(`${inEnsemble}ensemble tensor ${tensor} is mapped from non-existing output ${name} in model ${step.model_name}`);
+      types.add(tensor, step.model_name, batching, output.datatype, output.dims);
       const earlier = producer.get(tensor);
       if (earlier !== undefined) throw planError(`${label}: ensemble tensor '${tensor}' is already produced by ${earlier}`);
       producer.set(tensor, label);
-      producedType.set(tensor, output.datatype);
     }
     return {
       modelName: step.model_name, modelVersion: step.model_version < 0 ? undefined : String(step.model_version),
       inputs: new Map(Object.entries(step.input_map)), outputs: new Map(Object.entries(step.output_map)),
-      signature: stepSignature, label,
+      batching, inputDims: new Map(stepSignature.inputs.map((input) => [input.name, input.dims])), label,
     };
   });
   for (const plan of plans) {
     for (const [name, tensor] of plan.inputs) {
-      const type = producedType.get(tensor);
-      if (type === undefined) throw planError(`${plan.label}: ensemble tensor '${tensor}' (for input '${name}') is neither an ensemble input nor any step's output`);
-      const wanted = plan.signature.inputs.find((input) => input.name === name)!.datatype;
-      if (type !== wanted) throw planError(`${plan.label}: input '${name}' is ${wanted}, but ensemble tensor '${tensor}' is ${type}`);
+      if (!producer.has(tensor)) throw planError(`${plan.label}: ensemble tensor '${tensor}' (for input '${name}') is neither an ensemble input nor any step's output`);
     }
   }
   for (const output of signature.outputs) {
-    const type = producedType.get(output.name);
-    if (type === undefined || !producer.has(output.name)) throw planError(`ensemble output '${output.name}' is not produced by any step`);
-    if (type !== output.datatype) throw planError(`ensemble output '${output.name}' is ${output.datatype} in the config, but its step produces ${type}`);
+    if (!producer.has(output.name)) throw planError(`ensemble output '${output.name}' is not produced by any step`);
   }
   checkAcyclic(plans, signature);
-  return plans.map(({ modelName, modelVersion, inputs, outputs }) => ({ modelName, modelVersion, inputs, outputs }));
+  return plans.map(({ modelName, modelVersion, inputs, outputs, batching, inputDims }) => ({ modelName, modelVersion, inputs, outputs, batching, inputDims }));
 }
 
 function checkAcyclic(plans: readonly (EnsembleStepPlan & { readonly label: string })[], signature: ModelSignature): void {
@@ -112,14 +136,19 @@ function checkAcyclic(plans: readonly (EnsembleStepPlan & { readonly label: stri
  */
 export class EnsembleScheduler implements RequestScheduler {
   readonly #steps: readonly EnsembleStepPlan[];
+  readonly #signature: ModelSignature;
   readonly #composing: ComposingModels;
+  readonly #executed: (timings: ExecutionTimings) => void;
   #inFlight = 0;
   #closed = false;
   #drained: (() => void) | undefined;
 
-  constructor(steps: readonly EnsembleStepPlan[], composing: ComposingModels) {
+  /** `executed`: where an ensemble request that succeeded is counted, as one execution of its batch size. */
+  constructor(steps: readonly EnsembleStepPlan[], signature: ModelSignature, composing: ComposingModels, executed: (timings: ExecutionTimings) => void) {
     this.#steps = steps;
+    this.#signature = signature;
     this.#composing = composing;
+    this.#executed = executed;
   }
 
   /** Requests inside the ensemble; their steps wait in the composing models' own queues. */
@@ -146,14 +175,15 @@ export class EnsembleScheduler implements RequestScheduler {
     if (this.#closed) throw new InferenceError("UNAVAILABLE", "model is unloading");
     this.#inFlight++;
     try {
-      const tensors = new Map<string, Tensor>(request.inputs);
+      const batching = this.#signature.maxBatchSize > 0;
+      const tensors = new Map<string, EnsembleTensor>([...request.inputs].map(([name, tensor]) => [name, { tensor, batchSize: batching ? request.batchSize : 0 }]));
       const waiting = new Set(this.#steps);
-      const running = new Map<EnsembleStepPlan, Promise<{ step: EnsembleStepPlan; outputs: readonly OutputTensor[] }>>();
+      const running = new Map<EnsembleStepPlan, Promise<{ step: EnsembleStepPlan; outputs: readonly OutputTensor[]; batchSize: number }>>();
       while (waiting.size > 0 || running.size > 0) {
         for (const step of waiting) {
           if (![...step.inputs.values()].every((tensor) => tensors.has(tensor))) continue;
           waiting.delete(step);
-          const run = this.#runStep(step, tensors, options).then((outputs) => ({ step, outputs }));
+          const run = this.#runStep(step, tensors, options).then((result) => ({ step, ...result }));
           run.catch(() => undefined); // a step failing after another already failed the request is not unhandled
           running.set(step, run);
         }
@@ -161,30 +191,48 @@ export class EnsembleScheduler implements RequestScheduler {
           const missing = [...waiting].flatMap((step) => [...step.inputs.values()].filter((tensor) => !tensors.has(tensor)));
           throw new InferenceError("INVALID_ARG", `ensemble tensor(s) ${[...new Set(missing)].map((t) => `'${t}'`).join(", ")} were never produced (an optional input left out?)`);
         }
-        const { step, outputs } = await Promise.race(running.values());
+        const { step, outputs, batchSize } = await Promise.race(running.values());
         running.delete(step);
         for (const output of outputs) {
           const name = step.outputs.get(output.name);
-          if (name !== undefined) tensors.set(name, { ...output, name });
+          if (name !== undefined) tensors.set(name, { tensor: { ...output, name }, batchSize });
         }
       }
-      return { outputs: [...tensors.values()], queueNs: 0 };
+      // Triton counts a successful ensemble request as one execution of its batch size (at least 1) in the
+      // ensemble's own statistics (core src/ensemble_scheduler/ensemble_scheduler.cc, RequestTracker). Compute
+      // durations stay with the steps' models: their requests do not report them back here.
+      this.#executed({ batchSize: Math.max(1, batching ? request.batchSize : 0), requestCount: 1, computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 });
+      return { outputs: this.#ensembleOutputs(tensors, batching), queueNs: 0 };
     } finally {
       this.#inFlight--;
       if (this.#inFlight === 0) this.#drained?.();
     }
   }
 
-  async #runStep(step: EnsembleStepPlan, tensors: ReadonlyMap<string, Tensor>, options: ScheduleOptions): Promise<readonly OutputTensor[]> {
+  /** Every ensemble tensor, those the ensemble outputs in the shape its own batching gives them (Triton's rule). */
+  #ensembleOutputs(tensors: ReadonlyMap<string, EnsembleTensor>, batching: boolean): Tensor[] {
+    return [...tensors.values()].map(({ tensor, batchSize }) => {
+      const output = this.#signature.outputs.find((o) => o.name === tensor.name);
+      return output === undefined ? tensor : { ...tensor, shape: ensembleTensorShape(output.reshape ?? output.dims, batching, batchSize, tensor.shape) };
+    });
+  }
+
+  async #runStep(step: EnsembleStepPlan, tensors: ReadonlyMap<string, EnsembleTensor>, options: ScheduleOptions): Promise<{ outputs: readonly OutputTensor[]; batchSize: number }> {
+    const inputs = [...step.inputs].map(([name, tensorName]): Tensor => {
+      const { tensor, batchSize } = tensors.get(tensorName)!;
+      return { ...tensor, name, shape: ensembleTensorShape(step.inputDims.get(name) ?? [], step.batching, batchSize, tensor.shape) };
+    });
+    // As Triton's step request, whose batch size its outputs carry on: the first input's batch dimension, none
+    // when the model does not batch.
+    const batchSize = step.batching ? (inputs[0]?.shape[0] ?? 0) : 0;
     try {
       // As Triton, each step carries the ensemble request's parameters: priority, timeout, and a sequence's id
       // and start/end flags for sequence models among the steps.
       const response = await this.#composing.infer({
         modelName: step.modelName, modelVersion: step.modelVersion, parameters: options.parameters, signal: options.signal, trace: options.trace?.child(),
-        inputs: [...step.inputs].map(([name, tensor]) => ({ ...tensors.get(tensor)!, name })),
-        outputs: [...step.outputs.keys()].map((name) => ({ name })),
+        inputs, outputs: [...step.outputs.keys()].map((name) => ({ name })),
       });
-      return response.outputs;
+      return { outputs: response.outputs, batchSize };
     } catch (error) {
       const failure = asInferenceError(error);
       // The ensemble exists; a composing model that went away makes it unavailable, not unknown.

@@ -194,6 +194,6 @@ describe("config values no model can serve make it UNAVAILABLE with the real rea
   });
 
   it("refuses a negative max_batch_size, naming it", () => {
-    expect(reasonOf("batch_negative")).toBe("max_batch_size must be 0 (no batching) or a positive batch size, got -1");
+    expect(reasonOf("batch_negative")).toBe("'max_batch_size' must be non-negative value for batch_negative");
   });
 });
