@@ -28,3 +28,21 @@ export function withDependents(name: string, loaded: LoadedModels): string[] {
   }
   return unloading;
 }
+
+/**
+ * The loaded ensembles that lose a step when `unloaded` go, at any depth (an ensemble of ensembles follows), each
+ * with the step it lost: Triton re-checks an unloaded model's dependents and unloads them (core
+ * src/model_repository_manager/model_repository_manager.cc, CheckNode).
+ */
+export function ensemblesMissingSteps(unloaded: readonly string[], loaded: LoadedModels): { name: string; missing: string }[] {
+  const gone = [...unloaded];
+  const missingSteps: { name: string; missing: string }[] = [];
+  for (let i = 0; i < gone.length; i++) {
+    for (const name of loaded.names) {
+      if (gone.includes(name) || !loaded.stepModels(name).includes(gone[i]!)) continue;
+      missingSteps.push({ name, missing: gone[i]! });
+      gone.push(name);
+    }
+  }
+  return missingSteps;
+}

@@ -1,7 +1,7 @@
 import { InferenceError } from "../errors";
 import type { ComposingModels } from "../scheduling/ensemble";
 import { type LoadOverrides, refuseModelCode, refuseModelName } from "./load-overrides";
-import { stepModelsOf, withDependents } from "./model-dependents";
+import { ensemblesMissingSteps, type LoadedModels, stepModelsOf, withDependents } from "./model-dependents";
 import { type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
 import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./model-repository";
 import { type ModelSource, overrideSource, repositorySource } from "./model-source";
@@ -287,14 +287,7 @@ export class ModelRepositoryManager {
    */
   async unloadModel(name: string, unloadDependents = false): Promise<void> {
     this.#requireExplicitMode();
-    const loaded = {
-      names: [...this.#models.keys()], explicitlyLoaded: this.#explicitlyLoaded,
-      stepModels: (model: string) => {
-        const version = this.servingVersions(model)[0];
-        return version === undefined ? [] : stepModelsOf(version.config);
-      },
-    };
-    const names = unloadDependents ? withDependents(name, loaded) : [name];
+    const names = unloadDependents ? withDependents(name, this.#loadedModels()) : [name];
     for (const unloading of names) {
       const entry = this.#models.get(unloading);
       this.#models.delete(unloading);
@@ -306,23 +299,24 @@ export class ModelRepositoryManager {
     await this.#unloadEnsemblesMissing(names);
   }
 
-  /**
-   * Triton re-checks the ensembles that depend on an unloaded model (core src/model_repository_manager/
-   * model_repository_manager.cc, CheckNode) and unloads them, UNAVAILABLE with its reason; an ensemble of
-   * ensembles follows.
-   */
+  /** Unloads the ensembles that lost a step, UNAVAILABLE with Triton's reason. */
   async #unloadEnsemblesMissing(unloaded: readonly string[]): Promise<void> {
-    const missing = [...unloaded];
-    for (let i = 0; i < missing.length; i++) {
-      for (const name of [...this.#models.keys()]) {
-        const version = this.servingVersions(name)[0];
-        if (version === undefined || !stepModelsOf(version.config).includes(missing[i]!)) continue;
-        const entry = this.#models.get(name)!;
-        this.#models.set(name, { failure: `ensemble '${name}' depends on '${missing[i]}' which has no loaded version.`, versions: new Map() });
-        await this.#close(entry.versions.values());
-        missing.push(name);
-      }
+    for (const { name, missing } of ensemblesMissingSteps(unloaded, this.#loadedModels())) {
+      const entry = this.#models.get(name)!;
+      this.#models.set(name, { failure: `ensemble '${name}' depends on '${missing}' which has no loaded version.`, versions: new Map() });
+      await this.#close(entry.versions.values());
     }
+  }
+
+  /** The loaded models as unloading sees them: their names, which were asked for, and each one's step models. */
+  #loadedModels(): LoadedModels {
+    return {
+      names: [...this.#models.keys()], explicitlyLoaded: this.#explicitlyLoaded,
+      stepModels: (model: string) => {
+        const version = this.servingVersions(model)[0];
+        return version === undefined ? [] : stepModelsOf(version.config);
+      },
+    };
   }
 
   /** Triton's words, in none mode too: its model control is either polling or explicit. */
