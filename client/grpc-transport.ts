@@ -24,6 +24,8 @@ type Message = Record<string, unknown>;
 type GrpcParameter = { readonly parameter_choice?: string } & Readonly<Record<string, unknown>>;
 
 let loadedService: ServiceDefinition | undefined;
+/** The proto's oneof names, which decode as extra keys naming the field that is set (`oneofs: true`). */
+let oneofNames: ReadonlySet<string> = new Set();
 
 /** `inference.GRPCInferenceService` from the package's `protocol/proto`, found from source or compiled code. */
 function inferenceService(): ServiceDefinition {
@@ -33,6 +35,10 @@ function inferenceService(): ServiceDefinition {
     if (existsSync(path.join(protoDir, "grpc_service.proto"))) {
       const definition = loadSync(path.join(protoDir, "grpc_service.proto"), { ...LOADER_OPTIONS, includeDirs: [protoDir] });
       loadedService = definition["inference.GRPCInferenceService"] as ServiceDefinition;
+      oneofNames = new Set(Object.values(definition).flatMap((entry) => {
+        const type = (entry as { type?: { oneofDecl?: readonly { name: string }[] } }).type;
+        return type?.oneofDecl?.map((oneof) => oneof.name) ?? [];
+      }));
       return loadedService;
     }
     if (path.dirname(dir) === dir) throw new Error(`protocol/proto/grpc_service.proto not found above ${__dirname}`);
@@ -53,6 +59,18 @@ function fromGrpcParameters(parameters: Readonly<Record<string, GrpcParameter>> 
     if (choice !== undefined) out[key] = parameter[choice] as ParameterValue;
   }
   return out;
+}
+
+/**
+ * A model config as Triton's JSON has it: without the oneof keys protobuf decoding adds (`policy_choice`,
+ * `scheduling_choice`...), which no config parser takes back, so a config read here can be sent to `loadModel`.
+ */
+function withoutOneofKeys<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutOneofKeys) as T;
+  if (typeof value !== "object" || value === null || Buffer.isBuffer(value)) return value;
+  // The key names the set field (a string); a parameter a user happened to name alike holds an object.
+  const isOneofKey = (key: string, field: unknown): boolean => oneofNames.has(key) && typeof field === "string";
+  return Object.fromEntries(Object.entries(value).filter(([k, v]) => !isOneofKey(k, v)).map(([k, v]) => [k, withoutOneofKeys(v)])) as T;
 }
 
 /** Unset message fields decode as null; the HTTP JSON leaves them out, and so does this. */
@@ -171,7 +189,7 @@ export class GrpcTransport implements ClientTransport {
   }
 
   async modelConfig(model: string, version: string | undefined, options?: CallOptions): Promise<ModelConfig> {
-    return withoutNulls((await this.#call<{ config: ModelConfig }>("ModelConfig", { name: model, version: version ?? "" }, options)).config);
+    return withoutOneofKeys(withoutNulls((await this.#call<{ config: ModelConfig }>("ModelConfig", { name: model, version: version ?? "" }, options)).config));
   }
 
   async modelStatistics(model: string | undefined, version: string | undefined, options?: CallOptions): Promise<ModelStatistics[]> {
