@@ -92,6 +92,10 @@ export class SequenceTracker {
 
   /** Validates the sequence parameters; returns the control tensors and a runner that keeps sequence order. */
   prepare(parameters: InferRequest["parameters"], batchSize: number, batching: boolean): { controls: Tensor[]; run: <T>(execute: () => Promise<T>) => Promise<T> } {
+    // Triton's sequence_batch_scheduler.cc (Enqueue) refuses statically batched requests before anything else.
+    if (batchSize > 1) {
+      throw invalidArg(`inference request to model '${this.#modelName}' must specify batch-size 1 due to requirements of sequence batcher`);
+    }
     const id = parameters?.["sequence_id"];
     if (id === undefined || id === 0 || id === 0n || id === "" || typeof id === "boolean") {
       throw invalidArg(`inference request to model '${this.#modelName}' must specify a non-zero or non-empty correlation ID`);
