@@ -10,6 +10,7 @@ import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request/request-validation";
 import { ResponseCache } from "./request/response-cache";
+import { userParameters } from "./request/reserved-parameters";
 
 export interface CoreSettings extends RepositorySettings {
   /** Server name in metadata (Triton's `--id`). */
@@ -190,7 +191,7 @@ export class InferenceCore {
         priority: integerParameter(request.parameters, "priority"),
         timeoutUs: integerParameter(request.parameters, "timeout"),
         signal: request.signal,
-        parameters: request.parameters,
+        parameters: userParameters(request.parameters),
         trace,
       };
       const cache = this.#cacheFor(model);
