@@ -11,7 +11,6 @@ import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request/request-validation";
 import { ResponseCache } from "./request/response-cache";
-import { userParameters } from "./request/reserved-parameters";
 
 export interface CoreSettings extends RepositorySettings {
   /** Server name in metadata (Triton's `--id`). */
@@ -205,7 +204,7 @@ export class InferenceCore {
         priority: integerParameter(request.parameters, "priority"),
         timeoutUs: integerParameter(request.parameters, "timeout"),
         signal: request.signal,
-        parameters: userParameters(request.parameters),
+        parameters: request.parameters,
         trace,
       };
       const cache = this.#cacheFor(model);
