@@ -148,6 +148,7 @@ async function run(options: ServerOptions): Promise<void> {
   if (options.allowGrpc) {
     const grpc = await startGrpcServer(core, {
       host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow,
+      inferResponseCompression: options.grpcInferResponseCompression,
       limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, tracer, logSettings, sharedMemory,
     });
     logger.info({ service: "grpc", port: grpc.port, tls: options.grpcTls !== undefined }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);

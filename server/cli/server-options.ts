@@ -6,6 +6,7 @@ import { booleanFlag, collect, parseBoolean, parseInteger } from "../../common/o
 import { type LogFormat, MAX_VERBOSE_LEVEL } from "../logging/log-settings";
 import type { SecretSources } from "./restricted-api-option";
 import { parseTraceConfig } from "./trace-config-option";
+import { GRPC_COMPRESSION_LEVELS, type GrpcCompressionLevel } from "../frontends/grpc/response-compression";
 
 /** Everything the server is started with, parsed once from Triton-compatible flags. */
 export interface ServerOptions extends NetworkOptions {
@@ -37,6 +38,7 @@ export interface ServerOptions extends NetworkOptions {
   readonly httpMaxInputSize: number;
   readonly grpcMaxMessageSize: number;
   readonly grpcFlowControlWindow: number;
+  readonly grpcInferResponseCompression: GrpcCompressionLevel;
   readonly modelControlMode: "none" | "explicit" | "poll";
   readonly repositoryPollSecs: number;
   readonly loadModels: string[];
@@ -141,6 +143,8 @@ export function buildCommand(): Command {
     .option("--max-bytes-element-size <bytes>", "largest single BYTES (string) element", parseInteger(1, 2 ** 32 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElementSize)
     .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent", parseInteger(1, 2 ** 31 - 1), 2 ** 31 - 1)
     .option("--grpc-flow-control-window <bytes>", "HTTP/2 receive window per stream and per connection", parseInteger(65_535, 2 ** 31 - 1), 8 * 1024 * 1024)
+    .addOption(new Option("--grpc-infer-response-compression-level <level>", "compression of ModelInfer and ModelStreamInfer responses, as Triton: low picks gzip, medium and high deflate, among those the client accepts").choices(GRPC_COMPRESSION_LEVELS).default("none"))
+    .option("--grpc-infer-thread-count <n>", "accepted for Triton's scripts; no effect (Node serves every call on one event loop, inference runs in the model instances' threads)", parseInteger(1), 2)
     .addOption(new Option("--model-control-mode <mode>", "none: load all at start; explicit: load --load-model at start, then load/unload API; poll: load all at start, then follow the repository").choices(["none", "explicit", "poll"]).default("none"))
     .addOption(new Option("--model-symlinks <policy>", "inside: a file a model reads (config, labels, model file, warmup data) must resolve inside the model's directory after symlinks, and a linked model directory inside its repository; any: follow every symlink, as Triton does (only for repositories whose every writer you trust)").choices(["inside", "any"]).default("inside"))
     .option("--repository-poll-secs <secs>", "poll mode: how often the repository is rescanned for new, changed and removed models", parseInteger(1), 15)
@@ -206,6 +210,7 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     httpMaxInputSize: o["httpMaxInputSize"] as number,
     grpcMaxMessageSize: o["grpcMaxMessageSize"] as number,
     grpcFlowControlWindow: o["grpcFlowControlWindow"] as number,
+    grpcInferResponseCompression: o["grpcInferResponseCompressionLevel"] as GrpcCompressionLevel,
     modelControlMode: o["modelControlMode"] as ServerOptions["modelControlMode"],
     repositoryPollSecs: o["repositoryPollSecs"] as number,
     loadModels: o["loadModel"] as string[],

@@ -1,4 +1,4 @@
-export { InferenceCore, type CoreSettings, type ModelMetadata } from "./inference-core";
+export { InferenceCore, type CoreSettings, type ModelInputs, type ModelMetadata } from "./inference-core";
 export { clipped, InferenceError, invalidArg } from "./errors";
 export type { ErrorCode } from "../../protocol/error-codes";
 export { Cancellation } from "./request/cancellation";

@@ -5,6 +5,7 @@ import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "
 import type { LoadOverrides } from "./repository/load-overrides";
 import { modelConfigToJson } from "./model-config/config-json";
 import { fullShape } from "./model-config/model-signature";
+import type { DataType } from "../../protocol/datatypes";
 import { ModelRepositoryManager, type RepositorySettings } from "./repository/model-repository-manager";
 import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
@@ -29,6 +30,14 @@ export interface ModelMetadata {
   readonly platform: string;
   readonly inputs: { name: string; datatype: string; shape: number[] }[];
   readonly outputs: { name: string; datatype: string; shape: number[] }[];
+}
+
+/** A model's inputs as its config declares them, for a raw binary request (the whole body is the one input). */
+export interface ModelInputs {
+  readonly name: string;
+  readonly batching: boolean;
+  /** `dims` without the batch dimension. */
+  readonly inputs: readonly { readonly name: string; readonly datatype: DataType; readonly dims: readonly number[] }[];
 }
 
 // Triton's list and order (core src/server.cc, InferenceServer::InferenceServer), less `cuda_shared_memory`: CUDA
@@ -159,6 +168,11 @@ export class InferenceCore {
       name, versions, platform: model.config.platform || model.config.backend,
       inputs: describe(model.signature.inputs), outputs: describe(model.signature.outputs),
     };
+  }
+
+  modelInputs(name: string, version?: string): ModelInputs {
+    const { signature } = this.#resolve(name, version);
+    return { name, batching: signature.maxBatchSize > 0, inputs: signature.inputs.map((t) => ({ name: t.name, datatype: t.datatype, dims: t.dims })) };
   }
 
   modelConfig(name: string, version?: string): Record<string, unknown> {

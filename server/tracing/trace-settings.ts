@@ -87,10 +87,10 @@ export function invalidReason(setting: TraceSettingValues): string | undefined {
   return undefined;
 }
 
-/** Triton's response: every value a string, the level a list. */
+/** Triton's response: every value a string, the level a list, the mode as Triton names it (`triton`, lower case). */
 export function traceSettingResponse(setting: TraceSettingValues): Record<string, string | string[]> {
   return {
     trace_level: [setting.level], trace_rate: String(setting.rate), trace_count: String(setting.count),
-    log_frequency: String(setting.logFrequency), trace_file: setting.file, trace_mode: "TRITON",
+    log_frequency: String(setting.logFrequency), trace_file: setting.file, trace_mode: "triton",
   };
 }

@@ -31,6 +31,9 @@ describe("dynamic batching, instances and queue policy (Triton's scheduler seman
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "batching-repo-"));
     identityModel(repository, "batched", 300, "max_batch_size: 8\ndynamic_batching { }\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
+    // Triton's qa/L0_batcher configuration, with a queue delay longer than the test's timeout: only the preferred
+    // sizes can release these batches.
+    identityModel(repository, "preferred", 1000, "max_batch_size: 8\ndynamic_batching { preferred_batch_size: [ 2, 6 ] max_queue_delay_microseconds: 120000000 }\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
     identityModel(repository, "unbatched", 100, "max_batch_size: 8\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
     identityModel(repository, "no_batch_dim", 100, "max_batch_size: 0\ninstance_group [ { count: 2 kind: KIND_CPU } ]");
     identityModel(repository, "bounded", 400, "max_batch_size: 1\ndynamic_batching { default_queue_policy { max_queue_size: 2 } }\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
@@ -81,6 +84,24 @@ describe("dynamic batching, instances and queue policy (Triton's scheduler seman
     expect(s.inference_stats.success.count).toBe(7);
     expect(s.execution_count).toBe(2); // the lone first request, then one batch of the other six
     expect(s.batch_stats.map((b) => b.batch_size)).toEqual([1, 7]);
+  });
+
+  it("sends a batch as soon as it makes a preferred size, never growing it past the largest (Triton's GetDynamicBatch)", async () => {
+    const rows = (n: number, seed: number): number[][] => Array.from({ length: n }, (_, i) => row(seed + 10 * i));
+    const first = infer("preferred", rows(6, 0)); // preferred 6: runs at once and occupies the only instance
+    await settle(100);
+    const three = infer("preferred", rows(3, 100));
+    await settle(100);
+    const four = infer("preferred", rows(4, 200));
+    await settle(100);
+    const two = infer("preferred", rows(2, 300));
+    // When the instance frees: 3 + 4 would pass the largest preferred 6, so the 3 goes alone; then 4 + 2 make 6.
+    const results = await Promise.all([first, three, four, two]);
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(results[2]!.body.outputs![0]!.data).toEqual(rows(4, 200).flat());
+    const s = await stats("preferred");
+    expect(s.execution_count).toBe(3);
+    expect(s.batch_stats.map((b) => [b.batch_size, b.compute_infer.count])).toEqual([[3, 1], [6, 2]]);
   });
 
   it("runs one request per execution without dynamic_batching, still batching inside a request", async () => {

@@ -172,8 +172,13 @@ describe("KServe v2 gRPC: every GRPCInferenceService RPC", () => {
     expect(caseOutputs(await client.unary("ModelInfer", modelInferRequest(SIMPLE, true)))[0]!.values).toEqual(SUMS);
   });
 
-  it("answers UNIMPLEMENTED for the CUDA shared-memory RPCs it does not serve", async () => {
-    expect((await callError(client.unary("CudaSharedMemoryStatus", {}))).code).toBe(status.UNIMPLEMENTED);
+  it("lists no CUDA shared-memory region, and refuses register and unregister while client shared memory is off (the default)", async () => {
+    expect(await client.unary("CudaSharedMemoryStatus", {})).toEqual({ regions: {} });
+    const disabled = "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.";
+    for (const [rpc, request] of [["CudaSharedMemoryUnregister", {}], ["CudaSharedMemoryRegister", { name: "r", raw_handle: Buffer.alloc(64), device_id: 0, byte_size: 64 }], ["SystemSharedMemoryUnregister", {}]] as const) {
+      const refused = await callError(client.unary(rpc, request));
+      expect([refused.code, refused.details], rpc).toEqual([status.UNIMPLEMENTED, disabled]);
+    }
   });
 
   it("ModelStreamInfer answers every request in order, a failed one in error_message with its id", async () => {

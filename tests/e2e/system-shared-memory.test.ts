@@ -267,6 +267,19 @@ describe("system shared memory extension", () => {
     expect([gone.code, gone.details]).toEqual([status.NOT_FOUND, "Unable to find shared memory region: 'in'"]);
   });
 
+  it("holds no CUDA shared memory: status lists none, unregister (all, or any name) is a no-op, register is 501, over REST and gRPC", async () => {
+    expect(await regionStatus("/v2/cudasharedmemory/status")).toEqual([]);
+    await expectError(fetch(`${server.httpUrl}/v2/cudasharedmemory/region/never/status`), 404, "Unable to find cuda shared memory region: 'never'");
+    expect((await post("/v2/cudasharedmemory/unregister")).status).toBe(200);
+    expect((await post("/v2/cudasharedmemory/region/never/unregister")).status).toBe(200);
+    await expectError(post("/v2/cudasharedmemory/region/r/register", { raw_handle: { b64: "" }, device_id: 0, byte_size: 64 }), 501, "the CUDA shared memory extension is not supported by this server");
+    expect(await grpc.unary("CudaSharedMemoryStatus", {})).toEqual({ regions: {} });
+    expect(await grpc.unary("CudaSharedMemoryUnregister", { name: "never" })).toEqual({});
+    expect(await grpc.unary("CudaSharedMemoryUnregister", {})).toEqual({});
+    const register = await grpcCallError(grpc.unary("CudaSharedMemoryRegister", { name: "r", raw_handle: Buffer.alloc(64), device_id: 0, byte_size: 64 }));
+    expect(register.code).toBe(status.UNIMPLEMENTED);
+  });
+
   it("keeps serving when regions are unregistered while requests use them", async () => {
     const { inputKey, outputKey } = simpleRegions();
     await register("in", inputKey, 128);
@@ -296,15 +309,25 @@ describe("system shared memory without --allow-client-shm (the default, as in Tr
     for (const file of created) rmSync(file, { force: true, recursive: true });
   });
 
-  it("refuses to register regions over REST and gRPC, saying how to allow it, and lists none", async () => {
+  it("refuses to register and unregister regions of either kind over REST and gRPC with Triton's text, and lists none", async () => {
     const key = createRegion(64);
-    const message = "system shared memory is disabled on this server: start it with --allow-client-shm true to let clients register regions";
-    const response = await fetch(`${server.httpUrl}/v2/systemsharedmemory/region/r/register`, { method: "POST", body: JSON.stringify({ key, offset: 0, byte_size: 64 }) });
-    expect(response.status).toBe(501);
-    expect(await response.json()).toEqual({ error: message });
-    const refused = await grpcCallError(grpc.unary("SystemSharedMemoryRegister", { name: "r", key, offset: 0, byte_size: 64 }));
-    expect(refused.code).toBe(status.UNIMPLEMENTED);
-    expect(refused.details).toBe(message);
+    const message = "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.";
+    const refusals: [string, string][] = [
+      ["/v2/systemsharedmemory/region/r/register", JSON.stringify({ key, offset: 0, byte_size: 64 })],
+      ["/v2/systemsharedmemory/region/r/unregister", ""], ["/v2/systemsharedmemory/unregister", ""],
+      ["/v2/cudasharedmemory/region/r/register", JSON.stringify({ raw_handle: { b64: "" }, device_id: 0, byte_size: 64 })],
+      ["/v2/cudasharedmemory/region/r/unregister", ""], ["/v2/cudasharedmemory/unregister", ""],
+    ];
+    for (const [url, body] of refusals) {
+      const response = await fetch(`${server.httpUrl}${url}`, { method: "POST", body });
+      expect(response.status, url).toBe(501);
+      expect(await response.json(), url).toEqual({ error: message });
+    }
+    for (const [rpc, request] of [["SystemSharedMemoryRegister", { name: "r", key, offset: 0, byte_size: 64 }], ["SystemSharedMemoryUnregister", { name: "r" }], ["CudaSharedMemoryUnregister", {}]] as const) {
+      const refused = await grpcCallError(grpc.unary(rpc, request));
+      expect([refused.code, refused.details], rpc).toEqual([status.UNIMPLEMENTED, message]);
+    }
     expect(await (await fetch(`${server.httpUrl}/v2/systemsharedmemory/status`)).json()).toEqual([]);
+    expect(await (await fetch(`${server.httpUrl}/v2/cudasharedmemory/status`)).json()).toEqual([]);
   });
 });

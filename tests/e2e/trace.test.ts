@@ -20,7 +20,7 @@ const CORE_SEQUENCE = ["REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE
 const HTTP_SEQUENCE = ["HTTP_RECV_START", "HTTP_RECV_END", ...CORE_SEQUENCE, "HTTP_SEND_START", "HTTP_SEND_END"];
 const GRPC_SEQUENCE = ["GRPC_WAITREAD_START", "GRPC_WAITREAD_END", ...CORE_SEQUENCE, "GRPC_SEND_START", "GRPC_SEND_END"];
 
-const DEFAULTS = { trace_level: ["OFF"], trace_rate: "1000", trace_count: "-1", log_frequency: "0", trace_file: "", trace_mode: "TRITON" };
+const DEFAULTS = { trace_level: ["OFF"], trace_rate: "1000", trace_count: "-1", log_frequency: "0", trace_file: "", trace_mode: "triton" };
 
 interface TraceEntry {
   id: number;

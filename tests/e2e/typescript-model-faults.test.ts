@@ -56,6 +56,16 @@ describe("TypeScript model failures, over REST and gRPC", () => {
   });
 
   describe.each<Protocol>(["REST", "gRPC"])("over %s", (protocol) => {
+    it("hands the model only the user's parameters: Triton's reserved keys stay with the server", async () => {
+      const result = await clients.byProtocol[protocol].infer({
+        model: "probe", inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], values: [1] }], outputs: [{ name: "INFO" }],
+        parameters: { user_key: "kept", priority: 0, timeout: 0, sequence_start: false, sequence_end: false, binary_data_output: false },
+      });
+      expect(result.kind).toBe("ok");
+      const info = JSON.parse(String((result as Extract<CaseResult, { kind: "ok" }>).outputs[0]!.values[0])) as { parameters: unknown };
+      expect(info.parameters).toEqual({ user_key: "kept" });
+    });
+
     it("fails a request the model refuses with the model's code and message", async () => {
       expect(await probe(protocol, 1, "invalid")).toEqual({ kind: "error", code: "INVALID_ARG", message: "the model refuses this request" });
       expect(await probe(protocol, 1, "internal")).toEqual({ kind: "error", code: "INTERNAL", message: "the model failed on this request" });

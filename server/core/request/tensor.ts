@@ -1,8 +1,6 @@
 import type { DataType } from "../../../protocol/datatypes";
 import { invalidArg } from "../errors";
 
-import { bytesElementStrings } from "../../../protocol/tensor-bytes";
-
 export { joinBytesElements, joinBytesStrings } from "../../../protocol/tensor-bytes";
 
 /**
@@ -51,11 +49,25 @@ export function checkBytesElements(data: Uint8Array, expectedCount: number, tens
   }
 }
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
- * A BYTES tensor's elements as UTF-8 text (for JSON), read in place; throws INVALID_ARG when the payload does
- * not hold exactly `expectedCount` elements.
+ * A BYTES output's elements as UTF-8 text, for a JSON response; throws INVALID_ARG when the payload does not hold
+ * exactly `expectedCount` elements, or when an element is not UTF-8: JSON text cannot carry arbitrary bytes, and
+ * replacing them would hand the client other data than the model produced (binary_data carries any bytes).
  */
 export function bytesElementTexts(data: Uint8Array, expectedCount: number, tensorName: string): string[] {
   checkBytesElements(data, expectedCount, tensorName, Number.POSITIVE_INFINITY);
-  return bytesElementStrings(data);
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const texts: string[] = [];
+  for (let offset = 0; offset < data.byteLength;) {
+    const end = offset + 4 + view.getUint32(offset, true);
+    try {
+      texts.push(STRICT_UTF8.decode(data.subarray(offset + 4, end)));
+    } catch {
+      throw invalidArg(`BYTES element ${texts.length} of output '${tensorName}' is not valid UTF-8, which JSON cannot carry; request the output with "binary_data": true`);
+    }
+    offset = end;
+  }
+  return texts;
 }

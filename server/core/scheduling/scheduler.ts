@@ -8,6 +8,7 @@ import type { ModelSignature } from "../model-config/model-signature";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
 import { PriorityQueue, type QueuePolicy } from "./priority-queue";
+import { userParameters } from "../request/reserved-parameters";
 import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
 
 export type { QueuePolicy };
@@ -260,7 +261,7 @@ export class Scheduler implements RequestScheduler {
   /** For a backend that takes the batch request by request: each request gets its own outputs or error. */
   async #runPerRequest(instance: BackendInstance, entries: readonly QueueEntry[], startNs: bigint): Promise<Execution> {
     const requests = entries.map((entry) => ({
-      inputs: assembleBatch([entry.request], this.#signature), parameters: entry.parameters,
+      inputs: assembleBatch([entry.request], this.#signature), parameters: userParameters(entry.parameters),
       requestedOutputs: entry.request.outputs.map((output) => output.name),
     }));
     const assembledNs = process.hrtime.bigint();

@@ -12,6 +12,7 @@ import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferenceServiceHandlers } from "./inference-service";
 import type { StreamInferSession } from "./model-stream-infer";
 import { restrictedProtocolInterceptor } from "./restricted-protocol-interceptor";
+import type { GrpcCompressionLevel } from "./response-compression";
 
 /** How long connections live and how much one client may ask of the endpoint at once. */
 export interface GrpcConnectionLimits {
@@ -62,6 +63,8 @@ export interface GrpcServerOptions {
   readonly sharedMemory: SystemSharedMemory;
   /** The root logger and its settings, which the LogSettings RPC reads and changes. */
   readonly logSettings: LogSettings;
+  /** Triton's --grpc-infer-response-compression-level (default none). */
+  readonly inferResponseCompression?: GrpcCompressionLevel;
 }
 
 /** A started gRPC endpoint. */
@@ -163,12 +166,13 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
   const configured = configureHttp2Servers(server, {
     windowBytes: options.flowControlWindowBytes,
     maxConnections: limits.maxConnections,
+    inferResponseCompression: options.inferResponseCompression ?? "none",
     onConnectionRefused: () => logger.debug(`gRPC connection refused: ${limits.maxConnections} connections are open (--grpc-max-connections)`),
     streams: { requestTimeoutMs: limits.requestTimeoutMs, writeTimeoutMs: limits.writeTimeoutMs, isClientStreaming: (path) => clientStreaming.has(path), logger },
   });
   if (!configured) {
     logger.warn("this @grpc/grpc-js version hides its HTTP/2 servers: gRPC receive windows stay at 64 KiB, and --grpc-flow-control-window, "
-      + "--grpc-request-timeout-ms, --grpc-write-timeout-ms and --grpc-max-connections have no effect");
+      + "--grpc-request-timeout-ms, --grpc-write-timeout-ms, --grpc-max-connections and --grpc-infer-response-compression-level have no effect");
   }
   return {
     port,

@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import type { Server } from "@grpc/grpc-js";
 import { watchConnectionWrites } from "./connection-write-timeout";
 import { type StreamTimeouts, watchStreamTimeouts } from "./stream-timeouts";
+import { compressionAlgorithm, compressResponses, type GrpcCompressionLevel } from "./response-compression";
 
 /** What the gRPC endpoint sets on the HTTP/2 servers grpc-js binds, which grpc-js's own options do not reach. */
 export interface Http2ServerSettings {
@@ -13,7 +14,11 @@ export interface Http2ServerSettings {
   /** Called for each connection closed on accept by {@link maxConnections}. */
   readonly onConnectionRefused: () => void;
   readonly streams: StreamTimeouts;
+  /** Triton's --grpc-infer-response-compression-level: for ModelInfer and ModelStreamInfer responses. */
+  readonly inferResponseCompression: GrpcCompressionLevel;
 }
+
+const INFER_PATHS: ReadonlySet<string> = new Set(["/inference.GRPCInferenceService/ModelInfer", "/inference.GRPCInferenceService/ModelStreamInfer"]);
 
 function peerOf(socket: Pick<Socket, "remoteAddress" | "remotePort">): string {
   return `${socket.remoteAddress}:${socket.remotePort}`;
@@ -21,7 +26,7 @@ function peerOf(socket: Pick<Socket, "remoteAddress" | "remotePort">): string {
 
 /**
  * Configures the HTTP/2 servers of a bound grpc-js server: receive windows, the connection limit, the timeouts of
- * every call's stream, and the write timeout of whole connections.
+ * every call's stream, the write timeout of whole connections, and the compression of infer responses.
  *
  * Windows: grpc-js leaves every server session at Node's 64 KiB stream and connection windows (its
  * `grpc-node.flow_control_window` option is client-only; grpc-node PR #3058 would add it to servers), so a client
@@ -60,7 +65,11 @@ export function configureHttp2Servers(server: Server, settings: Http2ServerSetti
       if (tcpSocket !== undefined) watchConnectionWrites(session, tcpSocket, writeTimeoutMs, settings.streams.logger);
     });
     http2Server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-      watchStreamTimeouts(stream, headers[":path"] ?? "", settings.streams);
+      const path = headers[":path"] ?? "";
+      watchStreamTimeouts(stream, path, settings.streams);
+      const acceptEncoding = headers["grpc-accept-encoding"];
+      const algorithm = INFER_PATHS.has(path) ? compressionAlgorithm(settings.inferResponseCompression, Array.isArray(acceptEncoding) ? acceptEncoding.join(",") : acceptEncoding) : undefined;
+      if (algorithm !== undefined) compressResponses(stream, algorithm);
     });
     // Node refuses at accept, before TLS or HTTP/2 cost anything. A grpc-js server binds one HTTP/2 server per
     // address that --grpc-address resolves to, hence "per listening address".

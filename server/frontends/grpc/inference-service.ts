@@ -27,9 +27,9 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
 }
 
 /**
- * The handlers of `inference.GRPCInferenceService`, each answering as Triton does. The CUDA shared-memory RPCs are
- * left out, so grpc-js answers them UNIMPLEMENTED. Open ModelStreamInfer calls are kept in `streams` until they end, so the
- * server can finish them when it shuts down.
+ * The handlers of `inference.GRPCInferenceService`, each answering as Triton does (CUDA shared memory: no regions,
+ * register UNIMPLEMENTED). Open ModelStreamInfer calls are kept in `streams` until they end, so the server can finish
+ * them when it shuts down.
  */
 export function inferenceServiceHandlers(
   core: InferenceCore, logSettings: LogSettings, streams: Set<StreamInferSession>, tracer: Tracer, sharedMemory: SystemSharedMemory,

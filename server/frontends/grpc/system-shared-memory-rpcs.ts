@@ -1,6 +1,7 @@
 import type { handleUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { InferenceError } from "../../core/index";
+import { CudaSharedMemory } from "../shared-memory/cuda-shared-memory";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import type { Int64Text, SystemSharedMemoryRegionRequestMessage, SystemSharedMemoryRegisterRequestMessage } from "./grpc-messages";
 import { unaryHandler } from "./unary-handler";
@@ -11,7 +12,7 @@ function size(field: string, text: Int64Text): number {
   return value;
 }
 
-/** SystemSharedMemoryStatus / Register / Unregister over the regions the HTTP frontend shares. */
+/** SystemSharedMemoryStatus / Register / Unregister over the regions the HTTP frontend shares, and the CUDA RPCs (no CUDA regions). */
 export function systemSharedMemoryHandlers(sharedMemory: SystemSharedMemory, logger: Logger): UntypedServiceImplementation {
   const status: handleUnaryCall<SystemSharedMemoryRegionRequestMessage, unknown> = unaryHandler(logger, (request) => ({
     regions: Object.fromEntries(sharedMemory.status(request.name).map((region) => [region.name, region])),
@@ -21,8 +22,18 @@ export function systemSharedMemoryHandlers(sharedMemory: SystemSharedMemory, log
     return {};
   });
   const unregister: handleUnaryCall<SystemSharedMemoryRegionRequestMessage, unknown> = unaryHandler(logger, async (request) => {
+    sharedMemory.refuseIfDisabled();
     await sharedMemory.unregister(request.name);
     return {};
   });
-  return { SystemSharedMemoryStatus: status, SystemSharedMemoryRegister: register, SystemSharedMemoryUnregister: unregister };
+  const cuda = new CudaSharedMemory(sharedMemory);
+  return {
+    SystemSharedMemoryStatus: status, SystemSharedMemoryRegister: register, SystemSharedMemoryUnregister: unregister,
+    CudaSharedMemoryStatus: unaryHandler(logger, (request: SystemSharedMemoryRegionRequestMessage) => ({ regions: Object.fromEntries(cuda.status(request.name)) })),
+    CudaSharedMemoryRegister: unaryHandler(logger, () => cuda.register()),
+    CudaSharedMemoryUnregister: unaryHandler(logger, () => {
+      cuda.unregister();
+      return {};
+    }),
+  };
 }

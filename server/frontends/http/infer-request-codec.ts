@@ -1,5 +1,5 @@
 import {
-  clipped, type DataType, elementCount, ELEMENT_BYTE_SIZE, InferenceError, type InferRequest, isDataType, type ModelMetadata,
+  clipped, elementCount, ELEMENT_BYTE_SIZE, InferenceError, type InferRequest, isDataType, type ModelInputs,
   type ParameterValue, type RequestedOutput, type Tensor,
 } from "../../core/index";
 import {
@@ -122,7 +122,7 @@ interface DecodedOutputs {
   readonly shared: Record<string, SharedMemoryReference>;
 }
 
-function decodeOutputs(raw: unknown, binaryByDefault: boolean): DecodedOutputs {
+function decodeOutputs(raw: unknown): DecodedOutputs {
   const binary = new Set<string>();
   const shared: Record<string, SharedMemoryReference> = {};
   if (raw === undefined) return { outputs: undefined, binary, shared };
@@ -140,7 +140,9 @@ function decodeOutputs(raw: unknown, binaryByDefault: boolean): DecodedOutputs {
       shared[name] = reference;
       return { name };
     }
-    if (asBinary ?? binaryByDefault) binary.add(name);
+    // Triton's CheckBinaryOutputData (server src/http_server.cc): a listed output is binary only when it says so;
+    // binary_data_output is the default for the outputs not listed.
+    if (asBinary === true) binary.add(name);
     if (classification === undefined) return { name };
     if (typeof classification !== "number") throw invalid(`output '${name}': classification must be an integer`);
     return { name, classification };
@@ -152,31 +154,42 @@ export interface RawBodyContext {
   readonly modelName: string;
   readonly modelVersion: string | undefined;
   /** Looked up only for raw binary requests (Inference-Header-Content-Length: 0). */
-  readonly metadata: () => ModelMetadata;
+  readonly modelInputs: () => ModelInputs;
 }
 
-/** The raw binary request of the binary extension: the whole body is the model's single input, batch 1. */
+/**
+ * The raw binary request of the binary extension: the whole body is the model's single input, batch 1. Its shape
+ * is deduced as Triton's InferenceRequest::Normalize does (triton-inference-server/core src/infer_request.cc): the
+ * config dims behind a batch dimension of 1, the one variable dim from the body's size; BYTES only for dims [1]
+ * (then one element, [1, 1] for a batching model).
+ */
 function decodeRawRequest(body: Uint8Array, context: RawBodyContext): DecodedInferRequest {
-  const metadata = context.metadata();
-  const input = metadata.inputs[0];
-  if (metadata.inputs.length !== 1 || input === undefined) {
-    throw invalid(`a raw binary request (Inference-Header-Content-Length: 0) needs a model with exactly one input; '${metadata.name}' has ${metadata.inputs.length}`);
+  const model = context.modelInputs();
+  const input = model.inputs[0];
+  if (model.inputs.length !== 1 || input === undefined) {
+    throw invalid(`Raw request must only have 1 input (found 1) to be deduced but got ${model.inputs.length} inputs in '${model.name}' model configuration`);
   }
-  const datatype = input.datatype as DataType;
-  const shape = input.shape.map((dim, i) => (i === 0 && dim === -1 ? 1 : dim));
-  const variable = shape.filter((dim) => dim === -1).length;
+  const { datatype } = input;
+  const variable = input.dims.filter((dim) => dim === -1).length;
+  if (variable > 1) {
+    throw invalid(`The shape of the raw input '${input.name}' can not be deduced because there are more than one variable-sized dimension`);
+  }
+  const dims = [...input.dims];
+  let data = body;
   if (datatype === "BYTES") {
-    if (shape.length !== 1 || (shape[0] !== 1 && shape[0] !== -1)) throw invalid("a raw binary BYTES request needs an input of shape [1]");
-    shape[0] = 1;
-  } else if (variable > 1) {
-    throw invalid(`a raw binary request cannot fill input '${input.name}': it has more than one variable dimension`);
+    if (variable > 0 || dims.reduce((product, dim) => product * dim, 1) !== 1) throw invalid("For BYTE datatype raw input, the model must have input shape [1]");
+    // The whole body is one element: prefixed with its length, as Triton does.
+    data = new Uint8Array(4 + body.byteLength);
+    new DataView(data.buffer).setUint32(0, body.byteLength, true);
+    data.set(body, 4);
   } else if (variable === 1) {
-    const known = shape.reduce((product, dim) => (dim === -1 ? product : product * dim), 1) * ELEMENT_BYTE_SIZE[datatype];
+    const known = dims.reduce((product, dim) => (dim === -1 ? product : product * dim), 1) * ELEMENT_BYTE_SIZE[datatype];
     if (known === 0 || body.byteLength % known !== 0) throw invalid(`raw binary body of ${body.byteLength} bytes does not fit input '${input.name}'`);
-    shape[shape.indexOf(-1)] = body.byteLength / known;
+    dims[dims.indexOf(-1)] = body.byteLength / known;
   }
+  const shape = model.batching ? [1, ...dims] : dims;
   return {
-    request: { modelName: context.modelName, modelVersion: context.modelVersion, inputs: [{ name: input.name, datatype, shape, data: body }] },
+    request: { modelName: context.modelName, modelVersion: context.modelVersion, inputs: [{ name: input.name, datatype, shape, data }] },
     encoding: { binaryOutputs: new Set(), allBinary: true },
     sharedMemory: undefined,
   };
@@ -211,7 +224,7 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
   const sharedInputs: Record<string, SharedMemoryReference> = {};
   const inputs = rawInputs.map((raw, index) => decodeInput(raw, index, binary, context.modelName, sharedInputs));
   binary.assertConsumed();
-  const { outputs, binary: binaryOutputs, shared: sharedOutputs } = decodeOutputs(header["outputs"], binaryDefault ?? false);
+  const { outputs, binary: binaryOutputs, shared: sharedOutputs } = decodeOutputs(header["outputs"]);
   // Without an 'outputs' list every output is returned, binary when binary_data_output asks for it.
   const allBinary = outputs === undefined && binaryDefault === true;
   return {

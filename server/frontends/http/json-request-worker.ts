@@ -30,7 +30,7 @@ export default function decodeJsonRequest(task: JsonDecodeTask): unknown {
     decoded = decodeInferRequest(task.body, task.headerLength, {
       modelName: task.modelName,
       modelVersion: task.modelVersion,
-      metadata: () => {
+      modelInputs: () => {
         throw new Error("a raw binary body is never decoded off the main thread");
       },
     });

@@ -98,10 +98,18 @@ export class SystemSharedMemory {
     this.#directory = options.directory ?? SHM_DIRECTORY;
   }
 
-  async register(name: string, key: string, offset: number, byteSize: number): Promise<void> {
+  /**
+   * Refuses a client's register or unregister (of either kind of shared memory) unless --allow-client-shm is on,
+   * with Triton's 501 text (server src/shared_memory_manager.cc and the frontends, since 26.05).
+   */
+  refuseIfDisabled(): void {
     if (!this.#allowed) {
-      throw new InferenceError("UNSUPPORTED", "system shared memory is disabled on this server: start it with --allow-client-shm true to let clients register regions");
+      throw new InferenceError("UNSUPPORTED", "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable.");
     }
+  }
+
+  async register(name: string, key: string, offset: number, byteSize: number): Promise<void> {
+    this.refuseIfDisabled();
     if (name === "") throw invalidArg("a shared memory region needs a non-empty name");
     if (this.#regions.has(name) || this.#pending.has(name)) {
       throw new InferenceError("ALREADY_EXISTS", `shared memory region '${clipped(name)}' already in manager`);

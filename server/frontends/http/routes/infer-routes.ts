@@ -74,7 +74,7 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       // No body at all (no Content-Type, no length) is an empty one, as with a Content-Type: Triton answers 400.
       const body = await decodeRequestBody(request.body ?? Buffer.alloc(0), request.headers["content-encoding"], maxInputBytes);
       const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
-        modelName: model, modelVersion, metadata: () => core.modelMetadata(model, modelVersion),
+        modelName: model, modelVersion, modelInputs: () => core.modelInputs(model, modelVersion),
       });
       const signal = clientGone(reply);
       const { response, placed } = await inferWithSharedMemory(sharedMemory, tensorsInSharedMemory, inferRequest, (ready) => core.infer({ ...ready, signal, trace }));

@@ -1,5 +1,5 @@
 import type { FastifyPluginCallback } from "fastify";
-import { InferenceError } from "../../../core/index";
+import { CudaSharedMemory } from "../../shared-memory/cuda-shared-memory";
 import { sharedMemoryRegistration } from "../shared-memory-requests";
 import { objectBody } from "./object-body";
 import { restrictApiGroup } from "./restrict-api-group";
@@ -7,7 +7,7 @@ import type { RawBody, RouteGroupOptions } from "./route-group-options";
 
 type Region = { Params: { region: string } };
 
-/** Triton's shared-memory group: system shared memory regions, and the CUDA shared memory paths it refuses. */
+/** Triton's shared-memory group: system shared memory regions, and the CUDA shared memory paths (no CUDA regions here). */
 export const sharedMemoryRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { sharedMemory, restrictions, maxInputBytes }, done) => {
   restrictApiGroup(scope, "shared-memory", restrictions);
   scope.get("/v2/systemsharedmemory/status", () => sharedMemory.status());
@@ -18,22 +18,28 @@ export const sharedMemoryRoutes: FastifyPluginCallback<RouteGroupOptions> = (sco
     return reply.code(200).send();
   });
   scope.post<Region>("/v2/systemsharedmemory/region/:region/unregister", async (request, reply) => {
+    sharedMemory.refuseIfDisabled();
     await sharedMemory.unregister(request.params.region);
     return reply.code(200).send();
   });
   scope.post("/v2/systemsharedmemory/unregister", async (_request, reply) => {
+    sharedMemory.refuseIfDisabled();
     await sharedMemory.unregister();
     return reply.code(200).send();
   });
 
-  // CUDA shared memory is not implemented: Triton's paths, so its API group can be restricted as in Triton.
-  const unsupported = (): never => {
-    throw new InferenceError("UNSUPPORTED", "the CUDA shared memory extension is not supported by this server");
-  };
-  scope.get("/v2/cudasharedmemory/status", unsupported);
-  scope.get("/v2/cudasharedmemory/region/:region/status", unsupported);
-  scope.post("/v2/cudasharedmemory/region/:region/register", unsupported);
-  scope.post("/v2/cudasharedmemory/region/:region/unregister", unsupported);
-  scope.post("/v2/cudasharedmemory/unregister", unsupported);
+  // CUDA shared memory: Triton's paths (so its API group can be restricted as in Triton), holding no region.
+  const cuda = new CudaSharedMemory(sharedMemory);
+  scope.get("/v2/cudasharedmemory/status", () => cuda.status());
+  scope.get<Region>("/v2/cudasharedmemory/region/:region/status", (request) => cuda.status(request.params.region));
+  scope.post("/v2/cudasharedmemory/region/:region/register", () => cuda.register());
+  scope.post("/v2/cudasharedmemory/region/:region/unregister", (_request, reply) => {
+    cuda.unregister();
+    return reply.code(200).send();
+  });
+  scope.post("/v2/cudasharedmemory/unregister", (_request, reply) => {
+    cuda.unregister();
+    return reply.code(200).send();
+  });
   done();
 };

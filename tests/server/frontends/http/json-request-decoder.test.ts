@@ -4,7 +4,7 @@ import { decodeInferRequest } from "../../../../server/frontends/http/infer-requ
 import { InferRequestDecoder, OFF_THREAD_JSON_BYTES } from "../../../../server/frontends/http/json-request-decoder";
 
 const context = {
-  modelName: "m", modelVersion: "2", metadata: () => {
+  modelName: "m", modelVersion: "2", modelInputs: () => {
     throw new Error("not a raw request");
   },
 };
