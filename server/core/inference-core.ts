@@ -74,7 +74,9 @@ export class InferenceCore {
     this.#repository = new ModelRepositoryManager(settings, {
       observer: {
         executed: (modelName, version, timings) => {
-          for (const o of this.#observers) o.executionCompleted({ modelName, modelVersion: String(version), ...timings });
+          if (this.#observers.length === 0) return;
+          const outcome = { modelName, modelVersion: String(version), ...timings };
+          for (const o of this.#observers) o.executionCompleted(outcome);
         },
       },
       composing: {
@@ -248,9 +250,9 @@ export class InferenceCore {
   }
 
   #report(model: ModelVersion, failureReason: FailureReason | undefined, requestNs: number, queueNs: number, cache?: RequestOutcome["cache"]): void {
-    for (const o of this.#observers) {
-      o.requestCompleted({ modelName: model.name, modelVersion: String(model.version), failureReason, requestNs, queueNs, cache });
-    }
+    if (this.#observers.length === 0) return;
+    const outcome: RequestOutcome = { modelName: model.name, modelVersion: String(model.version), failureReason, requestNs, queueNs, cache };
+    for (const o of this.#observers) o.requestCompleted(outcome);
   }
 
   #selectOutputs(model: ModelVersion, requested: readonly { name: string; classification?: number }[], outputs: OutputTensor[]): OutputTensor[] {
