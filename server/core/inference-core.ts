@@ -10,6 +10,7 @@ import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request/request-validation";
 import { ResponseCache } from "./request/response-cache";
+import { ensembleDependencies } from "./scheduling/ensemble";
 
 export interface CoreSettings extends RepositorySettings {
   /** Server name in metadata (Triton's `--id`). */
@@ -166,6 +167,11 @@ export class InferenceCore {
     if (version !== undefined && version !== "") return [this.#resolve(name, version).statistics.snapshot()];
     this.#resolve(name, undefined);
     return this.#repository.servingVersions(name).map((v) => v.statistics.snapshot());
+  }
+
+  /** Every step of every serving ensemble: `model` runs as a step of `ensemble` (read from the parsed configs, per scrape). */
+  ensembleSteps(): { ensemble: string; model: string }[] {
+    return this.#repository.allServingVersions().flatMap((loaded) => ensembleDependencies(loaded.config).map((model) => ({ ensemble: loaded.name, model })));
   }
 
   modelGauges(): ModelGauges[] {
