@@ -83,7 +83,7 @@ export class ServerMetrics {
 
   /** The Prometheus text exposition of every metric, with the per-model values read now. */
   async exposition(): Promise<string> {
-    const models = this.#models.exposition(this.#modelGauges());
+    const models = await this.#models.exposition(this.#modelGauges());
     this.#ensembleStepInfo.reset();
     for (const step of this.#ensembleSteps()) this.#ensembleStepInfo.set({ model: step.model, ensemble: step.ensemble }, 1);
     return `${models}\n\n${await this.#registry.metrics()}`;
