@@ -4,7 +4,7 @@ import path from "node:path";
 import { InferenceClient, type InferInput } from "../client/index";
 import { type ComparisonResult, measureThroughput, preparedSender, runAbComparison } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
-import { type InferenceServerProcess, startInferenceServerProcess } from "../tools/tune/index";
+import { startInferenceServerProcess } from "../tools/tune/index";
 
 /** One side of a side-channel comparison: the server's extra flags, and whether /metrics is scraped while measured. */
 interface SideChannelSide {
@@ -20,8 +20,8 @@ interface SideChannelComparison {
 }
 
 /**
- * What the side channels cost on the hot path: `simple` over HTTP binary against two servers that differ only in
- * one side channel's flags, alternated A/B, one comparison after the other. Metrics: on (scraped once a second
+ * What the side channels cost on the hot path: `simple` over HTTP binary against servers that differ only in one
+ * side channel's flags, alternated A/B, one comparison after the other. Metrics: on (scraped once a second
  * while measured, as a Prometheus would, more often than the usual 15 s to be pessimistic) against
  * `--allow-metrics false`. Tracing: configured at TIMESTAMPS with a trace file but a rate that samples nothing
  * in the run, against no trace setting. Metrics are off on both sides of the tracing comparison, so each ratio is
@@ -50,7 +50,7 @@ export async function runMetricsOverheadSuite(context: BenchContext): Promise<Co
     },
   ];
   context.notes.push(
-    `side channels: simple at concurrency ${options.simpleConcurrency}, HTTP binary, two servers per comparison differing only in that channel's flags; ` +
+    `side channels: simple at concurrency ${options.simpleConcurrency}, HTTP binary, a fresh server per side and round, the two sides differing only in that channel's flags; ` +
     "metrics: /metrics scraped every second while measured; tracing: TIMESTAMPS with a trace file at rate 1e9 (samples nothing) against no setting",
   );
   const results: ComparisonResult[] = [];
@@ -62,40 +62,32 @@ export async function runMetricsOverheadSuite(context: BenchContext): Promise<Co
   return results;
 }
 
+/**
+ * Every side of every round gets a fresh server: a tiny model such as `simple` runs on the main thread and moves to
+ * a worker for good once preemption on a loaded machine stretches its runs past the inline budget; with one server
+ * per side for the whole comparison, one such move decided every round's ratio.
+ */
 async function runSideChannelComparison(context: BenchContext, comparison: SideChannelComparison): Promise<ComparisonResult> {
   const { options, log } = context;
   const flags = ["--allow-grpc", "false", "--model-control-mode", "explicit", "--load-model", "simple"];
-  const servers: InferenceServerProcess[] = [];
-  const clients: InferenceClient[] = [];
-  try {
-    const start = async (side: SideChannelSide): Promise<InferenceServerProcess> => {
-      const server = await startInferenceServerProcess(context.modelRepository, [...flags, ...side.flags]);
-      servers.push(server);
-      return server;
-    };
-    const serverA = await start(comparison.a);
-    const serverB = await start(comparison.b);
-    const inputs: InferInput[] = ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }));
-    const measure = (server: InferenceServerProcess, side: SideChannelSide) => async () => {
-      const client = new InferenceClient({ url: server.httpUrl });
-      clients.push(client);
-      const send = preparedSender(client, "simple", inputs);
-      const metricsUrl = `${server.metricsUrl!}/metrics`;
-      const scraper = side.scrape ? setInterval(() => void fetch(metricsUrl).then((r) => r.text()), 1000) : undefined;
-      try {
-        return await measureThroughput(send, { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
-      } finally {
-        clearInterval(scraper);
-      }
-    };
-    return await runAbComparison(
-      comparison.name, `concurrency ${options.simpleConcurrency}, binary`,
-      { label: comparison.a.label, measure: measure(serverA, comparison.a) }, { label: comparison.b.label, measure: measure(serverB, comparison.b) },
-      options.rounds,
-      (round, r) => log(`${comparison.name} round ${round}: ${r.a.throughput.toFixed(0)} / ${r.b.throughput.toFixed(0)} req/s (${r.ratio.toFixed(2)})`),
-    );
-  } finally {
-    await Promise.all(clients.map((client) => client.close()));
-    await Promise.all(servers.map((server) => server.process.stop()));
-  }
+  const inputs: InferInput[] = ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }));
+  const measure = (side: SideChannelSide) => async () => {
+    const server = await startInferenceServerProcess(context.modelRepository, [...flags, ...side.flags]);
+    const client = new InferenceClient({ url: server.httpUrl });
+    const metricsUrl = `${server.metricsUrl!}/metrics`;
+    const scraper = side.scrape ? setInterval(() => void fetch(metricsUrl).then((r) => r.text()), 1000) : undefined;
+    try {
+      return await measureThroughput(preparedSender(client, "simple", inputs), { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
+    } finally {
+      clearInterval(scraper);
+      await client.close();
+      await server.process.stop();
+    }
+  };
+  return runAbComparison(
+    comparison.name, `concurrency ${options.simpleConcurrency}, binary`,
+    { label: comparison.a.label, measure: measure(comparison.a) }, { label: comparison.b.label, measure: measure(comparison.b) },
+    options.rounds,
+    (round, r) => log(`${comparison.name} round ${round}: ${r.a.throughput.toFixed(0)} / ${r.b.throughput.toFixed(0)} req/s (${r.ratio.toFixed(2)})`),
+  );
 }

@@ -38,8 +38,7 @@ export const PROCESS_METRICS_PREFIX = "inference_server_";
 /**
  * Everything the metrics endpoint exports: the per-model metrics (fed by {@link ServerMetrics.observer}, written
  * as text by {@link ModelMetrics}), then a prom-client registry with host CPU and memory, GPUs, ensemble steps and
- * Node.js process metrics. Owns the sampling
- * timer; {@link ServerMetrics.close} stops it.
+ * Node.js process metrics. Owns the sampling timer; {@link ServerMetrics.close} stops it.
  */
 export class ServerMetrics {
   /** Hand this to the core's `observe()`; its methods only add to counters. */
