@@ -1,45 +1,93 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { InferenceClient, type InferInput } from "../client/index";
 import { type ComparisonResult, measureThroughput, preparedSender, runAbComparison } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
-import { type InferenceServerProcess, startInferenceServerProcess } from "../tools/tune/index";
+import { startInferenceServerProcess } from "../tools/tune/index";
+
+/** One side of a side-channel comparison: the server's extra flags, and whether /metrics is scraped while measured. */
+interface SideChannelSide {
+  readonly label: string;
+  readonly flags: readonly string[];
+  readonly scrape: boolean;
+}
+
+interface SideChannelComparison {
+  readonly name: string;
+  readonly a: SideChannelSide;
+  readonly b: SideChannelSide;
+}
 
 /**
- * What metrics cost on the hot path: `simple` over HTTP binary against two servers that differ only in
- * `--allow-metrics`, alternated A/B. The metrics server is scraped once a second while it is measured, as a
- * Prometheus would (more often than the usual 15 s, to be pessimistic).
+ * What the side channels cost on the hot path: `simple` over HTTP binary against servers that differ only in one
+ * side channel's flags, alternated A/B, one comparison after the other. Metrics: on (scraped once a second
+ * while measured, as a Prometheus would, more often than the usual 15 s to be pessimistic) against
+ * `--allow-metrics false`. Tracing: configured at TIMESTAMPS with a trace file but a rate that samples nothing
+ * in the run, against no trace setting. Metrics are off on both sides of the tracing comparison, so each ratio is
+ * one channel's alone. (Logging has no row: no server runs without its logger, and one with every line off cannot
+ * be started here, as its port is announced in a log line; at `--log-verbose 0` a request's logging work is the
+ * pino child logger fastify makes for it, with or without the logging extension, and one boolean read.)
  */
 export async function runMetricsOverheadSuite(context: BenchContext): Promise<ComparisonResult[]> {
+  const { options } = context;
+  const traceDir = mkdtempSync(path.join(os.tmpdir(), "bench-trace-"));
+  const metricsOff = ["--allow-metrics", "false"];
+  const comparisons: SideChannelComparison[] = [
+    {
+      name: "simple: metrics on / off",
+      a: { label: "metrics on", flags: [], scrape: true },
+      b: { label: "metrics off", flags: metricsOff, scrape: false },
+    },
+    {
+      name: "simple: tracing configured, not sampling / off",
+      a: {
+        label: "tracing not sampling",
+        flags: [...metricsOff, "--trace-config", `triton,file=${path.join(traceDir, "trace.json")}`, "--trace-config", "level=TIMESTAMPS", "--trace-config", "rate=1000000000"],
+        scrape: false,
+      },
+      b: { label: "tracing off", flags: metricsOff, scrape: false },
+    },
+  ];
+  context.notes.push(
+    `side channels: simple at concurrency ${options.simpleConcurrency}, HTTP binary, a fresh server per side and round, the two sides differing only in that channel's flags; ` +
+    "metrics: /metrics scraped every second while measured; tracing: TIMESTAMPS with a trace file at rate 1e9 (samples nothing) against no setting",
+  );
+  const results: ComparisonResult[] = [];
+  try {
+    for (const comparison of comparisons) results.push(await runSideChannelComparison(context, comparison));
+  } finally {
+    rmSync(traceDir, { recursive: true, force: true });
+  }
+  return results;
+}
+
+/**
+ * Every side of every round gets a fresh server: a tiny model such as `simple` runs on the main thread and moves to
+ * a worker for good once preemption on a loaded machine stretches its runs past the inline budget; with one server
+ * per side for the whole comparison, one such move decided every round's ratio.
+ */
+async function runSideChannelComparison(context: BenchContext, comparison: SideChannelComparison): Promise<ComparisonResult> {
   const { options, log } = context;
   const flags = ["--allow-grpc", "false", "--model-control-mode", "explicit", "--load-model", "simple"];
-  const servers: InferenceServerProcess[] = [];
-  const clients: InferenceClient[] = [];
-  try {
-    const withMetrics = await startInferenceServerProcess(context.modelRepository, flags);
-    servers.push(withMetrics);
-    const withoutMetrics = await startInferenceServerProcess(context.modelRepository, [...flags, "--allow-metrics", "false"]);
-    servers.push(withoutMetrics);
-    const metricsUrl = `${withMetrics.metricsUrl!}/metrics`;
-    const inputs: InferInput[] = ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }));
-    const measure = (server: InferenceServerProcess, scrape: boolean) => async () => {
-      const client = new InferenceClient({ url: server.httpUrl });
-      clients.push(client);
-      const send = preparedSender(client, "simple", inputs);
-      const scraper = scrape ? setInterval(() => void fetch(metricsUrl).then((r) => r.text()), 1000) : undefined;
-      try {
-        return await measureThroughput(send, { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
-      } finally {
-        clearInterval(scraper);
-      }
-    };
-    context.notes.push(`metrics: simple at concurrency ${options.simpleConcurrency}, HTTP binary, two servers differing only in --allow-metrics; /metrics scraped every second while measured`);
-    return [await runAbComparison(
-      "simple: metrics on / off", `concurrency ${options.simpleConcurrency}, binary`,
-      { label: "metrics on", measure: measure(withMetrics, true) }, { label: "metrics off", measure: measure(withoutMetrics, false) },
-      options.rounds,
-      (round, r) => log(`metrics round ${round}: on ${r.a.throughput.toFixed(0)}, off ${r.b.throughput.toFixed(0)} req/s (${r.ratio.toFixed(2)})`),
-    )];
-  } finally {
-    await Promise.all(clients.map((client) => client.close()));
-    await Promise.all(servers.map((server) => server.process.stop()));
-  }
+  const inputs: InferInput[] = ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }));
+  const measure = (side: SideChannelSide) => async () => {
+    const server = await startInferenceServerProcess(context.modelRepository, [...flags, ...side.flags]);
+    const client = new InferenceClient({ url: server.httpUrl });
+    const metricsUrl = `${server.metricsUrl!}/metrics`;
+    const scraper = side.scrape ? setInterval(() => void fetch(metricsUrl).then((r) => r.text()), 1000) : undefined;
+    try {
+      return await measureThroughput(preparedSender(client, "simple", inputs), { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
+    } finally {
+      clearInterval(scraper);
+      await client.close();
+      await server.process.stop();
+    }
+  };
+  return runAbComparison(
+    comparison.name, `concurrency ${options.simpleConcurrency}, binary`,
+    { label: comparison.a.label, measure: measure(comparison.a) }, { label: comparison.b.label, measure: measure(comparison.b) },
+    options.rounds,
+    (round, r) => log(`${comparison.name} round ${round}: ${r.a.throughput.toFixed(0)} / ${r.b.throughput.toFixed(0)} req/s (${r.ratio.toFixed(2)})`),
+  );
 }

@@ -21,6 +21,7 @@ import { runGpuSuite } from "./gpu-suite";
 import { runImageTensorSuite } from "./image-tensor-suite";
 import { startInferenceServerProcess } from "../tools/tune/index";
 import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
+import { runMetricsScrapeSuite } from "./metrics-scrape-suite";
 import { runImageClassifierSuite } from "./image-classifier-suite";
 import { runSimpleSuite } from "./simple-suite";
 import { runTypeScriptBackendSuite } from "./typescript-backend-suite";
@@ -85,6 +86,7 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   // These suites start servers of their own (other model configs, other flags).
   if (options.models.includes("mlp")) results.push(...(await runBatchingSuite(context)));
   if (options.models.includes("metrics")) results.push(...(await runMetricsOverheadSuite(context)));
+  if (options.models.includes("metrics-scrape")) results.push(...(await runMetricsScrapeSuite(context)));
   if (options.models.includes("image-tensor")) results.push(...(await runImageTensorSuite(context)));
   if (options.models.includes("image")) results.push(...(await runImageClassifierSuite(context)));
   if (options.models.includes("typescript")) results.push(...(await runTypeScriptBackendSuite(context)));

@@ -22,7 +22,7 @@ import { SystemSharedMemory } from "./frontends/shared-memory/system-shared-memo
 import { countNvidiaGpus } from "./backends/gpu-detection";
 import { IdleCollection } from "./memory/idle-collection";
 import { LogSettings } from "./logging/log-settings";
-import { loadedEnsembleSteps, ServerMetrics, startMetricsServer } from "./metrics/index";
+import { ServerMetrics, startMetricsServer } from "./metrics/index";
 
 /** Which groups each header unlocks, for the log: header names only, never their values. */
 function describeRestrictions(restrictions: ApiRestrictions, prefix: string): string {
@@ -105,7 +105,7 @@ async function run(options: ServerOptions): Promise<void> {
   if (options.allowMetrics) {
     const metrics = new ServerMetrics({
       modelGauges: () => core.modelGauges(),
-      ensembleSteps: () => loadedEnsembleSteps(core),
+      ensembleSteps: () => core.ensembleSteps(),
       cpuMetrics: options.allowCpuMetrics,
       gpuMetrics: options.allowGpuMetrics,
       intervalMs: options.metricsIntervalMs,

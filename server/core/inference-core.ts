@@ -11,6 +11,7 @@ import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request/request-validation";
 import { ResponseCache } from "./request/response-cache";
+import { ensembleDependencies } from "./scheduling/ensemble";
 
 export interface CoreSettings extends RepositorySettings {
   /** Server name in metadata (Triton's `--id`). */
@@ -85,7 +86,9 @@ export class InferenceCore {
     this.#repository = new ModelRepositoryManager(settings, {
       observer: {
         executed: (modelName, version, timings) => {
-          for (const o of this.#observers) o.executionCompleted({ modelName, modelVersion: String(version), ...timings });
+          if (this.#observers.length === 0) return;
+          const outcome = { modelName, modelVersion: String(version), ...timings };
+          for (const o of this.#observers) o.executionCompleted(outcome);
         },
       },
       composing: {
@@ -187,6 +190,11 @@ export class InferenceCore {
     return this.#repository.servingVersions(name).map((v) => v.statistics.snapshot());
   }
 
+  /** Every step of every serving ensemble: `model` runs as a step of `ensemble` (read from the parsed configs, per scrape). */
+  ensembleSteps(): { ensemble: string; model: string }[] {
+    return this.#repository.allServingVersions().flatMap((loaded) => ensembleDependencies(loaded.config).map((model) => ({ ensemble: loaded.name, model })));
+  }
+
   modelGauges(): ModelGauges[] {
     return this.#repository.allServingVersions().map((loaded) => ({
       modelName: loaded.name, modelVersion: String(loaded.version), pendingRequests: loaded.scheduler.pendingCount,
@@ -269,9 +277,9 @@ export class InferenceCore {
   }
 
   #report(model: ModelVersion, failureReason: FailureReason | undefined, requestNs: number, queueNs: number, cache?: RequestOutcome["cache"]): void {
-    for (const o of this.#observers) {
-      o.requestCompleted({ modelName: model.name, modelVersion: String(model.version), failureReason, requestNs, queueNs, cache });
-    }
+    if (this.#observers.length === 0) return;
+    const outcome: RequestOutcome = { modelName: model.name, modelVersion: String(model.version), failureReason, requestNs, queueNs, cache };
+    for (const o of this.#observers) o.requestCompleted(outcome);
   }
 
   #selectOutputs(model: ModelVersion, requested: readonly { name: string; classification?: number }[], outputs: OutputTensor[]): OutputTensor[] {

@@ -1,4 +1,3 @@
 export { ServerMetrics, PROCESS_METRICS_PREFIX, type EnsembleStep, type ServerMetricsSettings } from "./server-metrics";
 export { startMetricsServer, METRICS_PATH, type MetricsListenOptions, type MetricsServer, type MetricsSource } from "./metrics-server";
-export { LATENCY_BUCKETS_SECONDS } from "./model-metrics";
-export { loadedEnsembleSteps } from "./loaded-ensemble-steps";
+export { LATENCY_BUCKETS_SECONDS } from "./latency-histogram";

@@ -1,20 +1,20 @@
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { CoreObserver, ExecutionOutcome, FailureReason, ModelGauges, RequestOutcome } from "../core/index";
-
-/** Upper bounds, in seconds, of the latency histograms: 100 µs to 30 s in 1-2.5-5 steps (alert thresholds sit on bounds). */
-export const LATENCY_BUCKETS_SECONDS: readonly number[] = [
-  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
-];
+import { labelPair, metricFamily, type MetricType, sampleValue } from "./exposition-text";
+import { LatencyHistogram } from "./latency-histogram";
 
 const FAILURE_REASONS: readonly FailureReason[] = ["REJECTED", "CANCELED", "BACKEND", "OTHER"];
 
-type ModelLabel = "model" | "version";
-type ModelLabels = Readonly<Record<ModelLabel, string>>;
-const MODEL_LABELS: ModelLabel[] = ["model", "version"];
+/** The most a scrape holds the event loop before letting requests through (one family may take longer). */
+const SCRAPE_SLICE_MS = 1;
+
+/** `model="…",version="…"`, written once per model version. */
+function modelLabels(modelName: string, modelVersion: string): string {
+  return `${labelPair("model", modelName)},${labelPair("version", modelVersion)}`;
+}
 
 /**
- * Running totals of one model version. The hot path adds plain numbers here (no label hashing, no allocation);
- * they are copied into prom-client counters at scrape time.
+ * Running totals of one model version, made when the version is first seen. The hot path adds plain numbers here
+ * (no label lookups, no allocation); they are written out at scrape time.
  */
 class ModelTotals {
   successCount = 0;
@@ -30,12 +30,10 @@ class ModelTotals {
   cacheMisses = 0;
   cacheHitNs = 0;
   cacheMissNs = 0;
+  readonly requestSeconds = new LatencyHistogram();
+  readonly queueSeconds = new LatencyHistogram();
 
-  constructor(
-    readonly labels: ModelLabels,
-    readonly requestSeconds: Histogram.Internal<ModelLabel>,
-    readonly queueSeconds: Histogram.Internal<ModelLabel>,
-  ) {}
+  constructor(readonly labels: string) {}
 }
 
 /** Triton counts cumulative durations in whole microseconds. */
@@ -58,7 +56,7 @@ const TRITON_COUNTERS: readonly { name: string; help: string; read: (totals: Mod
 ];
 
 /** Per-model values the core reports as point-in-time gauges, read at scrape time. */
-const SCRAPED_VALUES: readonly { name: string; help: string; type: "gauge" | "counter"; read: (gauges: ModelGauges) => number }[] = [
+const SCRAPED_VALUES: readonly { name: string; help: string; type: MetricType; read: (gauges: ModelGauges) => number }[] = [
   { name: "nv_inference_pending_request_count", help: "Instantaneous number of pending requests awaiting execution per-model.", type: "gauge", read: (g) => g.pendingRequests },
   { name: "inference_queue_depth", help: "Requests waiting in the model's scheduler queue now", type: "gauge", read: (g) => g.queueDepth },
   { name: "inference_instance_count", help: "Model instances (workers) loaded for the model", type: "gauge", read: (g) => g.instanceCount },
@@ -66,53 +64,22 @@ const SCRAPED_VALUES: readonly { name: string; help: string; type: "gauge" | "co
   { name: "inference_instance_restarts_total", help: "Model instances whose worker thread died (crash, exit, out of memory) and were restarted", type: "counter", read: (g) => g.instanceRestarts },
 ];
 
+const LATENCY_HISTOGRAMS: readonly { name: string; help: string; of: (totals: ModelTotals) => LatencyHistogram }[] = [
+  { name: "inference_request_duration_seconds", help: "End-to-end latency of successful inference requests", of: (t) => t.requestSeconds },
+  { name: "inference_queue_duration_seconds", help: "Time successful inference requests waited in the scheduler queue", of: (t) => t.queueSeconds },
+];
+
 /**
  * The per-model metrics: Triton's `nv_inference_*` (labels `model`, `version`) plus latency histograms, queue depth
  * and instance busy time. It is the {@link CoreObserver} the core calls on every request and execution; those calls
- * only add to running totals and observe two cached histogram children. {@link ModelMetrics.refresh} copies the
- * totals and the core's gauges into the registry and must run before each scrape.
+ * find the version's totals (two map lookups) and add to numbers there. {@link ModelMetrics.exposition} writes the
+ * totals and the core's gauges as text at scrape time.
  *
  * Semantics follow Triton: a request counts once in success or failure; durations and the histograms cover
  * successful requests; every request of an execution is charged that execution's compute durations.
  */
 export class ModelMetrics implements CoreObserver {
   readonly #totals = new Map<string, Map<string, ModelTotals>>();
-  readonly #requestSeconds: Histogram<ModelLabel>;
-  readonly #queueSeconds: Histogram<ModelLabel>;
-  readonly #counters: { counter: Counter<ModelLabel>; read: (totals: ModelTotals) => number }[];
-  readonly #failures: Counter<ModelLabel | "reason">;
-  readonly #placements: Gauge<ModelLabel | "kind" | "provider" | "device">;
-  readonly #scraped: { metric: Counter<ModelLabel> | Gauge<ModelLabel>; write: (labels: ModelLabels, value: number) => void; read: (gauges: ModelGauges) => number }[];
-
-  constructor(registry: Registry) {
-    const registers = [registry];
-    this.#counters = TRITON_COUNTERS.map(({ name, help, read }) => ({ counter: new Counter({ name, help, labelNames: MODEL_LABELS, registers }), read }));
-    this.#failures = new Counter({
-      name: "nv_inference_request_failure", help: "Number of failed inference requests, all batch sizes", labelNames: [...MODEL_LABELS, "reason"], registers,
-    });
-    this.#scraped = SCRAPED_VALUES.map(({ name, help, type, read }) => {
-      const config = { name, help, labelNames: MODEL_LABELS, registers };
-      if (type === "gauge") {
-        const gauge = new Gauge(config);
-        return { metric: gauge, write: (labels, value) => gauge.set(labels, value), read };
-      }
-      // A counter whose total the core keeps: reset at each scrape, then set by one increment.
-      const counter = new Counter(config);
-      return { metric: counter, write: (labels, value) => counter.inc(labels, value), read };
-    });
-    this.#placements = new Gauge({
-      name: "inference_instance_placement",
-      help: "Model instances by instance kind, execution provider (cpu, cuda, tensorrt, webgpu) and device",
-      labelNames: [...MODEL_LABELS, "kind", "provider", "device"], registers,
-    });
-    const buckets = [...LATENCY_BUCKETS_SECONDS];
-    this.#requestSeconds = new Histogram({
-      name: "inference_request_duration_seconds", help: "End-to-end latency of successful inference requests", labelNames: MODEL_LABELS, buckets, registers,
-    });
-    this.#queueSeconds = new Histogram({
-      name: "inference_queue_duration_seconds", help: "Time successful inference requests waited in the scheduler queue", labelNames: MODEL_LABELS, buckets, registers,
-    });
-  }
 
   requestCompleted(outcome: RequestOutcome): void {
     const totals = this.#totalsOf(outcome.modelName, outcome.modelVersion);
@@ -144,38 +111,44 @@ export class ModelMetrics implements CoreObserver {
   }
 
   /**
-   * Brings the registry up to date with the models loaded now: every loaded version gets all its series (zero
-   * until used, so rates and ratios read 0 rather than "no data"), unloaded versions lose theirs.
+   * The per-model families as exposition text, for the models loaded now: every loaded version has all its series
+   * (zero until used, so rates and ratios read 0 rather than "no data"); unloaded versions are forgotten. Written
+   * family by family, handing the event loop back to requests whenever {@link SCRAPE_SLICE_MS} have passed, so that
+   * a large repository's scrape (~1 MB for 200 models) delays a request by one slice, not by the whole scrape.
    */
-  refresh(loaded: readonly ModelGauges[]): void {
-    const current = new Set(loaded.map((gauges) => this.#totalsOf(gauges.modelName, gauges.modelVersion)));
-    for (const [name, versions] of this.#totals) {
-      for (const [version, totals] of versions) {
-        if (current.has(totals)) continue;
-        versions.delete(version);
-        this.#requestSeconds.remove(totals.labels);
-        this.#queueSeconds.remove(totals.labels);
+  async exposition(loaded: readonly ModelGauges[]): Promise<string> {
+    const current = loaded.map((gauges) => ({ gauges, totals: this.#totalsOf(gauges.modelName, gauges.modelVersion) }));
+    this.#forgetAllBut(new Set(current.map(({ totals }) => totals)));
+    const families: (() => string)[] = [
+      ...TRITON_COUNTERS.map(({ name, help, read }) => () =>
+        metricFamily(name, help, "counter", current.map(({ totals }) => `${name}{${totals.labels}} ${sampleValue(read(totals))}`))),
+      () => metricFamily("nv_inference_request_failure", "Number of failed inference requests, all batch sizes", "counter", current.flatMap(({ totals }) =>
+        FAILURE_REASONS.map((reason) => `nv_inference_request_failure{${totals.labels},${labelPair("reason", reason)}} ${totals.failureCounts[reason]}`))),
+      ...SCRAPED_VALUES.map(({ name, help, type, read }) => () =>
+        metricFamily(name, help, type, current.map(({ gauges, totals }) => `${name}{${totals.labels}} ${sampleValue(read(gauges))}`))),
+      () => metricFamily(
+        "inference_instance_placement", "Model instances by instance kind, execution provider (cpu, cuda, tensorrt, webgpu) and device", "gauge",
+        current.flatMap(({ gauges, totals }) => placementSamples(totals.labels, gauges)),
+      ),
+      ...LATENCY_HISTOGRAMS.map(({ name, help, of }) => () =>
+        metricFamily(name, help, "histogram", current.flatMap(({ totals }) => of(totals).samples(name, totals.labels)))),
+    ];
+    const written: string[] = [];
+    let sliceStart = performance.now();
+    for (const family of families) {
+      written.push(family());
+      if (performance.now() - sliceStart >= SCRAPE_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
       }
-      if (versions.size === 0) this.#totals.delete(name);
     }
+    return written.join("\n\n");
+  }
 
-    for (const { counter, read } of this.#counters) {
-      counter.reset();
-      for (const totals of current) counter.inc(totals.labels, read(totals));
-    }
-    this.#failures.reset();
-    for (const totals of current) {
-      for (const reason of FAILURE_REASONS) this.#failures.inc({ ...totals.labels, reason }, totals.failureCounts[reason]);
-    }
-    for (const { metric, write, read } of this.#scraped) {
-      metric.reset();
-      for (const gauges of loaded) write({ model: gauges.modelName, version: gauges.modelVersion }, read(gauges));
-    }
-    this.#placements.reset();
-    for (const gauges of loaded) {
-      for (const p of gauges.placements) {
-        this.#placements.inc({ model: gauges.modelName, version: gauges.modelVersion, kind: p.kind, provider: p.provider, device: p.kind === "KIND_GPU" ? String(p.deviceId) : "" });
-      }
+  #forgetAllBut(current: ReadonlySet<ModelTotals>): void {
+    for (const [name, versions] of this.#totals) {
+      for (const [version, totals] of versions) if (!current.has(totals)) versions.delete(version);
+      if (versions.size === 0) this.#totals.delete(name);
     }
   }
 
@@ -187,13 +160,19 @@ export class ModelMetrics implements CoreObserver {
     }
     let totals = versions.get(modelVersion);
     if (totals === undefined) {
-      const labels = { model: modelName, version: modelVersion };
-      // zero() makes the buckets appear before the first observation.
-      this.#requestSeconds.zero(labels);
-      this.#queueSeconds.zero(labels);
-      totals = new ModelTotals(labels, this.#requestSeconds.labels(labels), this.#queueSeconds.labels(labels));
+      totals = new ModelTotals(modelLabels(modelName, modelVersion));
       versions.set(modelVersion, totals);
     }
     return totals;
   }
+}
+
+/** One series per distinct placement (kind, provider, device) of a version's instances, counting its instances. */
+function placementSamples(labels: string, gauges: ModelGauges): string[] {
+  const counts = new Map<string, number>();
+  for (const p of gauges.placements) {
+    const key = [labelPair("kind", p.kind), labelPair("provider", p.provider), labelPair("device", p.kind === "KIND_GPU" ? String(p.deviceId) : "")].join(",");
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([placement, count]) => `inference_instance_placement{${labels},${placement}} ${count}`);
 }

@@ -36,9 +36,9 @@ export interface ServerMetricsSettings {
 export const PROCESS_METRICS_PREFIX = "inference_server_";
 
 /**
- * Everything the metrics endpoint exports, in one prom-client registry: the per-model metrics (fed by
- * {@link ServerMetrics.observer}), host CPU and memory, GPUs, and Node.js process metrics. Owns the sampling
- * timer; {@link ServerMetrics.close} stops it.
+ * Everything the metrics endpoint exports: the per-model metrics (fed by {@link ServerMetrics.observer}, written
+ * as text by {@link ModelMetrics}), then a prom-client registry with host CPU and memory, GPUs, ensemble steps and
+ * Node.js process metrics. Owns the sampling timer; {@link ServerMetrics.close} stops it.
  */
 export class ServerMetrics {
   /** Hand this to the core's `observe()`; its methods only add to counters. */
@@ -64,7 +64,7 @@ export class ServerMetrics {
       labelNames: ["model", "ensemble"],
       registers: [this.#registry],
     });
-    this.#models = new ModelMetrics(this.#registry);
+    this.#models = new ModelMetrics();
     this.observer = this.#models;
     if (settings.processMetrics ?? true) collectDefaultMetrics({ register: this.#registry, prefix: PROCESS_METRICS_PREFIX });
     this.#host = settings.cpuMetrics ? HostMetrics.start(this.#registry, settings.readProc) : undefined;
@@ -81,11 +81,11 @@ export class ServerMetrics {
   }
 
   /** The Prometheus text exposition of every metric, with the per-model values read now. */
-  exposition(): Promise<string> {
-    this.#models.refresh(this.#modelGauges());
+  async exposition(): Promise<string> {
+    const models = await this.#models.exposition(this.#modelGauges());
     this.#ensembleStepInfo.reset();
     for (const step of this.#ensembleSteps()) this.#ensembleStepInfo.set({ model: step.model, ensemble: step.ensemble }, 1);
-    return this.#registry.metrics();
+    return `${models}\n\n${await this.#registry.metrics()}`;
   }
 
   /** Stops sampling. */
