@@ -81,7 +81,7 @@ const rawStackConfigSchema = z.object({
     deletionProtection: z.boolean().optional(),
   }).prefault({}),
   /**
-   * Clusters, the model bucket, the image repository and the global address refuse deletion and replacement
+   * Clusters, the model buckets, the image repositories and the global address refuse deletion and replacement
    * (`deletionPolicy: PREVENT`) while this is on. Default: on for prod, off elsewhere.
    */
   protectResources: z.boolean().optional(),
@@ -94,8 +94,9 @@ const rawStackConfigSchema = z.object({
      */
     tag: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "must be a Docker tag").optional(),
     /**
-     * Artifact Registry location of the image repository (a region or multi-region such as us). Default: the
-     * multi-region (us, europe, asia) of the first region, so nodes pull from their own continent.
+     * Artifact Registry location of the first continent's image repository (a region or multi-region such as us).
+     * Default: the multi-region (us, europe, asia) of the first region. Regions on other continents always pull
+     * from a repository in their own continent's multi-region (see `continents`).
      */
     registryLocation: z.string().min(2).optional(),
   }).prefault({}),
@@ -104,7 +105,10 @@ const rawStackConfigSchema = z.object({
   modelRepository: z.object({
     /** GCS bucket the pods mount read-only as their model repository. Default `<project>-<stack>-models`. */
     bucketName: z.string().regex(/^[a-z0-9][-a-z0-9_.]{1,61}[a-z0-9]$/, "must be a valid GCS bucket name").optional(),
-    /** Bucket location; default: the multi-region (US, EU, ASIA) of the first region. */
+    /**
+     * The first continent's bucket location; default: the multi-region (US, EU, ASIA) of the first region. Regions
+     * on other continents read a copy in their own continent's multi-region, named `<bucketName>-<continent>`.
+     */
     location: z.string().min(2).optional(),
     /** Local model repository uploaded to the bucket (built by `npm run models`), relative to the project root. */
     sourceDir: z.string().min(1).default("models"),
@@ -210,6 +214,25 @@ export type RawStackConfig = z.input<typeof rawStackConfigSchema>;
 /** Every key of the schema, `project` (read from `gcp:project`) included. */
 export const rawStackConfigKeys = Object.keys(rawStackConfigSchema.shape) as (keyof RawStackConfig)[];
 
+/**
+ * Where the regions of one continent pull the image from and read the models from: an Artifact Registry
+ * repository and a bucket in the continent's multi-region (us, europe, asia; a region outside those is its own).
+ */
+export interface ContinentConfig {
+  /** The continent's Artifact Registry multi-region (us, europe, asia), or the region itself elsewhere. */
+  readonly name: string;
+  /**
+   * Appended to the names of the continent's resources: empty for the first region's continent, so a stack that
+   * grows a continent keeps (and never replaces) what it had; `-<name>` for the others.
+   */
+  readonly suffix: string;
+  readonly registryLocation: string;
+  readonly bucketName: string;
+  readonly bucketLocation: string;
+  /** The stack's regions on this continent, in stack order. */
+  readonly regions: readonly string[];
+}
+
 /** One region's settings with every default filled in. */
 export interface RegionConfig {
   readonly name: string;
@@ -234,8 +257,10 @@ export interface StackConfig extends Omit<ParsedStackConfig, "regions" | "namePr
   readonly regions: readonly RegionConfig[];
   readonly cluster: Omit<ParsedStackConfig["cluster"], "deletionProtection"> & { readonly deletionProtection: boolean };
   readonly protectResources: boolean;
-  readonly image: Omit<ParsedStackConfig["image"], "registryLocation"> & { readonly registryLocation: string };
-  readonly modelRepository: Omit<ParsedStackConfig["modelRepository"], "bucketName" | "location"> & { readonly bucketName: string; readonly location: string };
+  readonly image: Omit<ParsedStackConfig["image"], "registryLocation">;
+  readonly modelRepository: Omit<ParsedStackConfig["modelRepository"], "bucketName" | "location">;
+  /** One image repository and model bucket per continent the regions span, the first region's continent first. */
+  readonly continents: readonly ContinentConfig[];
   /**
    * `<project>:grafanaAdminPassword` (secret). Unset: Grafana's chart generates a random password and keeps it in
    * the cluster (read it with kubectl); set: every region's Grafana uses it.
@@ -334,8 +359,10 @@ function crossFieldProblems(config: StackConfig, namespace: string): string[] {
     problems.push(`${key("autoscaling", "minReplicas")}: ${config.autoscaling.minReplicas} is more than maxReplicas ${config.autoscaling.maxReplicas}`);
   }
   problems.push(...loadRangeProblems(config.loadTest, key("loadTest", "range")));
-  if (config.modelRepository.bucketName.length > 63) {
-    problems.push(`${key("modelRepository", "bucketName")}: default name ${config.modelRepository.bucketName} is longer than 63 characters; set one`);
+  for (const continent of config.continents) {
+    if (continent.bucketName.length > 63) {
+      problems.push(`${key("modelRepository", "bucketName")}: bucket name ${continent.bucketName} is longer than 63 characters; set a shorter one`);
+    }
   }
   return problems;
 }
@@ -371,19 +398,18 @@ export function parseStackConfig(raw: unknown, context: { readonly stack: string
   const { regions, namePrefix: configuredPrefix, cluster, modelRepository, image, protectResources, ...rest } = parsed.data;
   const namePrefix = configuredPrefix ?? `inference-${context.stack}`;
   const production = rest.environment === "prod";
-  const home = multiRegionOf(regions[0]?.name ?? "");
   const config: StackConfig = {
     ...rest,
     stack: context.stack,
     namePrefix,
     cluster: { ...cluster, deletionProtection: cluster.deletionProtection ?? production },
     protectResources: protectResources ?? production,
-    image: { ...image, registryLocation: image.registryLocation ?? home.artifactRegistry },
-    modelRepository: {
-      ...modelRepository,
+    image: definedEntries({ reference: image.reference, tag: image.tag }),
+    modelRepository: { sourceDir: modelRepository.sourceDir },
+    continents: continentsOf(regions.map((region) => region.name), {
       bucketName: modelRepository.bucketName ?? `${rest.project}-${context.stack}-models`,
-      location: modelRepository.location ?? home.storage,
-    },
+      ...definedEntries({ registryLocation: image.registryLocation, bucketLocation: modelRepository.location }),
+    }),
     regions: regions.map((region, index) => ({
       ...region,
       gpuPool: { ...region.gpuPool, locationPolicy: region.gpuPool.locationPolicy ?? (production ? "BALANCED" : "ANY") },
@@ -393,6 +419,51 @@ export function parseStackConfig(raw: unknown, context: { readonly stack: string
   const problems = crossFieldProblems(config, context.namespace);
   if (problems.length > 0) throw new StackConfigError(problems);
   return config;
+}
+
+/**
+ * Groups `regions` by continent, the first region's continent first. The first continent's registry and bucket
+ * take the configured locations and bucket name (so a single-continent stack keeps its names); every other
+ * continent gets its multi-region and `<bucketName>-<continent>`.
+ */
+function continentsOf(
+  regions: readonly string[],
+  first: { readonly bucketName: string; readonly registryLocation?: string; readonly bucketLocation?: string },
+): ContinentConfig[] {
+  const continents: ContinentConfig[] = [];
+  for (const region of regions) {
+    const home = multiRegionOf(region);
+    const known = continents.find((continent) => continent.name === home.artifactRegistry);
+    if (known !== undefined) {
+      continents[continents.indexOf(known)] = { ...known, regions: [...known.regions, region] };
+    } else if (continents.length === 0) {
+      continents.push({
+        name: home.artifactRegistry,
+        suffix: "",
+        registryLocation: first.registryLocation ?? home.artifactRegistry,
+        bucketName: first.bucketName,
+        bucketLocation: first.bucketLocation ?? home.storage,
+        regions: [region],
+      });
+    } else {
+      continents.push({
+        name: home.artifactRegistry,
+        suffix: `-${home.artifactRegistry}`,
+        registryLocation: home.artifactRegistry,
+        bucketName: `${first.bucketName}-${home.artifactRegistry}`,
+        bucketLocation: home.storage,
+        regions: [region],
+      });
+    }
+  }
+  return continents;
+}
+
+/** The continent whose registry and bucket `region` uses. */
+export function continentOf(config: Pick<StackConfig, "continents">, region: string): ContinentConfig {
+  const continent = config.continents.find((candidate) => candidate.regions.includes(region));
+  if (continent === undefined) throw new Error(`region ${region} is not in the stack`);
+  return continent;
 }
 
 /** `value` without its undefined entries (optional keys stay absent rather than present as undefined). */

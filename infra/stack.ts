@@ -7,7 +7,7 @@ import {
 import { inferenceServer, serverServiceAccountName } from "./inference-server";
 import { readMonitoringAssets } from "./monitoring-assets";
 import { Region } from "./region";
-import { type StackConfig } from "./stack-config";
+import { continentOf, type StackConfig } from "./stack-config";
 
 /** The CUDA image's Dockerfile, relative to the project root. */
 const SERVER_DOCKERFILE = "server/Dockerfile.cuda";
@@ -38,24 +38,31 @@ export interface StackOutputs {
   readonly ipAddress: pulumi.Output<string>;
   /** host:port for gRPC clients (needs the HTTPS frontend, so a domain). */
   readonly grpcEndpoint: string;
-  /** Per region: the GKE cluster name, how to open its Grafana, and the zones the load balancer serves from. */
+  /**
+   * Per region: the GKE cluster name, how to open its Grafana, the zones the load balancer serves from, and the
+   * image and model bucket of its continent.
+   */
   readonly clusters: pulumi.Output<Record<string, {
     readonly name: string;
     readonly grafana: string;
     readonly servingZones: readonly string[];
     readonly zonesWithoutNeg: readonly string[];
+    readonly image: string;
+    readonly modelBucket: string;
   }>>;
-  /** The server image the clusters run (digest-qualified when built here). */
+  /** The server image the first region's continent runs (digest-qualified when built here; other continents: `clusters`). */
   readonly image: pulumi.Output<string>;
+  /** The first region's continent's model bucket (other continents: `clusters`). */
   readonly modelBucket: pulumi.Output<string>;
   /** The `admin-key` header value the restricted APIs require (secret). */
   readonly adminKey: pulumi.Output<string>;
 }
 
 /**
- * The whole stack: the project's APIs; global VPC, identities, image and model bucket; one {@link Region}
- * per configured region (cluster first, then, once that region's Workload Identity binding exists, the workload);
- * then the global load balancer over every region's NEGs. Local inputs (dashboards, model files) are read
+ * The whole stack: the project's APIs; global VPC and identities; the image's repository and the model bucket on
+ * every continent the regions span; one {@link Region} per configured region (cluster first, then, once that
+ * region's Workload Identity binding exists, the workload, on its continent's image and bucket); then the global
+ * load balancer over every region's NEGs. Local inputs (dashboards, model files) are read
  * first, so a missing file fails before any resource is declared.
  */
 export function createStack(config: StackConfig, sources: StackSources): StackOutputs {
@@ -72,27 +79,30 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
   const afterApis = { dependsOn: [...apis.services] };
   const vpc = new Vpc(`${namePrefix}-vpc`, { project, nodeTag, firewallLogging: config.vpc.firewallLogging }, afterApis);
   const accounts = new ServiceAccounts(`${namePrefix}-accounts`, { project, namePrefix }, afterApis);
-  const image = config.image.reference === undefined
+  // One build, pushed to a repository on every continent the regions span; a prebuilt image serves them all.
+  const prebuilt = config.image.reference;
+  const images = prebuilt === undefined
     ? new ServerImage(`${namePrefix}-image`, {
       project,
       repositoryId: namePrefix,
-      location: config.image.registryLocation,
+      registries: config.continents.map((continent) => ({ location: continent.registryLocation, suffix: continent.suffix })),
       tag: config.image.tag ?? imageContentTag(sources.projectRoot, SERVER_DOCKERFILE),
       contextDir: pathFromWorkingDirectory(sources.projectRoot),
       dockerfile: SERVER_DOCKERFILE,
       nodeServiceAccountEmail: accounts.nodeAccount.email,
       protect: config.protectResources,
-    }, afterApis).imageReference
-    : pulumi.output(config.image.reference);
-  const bucket = new ModelBucket(`${namePrefix}-models`, {
+    }, afterApis).imageReferences
+    : config.continents.map(() => pulumi.output(prebuilt));
+  const buckets = config.continents.map((continent) => new ModelBucket(`${namePrefix}-models${continent.suffix}`, {
     project,
-    bucketName: config.modelRepository.bucketName,
-    location: config.modelRepository.location,
+    bucketName: continent.bucketName,
+    location: continent.bucketLocation,
     files: modelFiles,
     readerServiceAccountEmail: accounts.serverAccount.email,
     forceDestroy: config.environment !== "prod",
     protect: config.protectResources,
-  }, afterApis);
+  }, afterApis).bucketName);
+  const continentIndex = (regionName: string): number => config.continents.indexOf(continentOf(config, regionName));
   const adminKey = restrictedApiKey(`${namePrefix}-admin-key`, config.adminKey);
 
   const regions = config.regions.map((region) => new Region(region.name, {
@@ -113,8 +123,8 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
       kubernetesServiceAccount: serverServiceAccountName(region.regionName),
       clusters: [region.cluster],
     }),
-    image,
-    modelBucketName: bucket.bucketName,
+    image: images[continentIndex(region.regionName)]!,
+    modelBucketName: buckets[continentIndex(region.regionName)]!,
     adminKey,
     monitoringAssets,
   }));
@@ -131,15 +141,17 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
     protect: config.protectResources,
   }, afterApis);
 
-  const clusters = pulumi.all(regions.map((region, index) => pulumi.all([region.clusterName, region.grafanaAccess, serving[index]!.negs])
-    .apply(([name, grafana, negs]) => [region.regionName, { name, grafana, servingZones: negs.zones, zonesWithoutNeg: negs.missingZones }] as const)));
+  const clusters = pulumi.all(regions.map((region, index) => pulumi.all([
+    region.clusterName, region.grafanaAccess, serving[index]!.negs, images[continentIndex(region.regionName)]!, buckets[continentIndex(region.regionName)]!,
+  ]).apply(([name, grafana, negs, image, modelBucket]) =>
+    [region.regionName, { name, grafana, servingZones: negs.zones, zonesWithoutNeg: negs.missingZones, image, modelBucket }] as const)));
   return {
     url: loadBalancer.url,
     ipAddress: loadBalancer.ipAddress,
     grpcEndpoint: config.domain === undefined ? `none: gRPC needs HTTPS, set ${pulumi.getProject()}:domain` : `${config.domain}:443`,
     clusters: clusters.apply((entries) => Object.fromEntries(entries)),
-    image,
-    modelBucket: bucket.bucketName,
+    image: images[0]!,
+    modelBucket: buckets[0]!,
     adminKey,
   };
 }

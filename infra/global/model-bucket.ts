@@ -22,7 +22,7 @@ export interface ModelBucketArgs {
 const NONCURRENT_VERSION_DAYS = 30;
 
 /**
- * The model repository every region's pods mount read-only (Cloud Storage FUSE), private and versioned,
+ * The model repository one continent's pods mount read-only (Cloud Storage FUSE), private and versioned,
  * holding the example models as uploaded from the local repository. Old versions expire after
  * {@link NONCURRENT_VERSION_DAYS} days, so an emptied bucket can be deleted without a version hunt.
  */

@@ -109,9 +109,14 @@ export function estimateStackCost(config: StackConfig): CostEstimate {
   if (gpuNodesHeldByHpa.length > 0) {
     notes.push(`GPU pools never scale to zero here: autoscaling.minReplicas ${config.autoscaling.minReplicas} keeps ${gpuNodesHeldByHpa.map((region) => `${minimumGpuNodes(config, region.gpuPool.minNodes)} GPU node(s) in ${region.name}`).join(", ")} (gpuPool.minNodes alone would allow fewer)`);
   }
-  const far = config.regions.filter((region) => !isNearLocation(region.name, config.image.registryLocation) || !isNearLocation(region.name, config.modelRepository.location));
-  if (far.length > 0) {
-    notes.push(`${far.map((region) => region.name).join(", ")} pull${far.length === 1 ? "s" : ""} the image from ${config.image.registryLocation} and read${far.length === 1 ? "s" : ""} models from ${config.modelRepository.location}: inter-continental egress on every image pull and model load (per GiB, not in the totals); a registry and bucket on that continent avoid it`);
+  if (config.continents.length > 1) {
+    notes.push(`one image repository and model bucket per continent (${config.continents.map((continent) => `${continent.registryLocation}/${continent.bucketLocation}: ${continent.regions.join(", ")}`).join("; ")}): every region pulls the image and reads models on its own continent; the image is pushed to, and the models stored in, each (storage per copy, not in the totals)`);
+  }
+  for (const continent of config.continents) {
+    const far = continent.regions.filter((region) => !isNearLocation(region, continent.registryLocation) || !isNearLocation(region, continent.bucketLocation));
+    if (far.length > 0) {
+      notes.push(`${far.join(", ")} pull${far.length === 1 ? "s" : ""} the image from ${continent.registryLocation} and read${far.length === 1 ? "s" : ""} models from ${continent.bucketLocation}: inter-continental egress on every image pull and model load (per GiB, not in the totals); leave image.registryLocation and modelRepository.location unset to keep them on the first region's continent`);
+    }
   }
   if (unpriced.size > 0) notes.push(`no price in the table for ${[...unpriced].join(", ")}: counted as $0`);
   return {

@@ -20,7 +20,8 @@ const REGION_TYPE = "gpu-inference:region:Region";
 
 /**
  * Arranges resources under their components. The parent is the component whose name is the longest
- * `<name>-` prefix of the child's (the program's naming rule); anything else hangs off the stack.
+ * `<name>-` prefix of the child's (the program's naming rule), never one of the child's own type (a second
+ * continent's `<prefix>-models-europe` is a sibling of `<prefix>-models`); anything else hangs off the stack.
  */
 export function buildResourceTree(resources: readonly DeclaredResource[]): ResourceNode {
   const stack = resources.find((resource) => resource.type === STACK_TYPE);
@@ -30,7 +31,7 @@ export function buildResourceTree(resources: readonly DeclaredResource[]): Resou
   for (const resource of resources) {
     if (resource === stack) continue;
     const parent = components
-      .filter((component) => component !== resource && resource.name.startsWith(`${component.name}-`))
+      .filter((component) => component.type !== resource.type && resource.name.startsWith(`${component.name}-`))
       .reduce<DeclaredResource>((best, component) => (best === stack || component.name.length > best.name.length ? component : best), stack);
     nodes.get(parent)?.children.push(nodes.get(resource) as ResourceNode);
   }

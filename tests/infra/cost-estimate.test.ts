@@ -44,16 +44,28 @@ describe("estimateStackCost", () => {
     expect(estimate.notes).toEqual(["GPU pools never scale to zero here: autoscaling.minReplicas 3 keeps 2 GPU node(s) in us-east1 (gpuPool.minNodes alone would allow fewer)"]);
   });
 
-  it("warns about regions that pull images and models across a continent, and about machine types it cannot price", () => {
+  it("says that each continent pulls and reads from its own registry and bucket, and names machine types it cannot price", () => {
     const estimate = estimateStackCost(config({
       regions: [
         { name: "us-central1", zones: ["us-central1-a"] },
         { name: "europe-west4", zones: ["europe-west4-b"], systemPool: { machineType: "c3-standard-4" } },
+        { name: "us-east1", zones: ["us-east1-c"] },
       ],
     }));
     expect(estimate.notes).toEqual([
-      "europe-west4 pulls the image from us and reads models from US: inter-continental egress on every image pull and model load (per GiB, not in the totals); a registry and bucket on that continent avoid it",
+      "one image repository and model bucket per continent (us/US: us-central1, us-east1; europe/EU: europe-west4): every region pulls the image and reads models on its own continent; the image is pushed to, and the models stored in, each (storage per copy, not in the totals)",
       "no price in the table for c3-standard-4: counted as $0",
+    ]);
+  });
+
+  it("warns about regions whose configured registry and bucket are on another continent", () => {
+    const estimate = estimateStackCost(config({
+      regions: [{ name: "europe-west4", zones: ["europe-west4-b"] }],
+      image: { registryLocation: "us" },
+      modelRepository: { location: "US" },
+    }));
+    expect(estimate.notes).toEqual([
+      "europe-west4 pulls the image from us and reads models from US: inter-continental egress on every image pull and model load (per GiB, not in the totals); leave image.registryLocation and modelRepository.location unset to keep them on the first region's continent",
     ]);
   });
 

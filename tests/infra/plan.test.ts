@@ -8,20 +8,22 @@ import { FIXTURE_DASHBOARDS_DIR, FIXTURE_MODEL_REPOSITORY_DIR } from "./helpers/
 
 const REPOSITORY_ROOT = path.resolve(__dirname, "..", "..");
 
-// A project folder like the repository's, with the real Pulumi.yaml and Pulumi.dev.yaml but the fixture
+// A project folder like the repository's, with the real Pulumi.yaml and stack files but the fixture
 // dashboards and model repository (the real models/ is generated and large).
 let projectRoot: string;
 let plan: string;
+let prodPlan: string;
 
 beforeAll(async () => {
   projectRoot = fs.mkdtempSync(path.join(os.tmpdir(), "infra-plan-"));
-  for (const file of ["Pulumi.yaml", "Pulumi.dev.yaml"]) fs.copyFileSync(path.join(REPOSITORY_ROOT, file), path.join(projectRoot, file));
+  for (const file of ["Pulumi.yaml", "Pulumi.dev.yaml", "Pulumi.prod.yaml"]) fs.copyFileSync(path.join(REPOSITORY_ROOT, file), path.join(projectRoot, file));
   fs.cpSync(FIXTURE_DASHBOARDS_DIR, path.join(projectRoot, "dashboards"), { recursive: true });
   fs.cpSync(FIXTURE_MODEL_REPOSITORY_DIR, path.join(projectRoot, "models"), { recursive: true });
   // The image's tag hashes its Dockerfile (and whatever else of the build context is there).
   fs.mkdirSync(path.join(projectRoot, "server"));
   fs.copyFileSync(path.join(REPOSITORY_ROOT, "server", "Dockerfile.cuda"), path.join(projectRoot, "server", "Dockerfile.cuda"));
   plan = await planStack({ projectRoot, stack: "dev" });
+  prodPlan = await planStack({ projectRoot, stack: "prod" });
 });
 
 afterAll(() => {
@@ -68,6 +70,24 @@ describe("planStack (npm run plan)", () => {
     const outputs = JSON.parse(plan.slice(plan.indexOf("Outputs:\n") + "Outputs:\n".length)) as Record<string, unknown>;
     expect(outputs).toMatchObject({ url: "http://203.0.113.10", modelBucket: "my-inference-dev-dev-models" });
     expect(Object.keys(outputs["clusters"] as object)).toEqual(["us-central1", "us-east1"]);
+  });
+});
+
+describe("planStack for the prod example (us-central1, us-east1, europe-west4)", () => {
+  it("builds the image once, pushes it to a repository in us and in europe, and keeps a bucket in US and in EU", () => {
+    expect(prodPlan).toMatch(/\+ gcp:artifactregistry\/repository:Repository {2}inference-prod-image-repository {2}\(id=inference-prod location=us cleanup=/);
+    expect(prodPlan).toMatch(/\+ gcp:artifactregistry\/repository:Repository {2}inference-prod-image-repository-europe {2}\(id=inference-prod location=europe cleanup=/);
+    expect(prodPlan).toMatch(/\+ docker-build:index:Image {2}inference-prod-image-cuda {2}\(tags=us-docker\.pkg\.dev\/\S+:src-\w+,europe-docker\.pkg\.dev\/\S+:src-\w+ /);
+    expect(prodPlan).toContain("\n  + gpu-inference:global:ModelBucket  inference-prod-models-europe\n");
+    expect(prodPlan).toContain("+ gcp:storage/bucket:Bucket  inference-prod-models-bucket  (name=my-inference-prod-prod-models location=US)");
+    expect(prodPlan).toContain("+ gcp:storage/bucket:Bucket  inference-prod-models-europe-bucket  (name=my-inference-prod-prod-models-europe location=EU)");
+  });
+
+  it("runs europe-west4 on the European copy of the image and says every region stays on its continent", () => {
+    expect(prodPlan).toMatch(/\+ kubernetes:apps\/v1:Deployment {2}europe-west4-deployment {2}\(image=europe-docker\.pkg\.dev\/\S+@sha256:\w+ gpu=1\)/);
+    expect(prodPlan).toMatch(/\+ kubernetes:apps\/v1:Deployment {2}us-east1-deployment {2}\(image=us-docker\.pkg\.dev\/\S+@sha256:\w+ gpu=1\)/);
+    expect(prodPlan).toContain("Note: one image repository and model bucket per continent (us/US: us-central1, us-east1; europe/EU: europe-west4)");
+    expect(prodPlan).not.toMatch(/inter-continental egress/);
   });
 });
 

@@ -31,8 +31,9 @@ describe("parseStackConfig", () => {
       gpusPerNode: 1,
       cluster: { releaseChannel: "REGULAR", deletionProtection: false },
       protectResources: false,
-      image: { registryLocation: "us" },
-      modelRepository: { bucketName: "my-project-1-dev-models", sourceDir: "models", location: "US" },
+      image: {},
+      modelRepository: { sourceDir: "models" },
+      continents: [{ name: "us", suffix: "", registryLocation: "us", bucketName: "my-project-1-dev-models", bucketLocation: "US", regions: ["us-central1"] }],
       autoscaling: { minReplicas: 1, maxReplicas: 2, gpuUtilizationPercent: 85, scaleDownStabilizationSeconds: 360 },
       loadBalancer: { logSampleRate: 0.1, negWait: { timeoutSeconds: 900, settleSeconds: 120, pollIntervalSeconds: 15 }, waf: { sensitivity: 1, preview: true } },
       vpc: { flowLogSampleRate: 0.1, firewallLogging: false },
@@ -55,9 +56,30 @@ describe("parseStackConfig", () => {
 
   it("keeps the image registry and the model bucket on the first region's continent", () => {
     const europe = parseStackConfig({ project: "my-project-1", regions: [{ name: "europe-west4", zones: ["europe-west4-b"] }] }, context);
-    expect(europe).toMatchObject({ image: { registryLocation: "europe" }, modelRepository: { location: "EU" } });
+    expect(europe.continents).toEqual([{ name: "europe", suffix: "", registryLocation: "europe", bucketName: "my-project-1-dev-models", bucketLocation: "EU", regions: ["europe-west4"] }]);
     const asia = parseStackConfig({ project: "my-project-1", regions: [{ name: "asia-east1", zones: ["asia-east1-a"] }], image: { registryLocation: "asia-east1" } }, context);
-    expect(asia).toMatchObject({ image: { registryLocation: "asia-east1" }, modelRepository: { location: "ASIA" } });
+    expect(asia.continents).toEqual([expect.objectContaining({ registryLocation: "asia-east1", bucketLocation: "ASIA" })]);
+  });
+
+  it("gives every further continent the regions span a registry and bucket of its own, named with a suffix", () => {
+    const config = parseStackConfig({
+      project: "my-project-1",
+      regions: [
+        { name: "us-central1", zones: ["us-central1-a"] },
+        { name: "europe-west4", zones: ["europe-west4-b"] },
+        { name: "us-east1", zones: ["us-east1-c"] },
+        { name: "australia-southeast1", zones: ["australia-southeast1-a"] },
+      ],
+      image: { registryLocation: "us-central1" },
+      modelRepository: { bucketName: "models-x", location: "us-central1" },
+    }, context);
+    expect(config.continents).toEqual([
+      { name: "us", suffix: "", registryLocation: "us-central1", bucketName: "models-x", bucketLocation: "us-central1", regions: ["us-central1", "us-east1"] },
+      { name: "europe", suffix: "-europe", registryLocation: "europe", bucketName: "models-x-europe", bucketLocation: "EU", regions: ["europe-west4"] },
+      { name: "asia", suffix: "-asia", registryLocation: "asia", bucketName: "models-x-asia", bucketLocation: "ASIA", regions: ["australia-southeast1"] },
+    ]);
+    expect(problemsOf({ ...oneRegion(), regions: [oneRegion().regions![0]!, { name: "europe-west4", zones: ["europe-west4-b"] }], modelRepository: { bucketName: `b${"x".repeat(56)}` } }))
+      .toEqual([`gpu-inference:modelRepository.bucketName: bucket name b${"x".repeat(56)}-europe is longer than 63 characters; set a shorter one`]);
   });
 
   it("turns deletion protection on for prod unless the stack says otherwise", () => {

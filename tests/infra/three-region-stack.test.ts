@@ -63,17 +63,32 @@ describe("three-region production stack", () => {
     }
   });
 
-  it("protects production: clusters, bucket and address refuse deletion, and old model versions expire", () => {
+  it("protects production: clusters, buckets and address refuse deletion, and old model versions expire", () => {
     const stack = getStack();
     expect(resourcesOfType(stack, T.cluster).map((cluster) => cluster.inputs["deletionProtection"])).toEqual([true, true, true]);
     expect(resourcesOfType(stack, T.cluster).map((cluster) => cluster.inputs["deletionPolicy"])).toEqual(["PREVENT", "PREVENT", "PREVENT"]);
-    const bucket = resourceNamed(stack, "gcp:storage/bucket:Bucket", "inference-prod-models-bucket");
-    expect(bucket.inputs).toMatchObject({
-      forceDestroy: false,
-      deletionPolicy: "PREVENT",
-      lifecycleRules: [{ action: { type: "Delete" }, condition: { daysSinceNoncurrentTime: 30, withState: "ARCHIVED" } }],
-    });
+    for (const bucketResource of ["inference-prod-models-bucket", "inference-prod-models-europe-bucket"]) {
+      expect(resourceNamed(stack, "gcp:storage/bucket:Bucket", bucketResource).inputs).toMatchObject({
+        forceDestroy: false,
+        deletionPolicy: "PREVENT",
+        lifecycleRules: [{ action: { type: "Delete" }, condition: { daysSinceNoncurrentTime: 30, withState: "ARCHIVED" } }],
+      });
+    }
     expect(resourceNamed(stack, "gcp:compute/globalAddress:GlobalAddress", "inference-prod-lb-address").inputs["deletionPolicy"]).toBe("PREVENT");
+  });
+
+  it("keeps the first continent's bucket and gives europe-west4 a bucket in the EU, readable by the server only", () => {
+    const stack = getStack();
+    expect(resourcesOfType(stack, "gcp:storage/bucket:Bucket").map((bucket) => [bucket.name, bucket.inputs["name"], bucket.inputs["location"]])).toEqual([
+      ["inference-prod-models-bucket", "infra-test-prod-prod-models", "US"],
+      ["inference-prod-models-europe-bucket", "infra-test-prod-prod-models-europe", "EU"],
+    ]);
+    expect(resourceNamed(stack, "gcp:storage/bucketIAMMember:BucketIAMMember", "inference-prod-models-europe-server-reader").inputs).toMatchObject({
+      bucket: "infra-test-prod-prod-models-europe", role: "roles/storage.objectViewer", member: "serviceAccount:inference-prod-server@infra-test-prod.iam.gserviceaccount.com",
+    });
+    expect(Object.fromEntries(Object.entries(stack.outputs.clusters).map(([region, cluster]) => [region, cluster.modelBucket]))).toEqual({
+      "us-central1": "infra-test-prod-prod-models", "us-east1": "infra-test-prod-prod-models", "europe-west4": "infra-test-prod-prod-models-europe",
+    });
   });
 
   it("balances prod's T4 nodes over the zones", () => {

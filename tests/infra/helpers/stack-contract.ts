@@ -166,7 +166,10 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       const deployment = resourceNamed(stack, T.deployment, `${regionName}-deployment`);
       const pod = input(deployment, "spec", "template") as Record<string, never>;
       const container = input(deployment, "spec", "template", "spec", "containers", 0) as Record<string, unknown>;
-      expect(container["image"]).toBe(stack.outputs.image);
+      // Each region runs its own continent's copy of the image and mounts its continent's bucket.
+      const continent = stack.config.continents.find((candidate) => candidate.regions.includes(regionName));
+      expect(container["image"]).toBe(stack.outputs.clusters[regionName]?.image);
+      expect(stack.outputs.clusters[regionName]?.modelBucket).toBe(continent?.bucketName);
       expect(container["resources"]).toMatchObject({ limits: { "nvidia.com/gpu": "1" }, requests: { "nvidia.com/gpu": "1" } });
       expect(container["args"]).toEqual(expect.arrayContaining([
         "--model-repository", "/models", "--strict-readiness", "true",
@@ -189,7 +192,7 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
           serviceAccountName: `inference-server-${regionName}`,
           nodeSelector: { "cloud.google.com/gke-accelerator": "nvidia-tesla-t4" },
           volumes: [
-            { csi: { driver: "gcsfuse.csi.storage.gke.io", readOnly: true, volumeAttributes: { bucketName: stack.outputs.modelBucket } } },
+            { csi: { driver: "gcsfuse.csi.storage.gke.io", readOnly: true, volumeAttributes: { bucketName: continent?.bucketName } } },
             { name: "tmp", emptyDir: {} },
           ],
         },
@@ -471,10 +474,13 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       expect(resourcesOfType(stack, "gcp:serviceaccount/iAMMember:IAMMember")).toHaveLength(stack.config.regions.length);
     });
 
-    it("uploads every file of the model repository, with ONNX models switched to KIND_GPU", () => {
+    it("uploads every file of the model repository to every continent's bucket, with ONNX models switched to KIND_GPU", () => {
       const objects = resourcesOfType(stack, T.bucketObject);
-      expect(objects.map((object) => object.inputs["name"]).sort())
-        .toEqual(["identity_fp32/config.pbtxt", "mlp/1/model.onnx", "mlp/config.pbtxt", "simple/1/model.onnx", "simple/config.pbtxt"]);
+      for (const continent of stack.config.continents) {
+        expect(objects.filter((object) => object.inputs["bucket"] === continent.bucketName).map((object) => object.inputs["name"]).sort())
+          .toEqual(["identity_fp32/config.pbtxt", "mlp/1/model.onnx", "mlp/config.pbtxt", "simple/1/model.onnx", "simple/config.pbtxt"]);
+      }
+      expect(objects).toHaveLength(5 * stack.config.continents.length);
       const mlpConfig = objects.find((object) => object.inputs["name"] === "mlp/config.pbtxt");
       expect(String(mlpConfig?.inputs["content"])).toMatch(/kind: KIND_GPU/);
       expect(String(mlpConfig?.inputs["content"])).not.toMatch(/KIND_CPU/);
