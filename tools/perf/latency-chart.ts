@@ -54,7 +54,9 @@ export function latencyChartSpec(points: readonly LatencyChartPoint[], title: st
     percentile,
     latencyMs: percentile === "p50" ? point.p50Ms : percentile === "p90" ? point.p90Ms : point.p99Ms,
   })));
-  const x = { field: X_FIELD, type: "quantitative", title: "throughput (infer/s)", scale: { type: throughputScale, zero: false } };
+  // A log scale never includes zero (vega-lite warns when told not to); a linear one starts at the data.
+  const xScale = throughputScale === "log" ? { type: "log" } : { type: "linear", zero: false };
+  const x = { field: X_FIELD, type: "quantitative", title: "throughput (infer/s)", scale: xScale };
   const y = { field: "latencyMs", type: "quantitative", title: "latency (ms, log scale)", scale: { type: "log" } };
   const color = { field: "series", type: "nominal", title: null };
   return {
