@@ -10,8 +10,13 @@ const RESERVED_PARAMETER_KEYS: ReadonlySet<string> = new Set([
   "sequence_id", "sequence_start", "sequence_end", "priority", "timeout", "binary_data_output", "triton_enable_empty_final_response",
 ]);
 
-/** The parameters a model sees: the request's, without the reserved keys. */
+const NONE: Readonly<Record<string, ParameterValue>> = Object.freeze({});
+
+/** The parameters a model sees: the request's, without the reserved keys (copied only when it holds one). */
 export function userParameters(parameters: Readonly<Record<string, ParameterValue>> | undefined): Readonly<Record<string, ParameterValue>> {
-  if (parameters === undefined) return {};
-  return Object.fromEntries(Object.entries(parameters).filter(([key]) => !RESERVED_PARAMETER_KEYS.has(key)));
+  if (parameters === undefined) return NONE;
+  for (const key in parameters) {
+    if (RESERVED_PARAMETER_KEYS.has(key)) return Object.fromEntries(Object.entries(parameters).filter(([name]) => !RESERVED_PARAMETER_KEYS.has(name)));
+  }
+  return parameters;
 }

@@ -28,8 +28,12 @@ export interface Admission {
   readonly deadlineUs: number;
 }
 
-interface Node<T> {
+/** A request's place in the queue, as {@link PriorityQueue.push} hands it back for {@link PriorityQueue.remove}. */
+export interface Queued<T> {
   readonly value: T;
+}
+
+interface Node<T> extends Queued<T> {
   readonly level: number;
   readonly deadlineUs: number;
   /** Left the queue (taken, removed, rejected); the ring buffers drop such nodes lazily. */
@@ -54,7 +58,6 @@ export class PriorityQueue<T> {
   readonly #delayed = new RingBuffer<Node<T>>();
   /** Priority levels from the highest, then the delayed queue: the order requests are served in. */
   readonly #serviceOrder: readonly RingBuffer<Node<T>>[];
-  readonly #nodes = new Map<T, Node<T>>();
   readonly #liveByLevel: number[];
   #live = 0;
   #delayedCount = 0;
@@ -102,19 +105,19 @@ export class PriorityQueue<T> {
     return { level, enqueueNs, enqueueUs, deadlineUs: effectiveUs > 0 ? enqueueUs + effectiveUs : Infinity };
   }
 
-  push(value: T, admission: Admission): void {
+  push(value: T, admission: Admission): Queued<T> {
     const node: Node<T> = { value, level: admission.level, deadlineUs: admission.deadlineUs, done: false, delayed: false };
-    this.#nodes.set(value, node);
     if (node.deadlineUs !== Infinity) this.#withDeadline++;
     this.#queues[node.level - 1]!.push(node);
     this.#liveByLevel[node.level - 1]!++;
     this.#live++;
+    return node;
   }
 
   /** Takes a waiting request out of the queue (a cancelled one); false when it no longer waits. */
-  remove(value: T): boolean {
-    const node = this.#nodes.get(value);
-    if (node === undefined) return false;
+  remove(queued: Queued<T>): boolean {
+    const node = queued as Node<T>;
+    if (node.done) return false;
     this.#forget(node);
     return true;
   }
@@ -195,7 +198,6 @@ export class PriorityQueue<T> {
 
   #forget(node: Node<T>): void {
     node.done = true;
-    this.#nodes.delete(node.value);
     if (node.delayed) {
       this.#delayedCount--;
     } else {

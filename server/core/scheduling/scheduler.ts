@@ -7,7 +7,7 @@ import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
-import { PriorityQueue, type QueuePolicy } from "./priority-queue";
+import { PriorityQueue, type Queued, type QueuePolicy } from "./priority-queue";
 import { userParameters } from "../request/reserved-parameters";
 import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
 
@@ -28,6 +28,9 @@ export interface SchedulerListener {
 }
 
 /** A request waiting in the queue, and how to answer it. */
+/** Shared by requests without parameters (nothing writes to it). */
+const NO_PARAMETERS: Readonly<Record<string, ParameterValue>> = Object.freeze({});
+
 interface QueueEntry extends PendingView {
   readonly request: ValidatedRequest;
   readonly enqueueNs: bigint;
@@ -115,12 +118,13 @@ export class Scheduler implements RequestScheduler {
     options.trace?.timestamp("QUEUE_START", admission.enqueueNs);
 
     return new Promise<ScheduledResult>((resolve, reject) => {
+      // The abort handler needs the entry's place in the queue, which exists once the entry is pushed (below).
       const entry: QueueEntry = {
         request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs, enqueueNs: admission.enqueueNs,
-        signal: options.signal, parameters: options.parameters ?? {}, trace: options.trace, onAbort: () => this.#cancel(entry), resolve, reject,
+        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, onAbort: () => this.#cancel(queued), resolve, reject,
       };
+      const queued = this.#queue.push(entry, admission);
       entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
-      this.#queue.push(entry, admission);
       this.#schedule();
     });
   }
@@ -152,8 +156,8 @@ export class Scheduler implements RequestScheduler {
     this.#drained = undefined;
   }
 
-  #cancel(entry: QueueEntry): void {
-    if (this.#queue.remove(entry)) this.#fail([entry], new InferenceError("CANCELLED", "request was cancelled by the client"));
+  #cancel(queued: Queued<QueueEntry>): void {
+    if (this.#queue.remove(queued)) this.#fail([queued.value], new InferenceError("CANCELLED", "request was cancelled by the client"));
   }
 
   #failQueued(error: InferenceError): void {

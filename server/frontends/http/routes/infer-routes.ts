@@ -71,8 +71,7 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       if (trace !== undefined) traceHttpExchange(trace, reply);
       const modelVersion = versionOf(request.params);
       core.checkModelAvailable(model, modelVersion);
-      // No body at all (no Content-Type, no length) is an empty one, as with a Content-Type: Triton answers 400.
-      const body = await decodeRequestBody(request.body ?? Buffer.alloc(0), request.headers["content-encoding"], maxInputBytes);
+      const body = await decodeRequestBody(request.body, request.headers["content-encoding"], maxInputBytes);
       const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
         modelName: model, modelVersion, modelInputs: () => core.modelInputs(model, modelVersion),
       });

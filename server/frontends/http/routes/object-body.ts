@@ -5,5 +5,5 @@ import type { RawBody } from "./route-group-options";
 
 /** The JSON object a repository, shared memory, trace or logging request carries; no body is an empty object. */
 export async function objectBody(request: { readonly body: RawBody; readonly headers: IncomingHttpHeaders }, maxInputBytes: number): Promise<Record<string, unknown>> {
-  return parseRepositoryBody(await decodeRequestBody(request.body ?? Buffer.alloc(0), request.headers["content-encoding"], maxInputBytes));
+  return parseRepositoryBody(await decodeRequestBody(request.body, request.headers["content-encoding"], maxInputBytes));
 }

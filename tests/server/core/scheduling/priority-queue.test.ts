@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InferenceError } from "../../../../server/core/errors";
-import { type Clock, PriorityQueue, type QueuePolicy } from "../../../../server/core/scheduling/priority-queue";
+import { type Clock, PriorityQueue, type Queued, type QueuePolicy } from "../../../../server/core/scheduling/priority-queue";
 
 /** A clock that moves only when told to, in µs. */
 class ManualClock implements Clock {
@@ -24,13 +24,11 @@ const policy = (overrides: Partial<QueuePolicy> = {}): QueuePolicy => ({
 function queueOf(levels: readonly QueuePolicy[], defaultLevel = 1) {
   const clock = new ManualClock();
   const queue = new PriorityQueue<{ readonly name: string }>(levels, defaultLevel, clock);
-  const items = new Map<string, { readonly name: string }>();
+  const items = new Map<string, Queued<{ readonly name: string }>>();
   const add = (name: string, priority?: number, timeoutUs?: number): InferenceError | undefined => {
     const admission = queue.admit(priority, timeoutUs);
     if (admission instanceof InferenceError) return admission;
-    const item = { name };
-    items.set(name, item);
-    queue.push(item, admission);
+    items.set(name, queue.push({ name }, admission));
     return undefined;
   };
   const names = (values: readonly { readonly name: string }[]): string[] => values.map((value) => value.name);
