@@ -62,7 +62,7 @@ function fromGrpcParameters(parameters: Readonly<Record<string, GrpcParameter>> 
 }
 
 /**
- * A model config as Triton's JSON has it: without the oneof keys protobuf decoding adds (`policy_choice`,
+ * A model config as Triton's JSON has it: without unset fields (as {@link withoutNulls}) and the oneof keys protobuf decoding adds (`policy_choice`,
  * `scheduling_choice`...), which no config parser takes back, so a config read here can be sent to `loadModel`.
  */
 function withoutOneofKeys<T>(value: T): T {
@@ -70,7 +70,7 @@ function withoutOneofKeys<T>(value: T): T {
   if (typeof value !== "object" || value === null || Buffer.isBuffer(value)) return value;
   // The key names the set field (a string); a parameter a user happened to name alike holds an object.
   const isOneofKey = (key: string, field: unknown): boolean => oneofNames.has(key) && typeof field === "string";
-  return Object.fromEntries(Object.entries(value).filter(([k, v]) => !isOneofKey(k, v)).map(([k, v]) => [k, withoutOneofKeys(v)])) as T;
+  return Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== null && !isOneofKey(k, v)).map(([k, v]) => [k, withoutOneofKeys(v)])) as T;
 }
 
 /** Unset message fields decode as null; the HTTP JSON leaves them out, and so does this. */
@@ -189,7 +189,7 @@ export class GrpcTransport implements ClientTransport {
   }
 
   async modelConfig(model: string, version: string | undefined, options?: CallOptions): Promise<ModelConfig> {
-    return withoutOneofKeys(withoutNulls((await this.#call<{ config: ModelConfig }>("ModelConfig", { name: model, version: version ?? "" }, options)).config));
+    return withoutOneofKeys((await this.#call<{ config: ModelConfig }>("ModelConfig", { name: model, version: version ?? "" }, options)).config);
   }
 
   async modelStatistics(model: string | undefined, version: string | undefined, options?: CallOptions): Promise<ModelStatistics[]> {
