@@ -173,8 +173,13 @@ describe("dashboards and rules against a real Prometheus scraping the server", (
   it("counts an ensemble request once in the client-request panels, and keeps models' latency quantiles apart", async () => {
     const queries = listDashboardQueries(DASHBOARDS_DIR);
     const panel = (title: string): string => queries.find((q) => q.panel === title)!.expr;
-    // One evaluation time for every query, so the same rates are compared.
+    // One evaluation time for every query, so the same rates are compared; and only once every target has a
+    // sample after it, since a scrape already under way at that time would otherwise land between two queries.
     const at = String((await api<{ result: [number, string] }>("query", { query: "time()" })).result[0]);
+    await waitFor("a scrape of every target after the evaluation time", 15_000, async () => {
+      const data = await api<QueryData>("query", { query: "min(timestamp(up))" });
+      return data.resultType === "vector" && Number(data.result[0]?.value[1]) > Number(at) ? true : undefined;
+    });
     const value = async (expr: string): Promise<number[]> => {
       const data = await api<QueryData>("query", { query: expr, time: at });
       return data.resultType === "vector" ? data.result.map((sample) => Number(sample.value[1])) : [];
