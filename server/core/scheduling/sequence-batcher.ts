@@ -29,6 +29,8 @@ export interface SequenceBatcherSettings {
 }
 
 interface Entry extends PendingView {
+  /** Arrival; for Oldest, when it reached its instance's dynamic batcher (the queue delay counts from there, as Triton's batcher start). */
+  enqueueUs: number;
   readonly request: ValidatedRequest;
   readonly sequence: SequenceRequest;
   readonly controls: readonly Tensor[];
@@ -194,6 +196,7 @@ export class SequenceBatcher implements RequestScheduler {
     const entry = slot.queue.shift();
     if (entry === undefined) return;
     slot.inFlight = true;
+    entry.enqueueUs = this.#nowUs();
     this.#ready[slot.instance]!.push(entry);
   }
 

@@ -73,7 +73,8 @@ export function stateSpecsOf(config: ModelConfig, resolve: (relative: string) =>
         const file = readFileSync(resolve(`initial_state/${initial.data_file}`));
         const byteSize = zeros(datatype, shape).byteLength;
         if (datatype !== "BYTES" && file.byteLength < byteSize) {
-          throw new Error(`initial_state setting expects ${byteSize} bytes, but the data provided from ${initial.data_file} only has ${file.byteLength} bytes.`);
+          // Triton's words, its missing space included (clients may match them).
+          throw new Error(`initial_state setting expects ${byteSize} bytes, but the data provided from ${initial.data_file}only has ${file.byteLength} bytes.`);
         }
         data = new Uint8Array(datatype === "BYTES" ? file : file.subarray(0, byteSize));
       } else {
