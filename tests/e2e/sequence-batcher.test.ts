@@ -37,6 +37,29 @@ output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]` : ""}
 instance_group [ { count: 1 kind: KIND_CPU } ]`);
 }
 
+/** The accumulator as a TypeScript model: the state tensors reach execute() and leave it like any other. */
+const ACCUMULATOR_JS = `"use strict";
+module.exports = class Accumulator {
+  execute(requests) {
+    return requests.map((request) => {
+      const sum = { datatype: "INT32", shape: request.inputs.INPUT.shape, data: request.inputs.INPUT.data.map((v, i) => v + request.inputs.STATE_IN.data[i]) };
+      return { outputs: { OUTPUT: sum, STATE_OUT: sum } };
+    });
+  }
+};
+`;
+
+function typescriptAccumulator(repository: string, name: string): void {
+  mkdirSync(path.join(repository, name, "1"), { recursive: true });
+  writeFileSync(path.join(repository, name, "1", "model.js"), ACCUMULATOR_JS);
+  writeFileSync(path.join(repository, name, "config.pbtxt"), `backend: "typescript"
+max_batch_size: 2
+sequence_batching { max_sequence_idle_microseconds: 60000000 ${ACCUMULATOR_STATE} }
+input [ { name: "INPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]`);
+}
+
 /** An identity model of one instance whose executions take 50 ms: batch positions show in its batch statistics. */
 function identitySequence(repository: string, name: string, maxBatchSize: number, sequenceBatching: string): void {
   mkdirSync(path.join(repository, name, "1"), { recursive: true });
@@ -69,6 +92,7 @@ describe("sequence batcher (Triton's sequence_batch_scheduler semantics)", () =>
     mkdirSync(path.join(repository, "acc_initial", "initial_state"));
     writeFileSync(path.join(repository, "acc_initial", "initial_state", "thousand.bin"), Buffer.from(new Int32Array([1000]).buffer));
     accumulator(repository, "acc_auto", ACCUMULATOR_STATE, false);
+    typescriptAccumulator(repository, "acc_typescript");
     identitySequence(repository, "direct_slots", 2, "max_sequence_idle_microseconds: 60000000");
     identitySequence(repository, "one_slot", 1, "max_sequence_idle_microseconds: 60000000");
     identitySequence(repository, "one_slot_idle", 1, "max_sequence_idle_microseconds: 300000");
@@ -161,6 +185,11 @@ describe("sequence batcher (Triton's sequence_batch_scheduler semantics)", () =>
         expect([metadata.inputs.map((t) => t.name), metadata.outputs.map((t) => t.name)]).toEqual([["INPUT"], ["OUTPUT"]]);
       }
       expect(await runSequence("acc_auto", 1004, [2, 2])).toEqual([2, 4]);
+    });
+
+    it("carries the state of a TypeScript model too", async () => {
+      const [a, b] = await Promise.all([runSequence("acc_typescript", 1008, [1, 2, 3]), runSequence("acc_typescript", 1009, [-1, -2])]);
+      expect([a, b]).toEqual([[1, 3, 6], [-1, -3]]);
     });
 
     it("starts a sequence from its initial_state data_file", async () => {
