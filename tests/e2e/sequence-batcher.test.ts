@@ -26,7 +26,7 @@ output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] }, { name: "CORRID_O
 const ACCUMULATOR_STATE = `state [ { input_name: "STATE_IN" output_name: "STATE_OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]`;
 
 /** The model builder's accumulator (OUTPUT = running sum of the sequence's INPUTs through its implicit state), one instance. */
-function accumulator(repository: string, name: string, sequenceBatching: string, io = true): void {
+function accumulator(repository: string, name: string, sequenceBatching: string, { io = true, extra = "" } = {}): void {
   mkdirSync(path.join(repository, name, "1"), { recursive: true });
   writeFileSync(path.join(repository, name, "1", "model.onnx"), accumulatorOnnxModel());
   writeFileSync(path.join(repository, name, "config.pbtxt"), `backend: "onnxruntime"
@@ -34,7 +34,8 @@ max_batch_size: 2
 sequence_batching { max_sequence_idle_microseconds: 60000000 ${sequenceBatching} }
 ${io ? `input [ { name: "INPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
 output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]` : ""}
-instance_group [ { count: 1 kind: KIND_CPU } ]`);
+instance_group [ { count: 1 kind: KIND_CPU } ]
+${extra}`);
 }
 
 /** The accumulator as a TypeScript model: the state tensors reach execute() and leave it like any other. */
@@ -84,14 +85,17 @@ describe("sequence batcher (Triton's sequence_batch_scheduler semantics)", () =>
     for (const [name, type] of [["corrid_uint64", "TYPE_UINT64"], ["corrid_int32", "TYPE_INT32"], ["corrid_string", "TYPE_STRING"]] as const) {
       corridEcho(repository, name, type);
     }
-    accumulator(repository, "acc_direct", ACCUMULATOR_STATE);
+    // A warmup sample gives the state input as it gives control inputs (it runs on the instance, past the sequence batcher).
+    accumulator(repository, "acc_direct", ACCUMULATOR_STATE, { extra: `model_warmup [ { name: "w" batch_size: 1
+      inputs { key: "INPUT" value: { data_type: TYPE_INT32 dims: [ 1 ] zero_data: true } }
+      inputs { key: "STATE_IN" value: { data_type: TYPE_INT32 dims: [ 1 ] zero_data: true } } } ]` });
     // Preferred batches of 2 and a delay no test waits out: a batch forms only from two sequences' requests.
     accumulator(repository, "acc_oldest", `oldest { max_candidate_sequences: 2 preferred_batch_size: [ 2 ] max_queue_delay_microseconds: 600000000 } ${ACCUMULATOR_STATE}`);
     accumulator(repository, "acc_initial", `state [ { input_name: "STATE_IN" output_name: "STATE_OUT" data_type: TYPE_INT32 dims: [ 1 ]
       initial_state [ { name: "thousand" data_type: TYPE_INT32 dims: [ 1 ] data_file: "thousand.bin" } ] } ]`);
     mkdirSync(path.join(repository, "acc_initial", "initial_state"));
     writeFileSync(path.join(repository, "acc_initial", "initial_state", "thousand.bin"), Buffer.from(new Int32Array([1000]).buffer));
-    accumulator(repository, "acc_auto", ACCUMULATOR_STATE, false);
+    accumulator(repository, "acc_auto", ACCUMULATOR_STATE, { io: false });
     typescriptAccumulator(repository, "acc_typescript");
     identitySequence(repository, "direct_slots", 2, "max_sequence_idle_microseconds: 60000000");
     identitySequence(repository, "one_slot", 1, "max_sequence_idle_microseconds: 60000000");

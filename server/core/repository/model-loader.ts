@@ -138,7 +138,7 @@ async function loadVersion(
       maxBatchSize: completed.max_batch_size,
       inputs: completed.input.map((t) => tensorSignature(directory, t, t.optional)),
       outputs: completed.output.map((t) => tensorSignature(directory, t, false)),
-      controls: controls.map((c) => ({ name: c.name, datatype: c.datatype })),
+      controls: [...controls.map((c) => ({ name: c.name, datatype: c.datatype })), ...states.map((s) => ({ name: s.inputName, datatype: s.datatype }))],
     };
     // Not ready, and not counted in statistics, until every instance has run every warmup sample.
     const warmupSamples = buildWarmupSamples(config.name, directory, completed.model_warmup, signature);

@@ -86,9 +86,9 @@ export class SequenceBatcher implements RequestScheduler {
     const stateOutputs = settings.states.map((state) => ({
       name: state.outputName, datatype: state.datatype, dims: state.initial.shape.slice(this.#batching ? 1 : 0), reshape: undefined, optional: false, labels: undefined,
     }));
+    // The state inputs are among the signature's controls; the state outputs are the server's to read.
     this.#signature = {
       ...base,
-      inputs: [...base.inputs, ...settings.states.map((state) => ({ name: state.inputName, datatype: state.datatype, dims: [], reshape: undefined }))],
       outputs: [...base.outputs, ...stateOutputs],
       outputsByName: new Map([...base.outputsByName, ...stateOutputs.map((output) => [output.name, output] as const)]),
     };

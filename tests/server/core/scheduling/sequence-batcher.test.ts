@@ -58,7 +58,9 @@ function batcher(strategy: "direct" | "oldest", slotsPerInstance: number, states
     direct: { maxQueueDelayUs: 0, minimumSlotUtilization: 0, slotCount: 4 },
     oldest: { maxBatchSize: 4, preferredBatchSizes: [], maxQueueDelayUs: 0 },
   };
-  const sequences = new SequenceBatcher("m", SIGNATURE, settings, new InstancePool([instance]), { executed: () => undefined });
+  // As the loader builds it: the state inputs are among the inputs the server fills.
+  const signature = { ...SIGNATURE, controls: [...SIGNATURE.controls, ...states.map((state) => ({ name: state.inputName, datatype: state.datatype }))] };
+  const sequences = new SequenceBatcher("m", signature, settings, new InstancePool([instance]), { executed: () => undefined });
   opened.push(sequences);
   return { sequences, instance };
 }
