@@ -131,6 +131,8 @@ export class SequenceBatcher implements RequestScheduler {
         parameters: options.parameters ?? NO_PARAMETERS, signal: options.signal, trace: options.trace,
         onAbort: () => this.#cancel(entry), resolve, reject, slot: undefined,
       };
+      // An idle sequence ends before its late request is judged, whether or not the reaper's timer has fired yet.
+      this.#reap(entry.enqueueUs);
       const admission = this.#slots.admit(sequence.key, sequence.start, sequence.end, entry, entry.enqueueUs);
       if (admission.kind === "not-started") {
         reject(invalidArg(`inference request for sequence ${sequence.id} to model '${this.#modelName}' must specify the START flag on the first request of the sequence`));
@@ -164,8 +166,10 @@ export class SequenceBatcher implements RequestScheduler {
   }
 
   #failQueued(error: InferenceError): void {
-    const entries = [...this.#slots.drain(), ...this.#ready.flatMap((ready) => ready.splice(0))];
-    for (const entry of entries) this.#fail(entry, error);
+    const handed = this.#ready.flatMap((ready) => ready.splice(0));
+    // Their slots take the sequences' next requests again, should an instance come back.
+    for (const entry of handed) entry.slot!.inFlight = false;
+    for (const entry of [...this.#slots.drain(), ...handed]) this.#fail(entry, error);
     this.#resolveIfDrained();
   }
 
@@ -210,11 +214,16 @@ export class SequenceBatcher implements RequestScheduler {
     if (this.#settings.strategy === "oldest") this.#feed(slot);
   }
 
-  #schedule(): void {
-    const now = this.#nowUs();
+  /** Triton's reaper: ends the sequences idle too long; returns when the next one would be. */
+  #reap(now: number): number {
     const reaped = this.#slots.reap(now);
     for (const slot of reaped.ended) this.#next(slot);
-    let wakeUs = reaped.nextUs;
+    return reaped.nextUs;
+  }
+
+  #schedule(): void {
+    const now = this.#nowUs();
+    let wakeUs = this.#reap(now);
     for (let instance = 0; instance < this.#ready.length; instance++) {
       wakeUs = Math.min(wakeUs, this.#settings.strategy === "direct" ? this.#runDirect(instance, now) : this.#runOldest(instance, now));
     }

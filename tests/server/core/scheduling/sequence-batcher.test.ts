@@ -51,7 +51,9 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((sequences) => sequences.close()));
 });
 
-function batcher(strategy: "direct" | "oldest", slotsPerInstance: number, states: readonly StateSpec[] = []): { sequences: SequenceBatcher; instance: SteppedInstance } {
+function batcher(
+  strategy: "direct" | "oldest", slotsPerInstance: number, states: readonly StateSpec[] = [], clock?: { now: number },
+): { sequences: SequenceBatcher; instance: SteppedInstance } {
   const instance = new SteppedInstance();
   const settings: SequenceBatcherSettings = {
     strategy, slotsPerInstance, idleUs: 60_000_000, controls: [READY], states,
@@ -60,7 +62,7 @@ function batcher(strategy: "direct" | "oldest", slotsPerInstance: number, states
   };
   // As the loader builds it: the state inputs are among the inputs the server fills.
   const signature = { ...SIGNATURE, controls: [...SIGNATURE.controls, ...states.map((state) => ({ name: state.inputName, datatype: state.datatype }))] };
-  const sequences = new SequenceBatcher("m", signature, settings, new InstancePool([instance]), { executed: () => undefined });
+  const sequences = new SequenceBatcher("m", signature, settings, new InstancePool([instance]), { executed: () => undefined }, clock && (() => clock.now));
   opened.push(sequences);
   return { sequences, instance };
 }
@@ -125,5 +127,22 @@ describe("SequenceBatcher", () => {
     await instance.finish();
     expect(values((await b).outputs[0]!.data)).toEqual([2]);
     expect(instance.executions.map((inputs) => column(inputs, "INPUT"))).toEqual([[1], [3], [2]]);
+  });
+
+  it("ends a sequence idle for max_sequence_idle_microseconds before judging its late request (fake clock)", async () => {
+    const clock = { now: 0 };
+    const { sequences, instance } = batcher("direct", 1, [], clock);
+    const first = send(sequences, 1, 1, { start: true });
+    await instance.finish();
+    await first;
+    clock.now = 59_999_999;
+    const second = send(sequences, 1, 2); // still alive: its idle time starts again
+    await instance.finish();
+    await second;
+    clock.now = 59_999_999 + 60_000_000;
+    await expect(send(sequences, 1, 3)).rejects.toThrow("inference request for sequence 1 to model 'm' must specify the START flag on the first request of the sequence");
+    const restarted = send(sequences, 1, 4, { start: true }); // the slot is free again
+    await instance.finish();
+    expect(values((await restarted).outputs[0]!.data)).toEqual([4]);
   });
 });
