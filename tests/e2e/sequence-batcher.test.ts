@@ -229,6 +229,14 @@ describe("sequence batcher (Triton's sequence_batch_scheduler semantics)", () =>
       expect(sum(await infer("one_slot", [10], { sequence_id: 3002, sequence_end: true }))).toBe(10);
     });
 
+    it("a backlogged sequence whose request timeout passes fails with Triton's error", async () => {
+      expect((await infer("one_slot", [1], { sequence_id: 3101, sequence_start: true })).status).toBe(200);
+      expect(await infer("one_slot", [2], { sequence_id: 3102, sequence_start: true, timeout: 100000 })).toEqual({
+        status: 503, body: { error: "timeout of the corresponding sequence has been expired" },
+      });
+      expect((await infer("one_slot", [3], { sequence_id: 3101, sequence_end: true })).status).toBe(200);
+    });
+
     it("the idle timeout frees the slot for a backlogged sequence, and the idle sequence needs START again", async () => {
       expect((await infer("one_slot_idle", [1], { sequence_id: 4001, sequence_start: true })).status).toBe(200);
       expect(sum(await infer("one_slot_idle", [5], { sequence_id: 4002, sequence_start: true, sequence_end: true }))).toBe(5);

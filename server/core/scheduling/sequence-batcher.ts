@@ -133,7 +133,7 @@ export class SequenceBatcher implements RequestScheduler {
       };
       // An idle sequence ends before its late request is judged, whether or not the reaper's timer has fired yet.
       this.#reap(entry.enqueueUs);
-      const admission = this.#slots.admit(sequence.key, sequence.start, sequence.end, entry, entry.enqueueUs);
+      const admission = this.#slots.admit(sequence.key, sequence.start, sequence.end, entry, entry.enqueueUs, options.timeoutUs ?? 0);
       if (admission.kind === "not-started") {
         reject(invalidArg(`inference request for sequence ${sequence.id} to model '${this.#modelName}' must specify the START flag on the first request of the sequence`));
         return;
@@ -214,11 +214,17 @@ export class SequenceBatcher implements RequestScheduler {
     if (this.#settings.strategy === "oldest") this.#feed(slot);
   }
 
-  /** Triton's reaper: ends the sequences idle too long; returns when the next one would be. */
+  /**
+   * Triton's reaper: ends the sequences idle too long, and fails the backlogged sequences whose `timeout` passed
+   * (UNAVAILABLE, Triton's message); returns when to look again.
+   */
   #reap(now: number): number {
     const reaped = this.#slots.reap(now);
     for (const slot of reaped.ended) this.#next(slot);
-    return reaped.nextUs;
+    const expiry = this.#slots.expire(now);
+    for (const entry of expiry.expired) this.#fail(entry, new InferenceError("UNAVAILABLE", "timeout of the corresponding sequence has been expired"));
+    if (expiry.expired.length > 0) this.#resolveIfDrained();
+    return Math.min(reaped.nextUs, expiry.nextUs);
   }
 
   #schedule(): void {

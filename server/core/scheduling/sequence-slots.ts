@@ -26,6 +26,8 @@ interface Backlog<T> {
   readonly queue: T[];
   /** The backlog holds its sequence's END: no more requests join it. */
   ended: boolean;
+  /** When its requests fail unless it got a slot: the earliest of its requests' `timeout`s (Infinity: none). */
+  expiresUs: number;
 }
 
 export type Admission<T> =
@@ -62,8 +64,9 @@ export class SequenceSlots<T> {
    * Places one request of `sequence`: into its slot's queue, its backlog, a free slot (a START), or a new backlog
    * (a START with no free slot). A request of an unknown sequence without START is refused ("not-started"). A
    * START for a sequence still in progress continues in its slot or backlog, as Triton's (which logs a conflict).
+   * A request with a `timeoutUs` (not 0) bounds how long its backlog may wait for a slot.
    */
-  admit(sequence: string, start: boolean, end: boolean, item: T, nowUs: number): Admission<T> {
+  admit(sequence: string, start: boolean, end: boolean, item: T, nowUs: number, timeoutUs = 0): Admission<T> {
     const slot = this.#bySequence.get(sequence);
     const backlog = this.#backlogBySequence.get(sequence);
     if (!start && slot === undefined && backlog === undefined) return { kind: "not-started" };
@@ -73,14 +76,16 @@ export class SequenceSlots<T> {
       if (end) this.#endSequence(slot);
       return { kind: "slot", slot };
     }
+    const expiresUs = timeoutUs > 0 ? nowUs + timeoutUs : Infinity;
     if (backlog !== undefined) {
+      backlog.expiresUs = Math.min(backlog.expiresUs, expiresUs);
       backlog.queue.push(item);
       if (end) this.#endBacklog(backlog);
       return { kind: "backlog" };
     }
     const free = this.#free.shift();
     if (free === undefined) {
-      const created: Backlog<T> = { sequence, queue: [item], ended: false };
+      const created: Backlog<T> = { sequence, queue: [item], ended: false, expiresUs };
       this.#backlog.push(created);
       this.#backlogBySequence.set(sequence, created);
       if (end) this.#endBacklog(created);
@@ -138,6 +143,30 @@ export class SequenceSlots<T> {
       }
     }
     return { ended, nextUs };
+  }
+
+  /**
+   * Triton's reaper for backlogs: a backlogged sequence whose timeout has passed leaves the backlog with all its
+   * requests (returned, to fail); its later requests need START again. Also returns when the next one expires.
+   */
+  expire(nowUs: number): { expired: T[]; nextUs: number } {
+    const expired: T[] = [];
+    let nextUs = Infinity;
+    for (let i = 0; i < this.#backlog.length;) {
+      const backlog = this.#backlog[i]!;
+      if (backlog.expiresUs > nowUs) {
+        nextUs = Math.min(nextUs, backlog.expiresUs);
+        i++;
+        continue;
+      }
+      this.#backlog.splice(i, 1);
+      if (this.#backlogBySequence.get(backlog.sequence) === backlog) {
+        this.#backlogBySequence.delete(backlog.sequence);
+        this.#lastSeenUs.delete(backlog.sequence);
+      }
+      expired.push(...backlog.queue);
+    }
+    return { expired, nextUs };
   }
 
   /** Removes a request that leaves without running (cancelled); false when it is in no queue. */

@@ -80,4 +80,16 @@ describe("SequenceSlots: Triton's slot assignment, backlog and reaper", () => {
     // b waited in the backlog longer than the idle time: in its slot now, it is ended at the next look (as Triton's reaper).
     expect(s.reap(5_000_010).ended.map((slot) => slot.sequence)).toEqual(["b"]);
   });
+
+  it("expires a backlogged sequence at the earliest timeout of its requests; its later requests need START", () => {
+    const s = slots(1, 1);
+    s.admit("a", true, false, "a0", 0);
+    s.admit("b", true, false, "b0", 100, 1000);
+    s.admit("b", false, false, "b1", 200, 500); // 700 is earlier than 1100
+    s.admit("c", true, false, "c0", 300); // no timeout: waits as long as it takes
+    expect(s.expire(699)).toEqual({ expired: [], nextUs: 700 });
+    expect(s.expire(700)).toEqual({ expired: ["b0", "b1"], nextUs: Infinity });
+    expect(s.admit("b", false, false, "b2", 701).kind).toBe("not-started");
+    expect(s.backlogLength).toBe(1);
+  });
 });
