@@ -179,16 +179,22 @@ export class SequenceBatcher implements RequestScheduler {
     entry.reject(error);
   }
 
-  /** A request cancelled while queued leaves its slot's queue (or the backlog) and is never executed. */
+  /**
+   * A request cancelled while waiting is never executed. Waiting in its slot or the backlog, it ends its sequence
+   * and every request of it still queued is cancelled too (Triton's ReleaseSequenceSlot of a cancelled sequence);
+   * already handed to an Oldest instance's dynamic batcher, it leaves alone, as there.
+   */
   #cancel(entry: Entry): void {
     const ready = entry.slot === undefined ? -1 : this.#ready[entry.slot.instance]!.indexOf(entry);
+    let cancelled = [entry];
     if (ready >= 0) {
       this.#ready[entry.slot!.instance]!.splice(ready, 1);
       entry.slot!.inFlight = false;
-    } else if (!this.#slots.remove(entry)) {
-      return; // already executing
+    } else {
+      cancelled = this.#slots.cancel(entry);
     }
-    this.#fail(entry, new InferenceError("CANCELLED", "request was cancelled by the client"));
+    for (const each of cancelled) this.#fail(each, new InferenceError("CANCELLED", "request was cancelled by the client"));
+    if (cancelled.length === 0) return; // already executing
     if (entry.slot !== undefined) this.#next(entry.slot);
     this.#schedule();
     this.#resolveIfDrained();

@@ -169,17 +169,23 @@ export class SequenceSlots<T> {
     return { expired, nextUs };
   }
 
-  /** Removes a request that leaves without running (cancelled); false when it is in no queue. */
-  remove(item: T): boolean {
-    const queues = [...this.slots.flatMap((perInstance) => perInstance.map((slot) => slot.queue)), ...this.#backlog.map((backlog) => backlog.queue)];
-    for (const queue of queues) {
-      const at = queue.indexOf(item);
-      if (at >= 0) {
-        queue.splice(at, 1);
-        return true;
+  /**
+   * Triton's cancellation of a queued request: its whole sequence ends, and every request of it still queued (in
+   * its slot or its backlog) leaves; returned, the cancelled one included. Empty when `item` is in no queue.
+   */
+  cancel(item: T): T[] {
+    for (const perInstance of this.slots) {
+      for (const slot of perInstance) {
+        if (!slot.queue.includes(item)) continue;
+        this.#endSequence(slot);
+        return slot.queue.splice(0);
       }
     }
-    return false;
+    const at = this.#backlog.findIndex((backlog) => backlog.queue.includes(item));
+    if (at < 0) return [];
+    const [backlog] = this.#backlog.splice(at, 1);
+    if (this.#backlogBySequence.get(backlog!.sequence) === backlog) this.#endBacklog(backlog!);
+    return backlog!.queue;
   }
 
   /** Every request waiting in a slot queue or the backlog, removed. */

@@ -145,4 +145,19 @@ describe("SequenceBatcher", () => {
     await instance.finish();
     expect(values((await restarted).outputs[0]!.data)).toEqual([4]);
   });
+
+  it("a cancelled queued request cancels its sequence's other queued requests and ends it, as Triton", async () => {
+    const { sequences, instance } = batcher("direct", 1);
+    const first = send(sequences, 1, 1, { start: true }); // executing
+    const abort = new AbortController();
+    const cancelled = sequences.enqueue(request(2), { parameters: { sequence_id: 1 }, signal: abort.signal });
+    const after = send(sequences, 1, 3);
+    abort.abort();
+    await expect(cancelled).rejects.toThrow("request was cancelled by the client");
+    await expect(after).rejects.toThrow("request was cancelled by the client");
+    await expect(send(sequences, 1, 4)).rejects.toThrow("must specify the START flag");
+    await instance.finish();
+    await first;
+    expect(instance.executions.length).toBe(1);
+  });
 });

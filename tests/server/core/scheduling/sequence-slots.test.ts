@@ -92,4 +92,19 @@ describe("SequenceSlots: Triton's slot assignment, backlog and reaper", () => {
     expect(s.admit("b", false, false, "b2", 701).kind).toBe("not-started");
     expect(s.backlogLength).toBe(1);
   });
+
+  it("cancelling a queued request ends its sequence and takes its other queued requests with it", () => {
+    const s = slots(1, 1);
+    const a = s.admit("a", true, false, "a0", 0);
+    s.admit("a", false, false, "a1", 1);
+    s.admit("b", true, false, "b0", 2);
+    s.admit("b", false, false, "b1", 3);
+    s.admit("c", true, false, "c0", 4);
+    expect(s.cancel("b1")).toEqual(["b0", "b1"]);
+    expect(s.admit("b", false, false, "b2", 5).kind).toBe("not-started");
+    expect(s.cancel("a1")).toEqual(["a0", "a1"]);
+    expect(s.cancel("a1")).toEqual([]);
+    const slot = a.kind === "slot" ? a.slot : undefined;
+    expect(s.settle(slot!)?.sequence).toBe("c");
+  });
 });
