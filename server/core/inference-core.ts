@@ -235,11 +235,7 @@ export class InferenceCore {
           return this.#succeed(model, request, hit, startNs, 0, { hit: true, ns: lookupNs });
         }
       }
-      const sequence = model.sequences?.prepare(request.parameters, validated.batchSize, model.signature.maxBatchSize > 0);
-      if (sequence !== undefined) for (const control of sequence.controls) validated.inputs.set(control.name, control);
-      const { outputs, queueNs } = sequence !== undefined
-        ? await sequence.run(() => model.scheduler.enqueue(validated, options))
-        : await model.scheduler.enqueue(validated, options);
+      const { outputs, queueNs } = await model.scheduler.enqueue(validated, options);
       const selected = this.#selectOutputs(model, validated.outputs, outputs);
       let cacheOutcome: RequestOutcome["cache"];
       if (cache !== undefined) {
@@ -262,7 +258,7 @@ export class InferenceCore {
 
   /** The response cache, for a model whose config enables it, when the server has one; never for sequence models. */
   #cacheFor(model: ModelVersion): ResponseCache | undefined {
-    return model.config.response_cache?.enable === true && model.sequences === undefined ? this.#responseCache : undefined;
+    return model.config.response_cache?.enable === true && model.config.sequence_batching === undefined ? this.#responseCache : undefined;
   }
 
   #succeed(

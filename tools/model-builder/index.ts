@@ -6,3 +6,4 @@ export { loadOnnxSchema, type OnnxSchema } from "./onnx-schema";
 export { SeededRandom } from "./seeded-random";
 export { MLP_FEATURES } from "./models/mlp-model";
 export { nopOnnxModel } from "./models/nop-model";
+export { accumulatorOnnxModel } from "./models/accumulator-model";

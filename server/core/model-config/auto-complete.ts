@@ -27,8 +27,14 @@ function describe(kind: "input" | "output", tensors: readonly { name: string }[]
  * settle batching. Then checks that the config and the model agree; a mismatch throws with the reason the
  * model becomes UNAVAILABLE for.
  */
+/** Tensors of the model that the server feeds and reads itself (sequence controls, implicit state), never the client. */
+export interface ServerTensors {
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
+}
+
 export function completeConfig(
-  config: ModelConfig, io: ModelIo | undefined, options: AutoCompleteOptions, controlInputs: readonly string[] = [],
+  config: ModelConfig, io: ModelIo | undefined, options: AutoCompleteOptions, server: ServerTensors = { inputs: [], outputs: [] },
 ): ModelConfig {
   const completed: ModelConfig = structuredClone(config);
   const listsIo = config.input.length > 0 && config.output.length > 0;
@@ -41,14 +47,14 @@ export function completeConfig(
     }
     const batching = completed.max_batch_size > 0;
     if (completed.input.length === 0) {
-      completed.input = io.inputs.filter((t) => !controlInputs.includes(t.name)).map((t) => inputFromModel(t, batching));
+      completed.input = io.inputs.filter((t) => !server.inputs.includes(t.name)).map((t) => inputFromModel(t, batching));
     }
-    if (completed.output.length === 0) completed.output = io.outputs.map((t) => outputFromModel(t, batching));
+    if (completed.output.length === 0) completed.output = io.outputs.filter((t) => !server.outputs.includes(t.name)).map((t) => outputFromModel(t, batching));
   }
   if (completed.input.length === 0 || completed.output.length === 0) {
     throw new Error("model configuration must list its inputs and outputs (auto-complete is disabled or the backend cannot read them)");
   }
-  if (io !== undefined) checkAgainstModel(completed, io, controlInputs);
+  if (io !== undefined) checkAgainstModel(completed, io, server);
   return completed;
 }
 
@@ -79,7 +85,7 @@ function outputFromModel(tensor: TensorSpec, batching: boolean): ModelOutput {
   } as ModelOutput;
 }
 
-function checkAgainstModel(config: ModelConfig, io: ModelIo, controlInputs: readonly string[]): void {
+function checkAgainstModel(config: ModelConfig, io: ModelIo, server: ServerTensors): void {
   const batching = config.max_batch_size > 0;
   if (batching && !canBatch(io)) {
     throw new Error(
@@ -111,6 +117,9 @@ function checkAgainstModel(config: ModelConfig, io: ModelIo, controlInputs: read
   };
   check("input", config.input, io.inputs);
   check("output", config.output, io.outputs);
-  const missing = io.inputs.filter((t) => !config.input.some((i) => i.name === t.name) && !controlInputs.includes(t.name));
+  for (const name of server.outputs) {
+    if (!io.outputs.some((t) => t.name === name)) throw new Error(`state output '${name}' is not an output of the model, which has ${describe("output", io.outputs)}`);
+  }
+  const missing = io.inputs.filter((t) => !config.input.some((i) => i.name === t.name) && !server.inputs.includes(t.name));
   if (missing.length > 0) throw new Error(`model requires input(s) ${describe("input", missing)} that the configuration does not list`);
 }

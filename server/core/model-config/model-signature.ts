@@ -21,7 +21,7 @@ export interface ModelSignature {
   readonly maxBatchSize: number;
   readonly inputs: readonly TensorSignature[];
   readonly outputs: readonly TensorSignature[];
-  /** Inputs the server fills for sequence models (START, END, READY, CORRID); clients never send them. */
+  /** Inputs the server fills for sequence models (START, END, READY, CORRID, implicit state inputs); clients never send them. */
   readonly controls: readonly { readonly name: string; readonly datatype: DataType }[];
 }
 

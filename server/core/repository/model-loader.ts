@@ -12,9 +12,11 @@ import type { ModelSignature, TensorSignature } from "../model-config/model-sign
 import { ModelStatistics } from "./model-statistics";
 import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
 import { InstancePool } from "../scheduling/instance-pool";
-import { Scheduler } from "../scheduling/scheduler";
-import { schedulerSettings } from "./scheduler-settings";
-import { controlInputsOf, SequenceTracker } from "../scheduling/sequence-control";
+import { Scheduler, type SchedulerListener } from "../scheduling/scheduler";
+import { schedulerSettings, sequenceBatcherSettings } from "./scheduler-settings";
+import { SequenceBatcher } from "../scheduling/sequence-batcher";
+import { controlInputsOf } from "../scheduling/sequence-control";
+import { stateSpecsOf } from "../scheduling/sequence-state";
 import type { ModelVersion } from "./model-version";
 import { AutoGpuUnusable, type CreatedInstances, createInstances, describePlacements, type InstanceSettings, withGpuProvider } from "./version-instances";
 
@@ -126,23 +128,21 @@ async function loadVersion(
     const config = withGpuProvider(created.config, placements);
     settings.log.info(`model '${config.name}' version ${version}: ${describePlacements(placements)}`);
     const controls = controlInputsOf(config);
+    const states = stateSpecsOf(config, (relative) => resolveInsideModel(directory.path, relative, `initial_state file '${relative}'`, directory.symlinks));
     const completed = withTritonDefaults(completeConfig(
       config, instances[0]?.io, { enabled: settings.autoCompleteConfig, defaultMaxBatchSize: settings.defaultMaxBatchSize },
-      controls.map((c) => c.name),
+      { inputs: [...controls.map((c) => c.name), ...states.map((s) => s.inputName)], outputs: states.map((s) => s.outputName) },
     ), modelFilename(config, backend));
     const signature: ModelSignature = {
       inputProblem: backend.inputProblem?.bind(backend),
       maxBatchSize: completed.max_batch_size,
       inputs: completed.input.map((t) => tensorSignature(directory, t, t.optional)),
       outputs: completed.output.map((t) => tensorSignature(directory, t, false)),
-      controls: controls.map((c) => ({ name: c.name, datatype: c.datatype })),
+      controls: [...controls.map((c) => ({ name: c.name, datatype: c.datatype })), ...states.map((s) => ({ name: s.inputName, datatype: s.datatype }))],
     };
     // Not ready, and not counted in statistics, until every instance has run every warmup sample.
     const warmupSamples = buildWarmupSamples(config.name, directory, completed.model_warmup, signature);
     await warmUpInstances(warmupSamples, instances, signature);
-    const sequences = completed.sequence_batching !== undefined
-      ? new SequenceTracker(config.name, controls, completed.sequence_batching.max_sequence_idle_microseconds)
-      : undefined;
     const statistics = new ModelStatistics(config.name, String(version));
     // A replacement for a dead instance starts and warms up exactly as the first one did.
     const pool = new InstancePool(instances, {
@@ -159,13 +159,17 @@ async function loadVersion(
         return instance;
       },
     });
-    const scheduler = new Scheduler(signature, schedulerSettings(completed), pool, {
+    const listener: SchedulerListener = {
       executed: (timings) => {
         statistics.recordExecution(timings);
         settings.observer.executed(config.name, version, timings);
       },
-    });
-    return { name: config.name, version, config: completed, signature, pool, placements, scheduler, statistics, sequences };
+    };
+    const sequenceBatching = completed.sequence_batching;
+    const scheduler = sequenceBatching !== undefined
+      ? new SequenceBatcher(config.name, signature, sequenceBatcherSettings({ ...completed, sequence_batching: sequenceBatching }, controls, states), pool, listener)
+      : new Scheduler(signature, schedulerSettings(completed), pool, listener);
+    return { name: config.name, version, config: completed, signature, pool, placements, scheduler, statistics };
   } catch (error) {
     await Promise.allSettled(instances.map((i) => i.close()));
     throw error;
@@ -201,7 +205,7 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
     statistics.recordExecution(timings);
     settings.observer.executed(config.name, version, timings);
   });
-  return { name: config.name, version, config, signature, pool: new InstancePool([]), placements: [], scheduler, statistics, sequences: undefined };
+  return { name: config.name, version, config, signature, pool: new InstancePool([]), placements: [], scheduler, statistics };
 }
 
 /**

@@ -3,7 +3,6 @@ import type { InstancePool } from "../scheduling/instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ModelStatistics } from "./model-statistics";
 import type { RequestScheduler } from "../scheduling/request-scheduler";
-import type { SequenceTracker } from "../scheduling/sequence-control";
 
 /** Where one instance runs: what the config planned and the provider the backend reports. */
 export interface InstancePlacement {
@@ -23,8 +22,6 @@ export interface ModelVersion {
   readonly placements: readonly InstancePlacement[];
   readonly scheduler: RequestScheduler;
   readonly statistics: ModelStatistics;
-  /** Present for models with sequence_batching. */
-  readonly sequences: SequenceTracker | undefined;
 }
 
 export type ModelState = "READY" | "UNAVAILABLE" | "LOADING" | "UNLOADING";

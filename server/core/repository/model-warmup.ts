@@ -78,7 +78,7 @@ function repeat(data: Uint8Array, times: number): Uint8Array {
 
 /**
  * Turns the config's `model_warmup` entries into requests, validated exactly as a client's would be (sequence
- * models name their control inputs too). Throws naming the sample when one cannot run on this model.
+ * models name their control and implicit state inputs too). Throws naming the sample when one cannot run on this model.
  */
 export function buildWarmupSamples(
   modelName: string, modelDirectory: ModelDirectory, warmups: readonly ModelWarmup[], signature: ModelSignature,

@@ -1,5 +1,8 @@
 import type { ModelConfig, ModelQueuePolicy } from "../model-config/model-config";
 import type { QueuePolicy, SchedulerSettings } from "../scheduling/scheduler";
+import type { SequenceBatcherSettings } from "../scheduling/sequence-batcher";
+import type { ControlInputSpec } from "../scheduling/sequence-control";
+import type { StateSpec } from "../scheduling/sequence-state";
 
 function queuePolicy(policy: ModelQueuePolicy | undefined): QueuePolicy {
   return {
@@ -10,21 +13,30 @@ function queuePolicy(policy: ModelQueuePolicy | undefined): QueuePolicy {
   };
 }
 
-/** Triton's scheduler choice: the dynamic batcher when configured, else one request per execution. */
-export function schedulerSettings(config: ModelConfig): SchedulerSettings {
+/**
+ * The sequence batcher of a `sequence_batching` model, as Triton's SequenceBatchScheduler::Create sizes it: each
+ * instance has max_batch_size slots (at least 1), or oldest's max_candidate_sequences when set.
+ */
+export function sequenceBatcherSettings(
+  config: ModelConfig & { sequence_batching: NonNullable<ModelConfig["sequence_batching"]> }, controls: readonly ControlInputSpec[], states: readonly StateSpec[],
+): SequenceBatcherSettings {
   const sequence = config.sequence_batching;
-  if (sequence !== undefined) {
-    // Different sequences batch together; one sequence's requests never share a batch (the tracker orders them).
-    const strategy = sequence.oldest ?? sequence.direct;
-    return {
-      batch: {
-        maxBatchSize: Math.max(1, config.max_batch_size),
-        preferredBatchSizes: sequence.oldest?.preferred_batch_size.map(Number) ?? [],
-        maxQueueDelayUs: strategy?.max_queue_delay_microseconds ?? 0,
-      },
-      levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: sequence.oldest?.preserve_ordering ?? false,
-    };
-  }
+  const maxBatchSize = Math.max(1, config.max_batch_size);
+  const oldest = sequence.oldest;
+  const slotsPerInstance = oldest !== undefined && oldest.max_candidate_sequences > 0 ? oldest.max_candidate_sequences : maxBatchSize;
+  return {
+    strategy: oldest !== undefined ? "oldest" : "direct", slotsPerInstance, idleUs: sequence.max_sequence_idle_microseconds, controls, states,
+    direct: {
+      maxQueueDelayUs: sequence.direct?.max_queue_delay_microseconds ?? 0,
+      minimumSlotUtilization: sequence.direct?.minimum_slot_utilization ?? 0,
+      slotCount: maxBatchSize,
+    },
+    oldest: { maxBatchSize, preferredBatchSizes: oldest?.preferred_batch_size.map(Number) ?? [], maxQueueDelayUs: oldest?.max_queue_delay_microseconds ?? 0 },
+  };
+}
+
+/** Triton's scheduler choice for a model without sequence batching: the dynamic batcher when configured, else one request per execution. */
+export function schedulerSettings(config: ModelConfig): SchedulerSettings {
   const batching = config.dynamic_batching;
   if (batching === undefined) {
     return { batch: { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 }, levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: false };

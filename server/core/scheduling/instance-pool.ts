@@ -85,6 +85,21 @@ export class InstancePool {
     return instance;
   }
 
+  /** Instance slots, alive or being replaced (a sequence batcher binds its sequence slots to them). */
+  get slotCount(): number {
+    return this.#slots.length;
+  }
+
+  /** The instance in slot `index`, now marked busy; undefined while it is busy, dead or being replaced. */
+  acquireAt(index: number): BackendInstance | undefined {
+    const instance = this.#slots[index];
+    const idle = instance === undefined ? -1 : this.#idle.indexOf(instance);
+    if (idle < 0) return undefined;
+    this.#idle.splice(idle, 1);
+    this.#busySinceNs.set(instance!, process.hrtime.bigint());
+    return instance;
+  }
+
   release(instance: BackendInstance): void {
     const since = this.#busySinceNs.get(instance);
     if (since === undefined) return;

@@ -1,5 +1,6 @@
-import type { BackendInstance, ExecutionResult } from "../../backends/backend";
-import { assembleBatch, type BatchSignature, batchSignature, requestOutputs, splitBatch } from "./batch-tensors";
+import type { BackendInstance } from "../../backends/backend";
+import { executeItems, executionTimings, traceCompute } from "./batch-execution";
+import { type BatchSignature, batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "../errors";
 import type { CancellationSignal, InferenceTrace, ParameterValue } from "../request/inference-request";
@@ -8,7 +9,6 @@ import type { ModelSignature } from "../model-config/model-signature";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
 import { PriorityQueue, type Queued, type QueuePolicy } from "./priority-queue";
-import { userParameters } from "../request/reserved-parameters";
 import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
 
 export type { QueuePolicy };
@@ -42,29 +42,7 @@ interface QueueEntry extends PendingView {
   readonly reject: (error: InferenceError) => void;
 }
 
-/** One execution as the scheduler's report needs it, and the function that hands each request its result. */
-interface Execution {
-  readonly assembledNs: bigint;
-  /** When the outputs were ready to hand out. */
-  readonly endNs: bigint;
-  readonly backend: Pick<ExecutionResult, "computeInputNs" | "computeInferNs">;
-  readonly deliver: () => void;
-}
-
 const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
-
-/**
- * Triton's COMPUTE_* timestamps of one execution. The backend measures its input and infer phases as durations
- * on its own thread; placed after the batch was assembled, and never past the end the scheduler saw.
- */
-function traceCompute(trace: InferenceTrace, startNs: bigint, assembledNs: bigint, endNs: bigint, backend: Execution["backend"]): void {
-  const inputEndNs = assembledNs + BigInt(Math.round(backend.computeInputNs));
-  const clamp = (ns: bigint): bigint => (ns < endNs ? ns : endNs);
-  trace.timestamp("COMPUTE_START", startNs);
-  trace.timestamp("COMPUTE_INPUT_END", clamp(inputEndNs));
-  trace.timestamp("COMPUTE_OUTPUT_START", clamp(inputEndNs + BigInt(Math.round(backend.computeInferNs))));
-  trace.timestamp("COMPUTE_END", endNs);
-}
 
 /**
  * A model version's dynamic batcher (Triton's DynamicBatchScheduler, or its default scheduler when
@@ -232,61 +210,17 @@ export class Scheduler implements RequestScheduler {
   async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
     const startNs = process.hrtime.bigint();
     try {
-      const { assembledNs, endNs, backend, deliver } = instance.executeRequests !== undefined
-        ? await this.#runPerRequest(instance, entries, startNs) : await this.#runBatched(instance, entries, startNs);
-      const computeInputNs = Number(assembledNs - startNs) + backend.computeInputNs;
-      const totalNs = Number(endNs - startNs);
-      this.#listener.executed({
-        batchSize: entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), requestCount: entries.length,
-        computeInputNs, computeInferNs: backend.computeInferNs,
-        computeOutputNs: Math.max(0, totalNs - computeInputNs - backend.computeInferNs),
+      const outcome = await executeItems(instance, entries, this.#signature, this.#outputNames);
+      this.#listener.executed(executionTimings(startNs, outcome, entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), entries.length));
+      for (const entry of entries) if (entry.trace !== undefined) traceCompute(entry.trace, startNs, outcome);
+      return () => entries.forEach((entry, i) => {
+        const result = outcome.results[i]!;
+        if (result instanceof InferenceError) entry.reject(result);
+        else entry.resolve({ outputs: result, queueNs: Number(startNs - entry.enqueueNs) });
       });
-      for (const entry of entries) if (entry.trace !== undefined) traceCompute(entry.trace, startNs, assembledNs, endNs, backend);
-      return deliver;
     } catch (error) {
       const failure = asInferenceError(error);
       return () => entries.forEach((entry) => entry.reject(failure));
     }
-  }
-
-  /** The requests concatenated into one execution, its outputs cut back per request. */
-  async #runBatched(instance: BackendInstance, entries: readonly QueueEntry[], startNs: bigint): Promise<Execution> {
-    const requests = entries.map((entry) => entry.request);
-    const inputs = assembleBatch(requests, this.#signature);
-    const assembledNs = process.hrtime.bigint();
-    const result = await instance.execute(inputs, this.#outputNames);
-    const perRequest = splitBatch(result.outputs, requests, this.#signature);
-    return {
-      assembledNs, endNs: process.hrtime.bigint(), backend: result,
-      deliver: () => entries.forEach((entry, i) => entry.resolve({ outputs: perRequest[i]!, queueNs: Number(startNs - entry.enqueueNs) })),
-    };
-  }
-
-  /** For a backend that takes the batch request by request: each request gets its own outputs or error. */
-  async #runPerRequest(instance: BackendInstance, entries: readonly QueueEntry[], startNs: bigint): Promise<Execution> {
-    const requests = entries.map((entry) => ({
-      inputs: assembleBatch([entry.request], this.#signature), parameters: userParameters(entry.parameters),
-      requestedOutputs: entry.request.outputs.map((output) => output.name),
-    }));
-    const assembledNs = process.hrtime.bigint();
-    const result = await instance.executeRequests!(requests);
-    if (result.responses.length !== entries.length) {
-      throw new InferenceError("INTERNAL", `the model answered ${result.responses.length} responses to a batch of ${entries.length} requests`);
-    }
-    const answers = entries.map((entry, i): (() => void) => {
-      const response = result.responses[i]!;
-      if ("error" in response) {
-        const error = new InferenceError(response.error.code, response.error.message);
-        return () => entry.reject(error);
-      }
-      try {
-        const outputs = requestOutputs(response.outputs, entry.request, this.#signature);
-        return () => entry.resolve({ outputs, queueNs: Number(startNs - entry.enqueueNs) });
-      } catch (error) {
-        const failure = asInferenceError(error);
-        return () => entry.reject(failure);
-      }
-    });
-    return { assembledNs, endNs: process.hrtime.bigint(), backend: result, deliver: () => answers.forEach((answer) => answer()) };
   }
 }

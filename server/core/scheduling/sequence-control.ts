@@ -1,6 +1,6 @@
 import { type DataType, dataTypeFromConfig, ELEMENT_BYTE_SIZE } from "../../../protocol/datatypes";
 import { invalidArg } from "../errors";
-import type { InferRequest, ParameterValue } from "../request/inference-request";
+import type { ParameterValue } from "../request/inference-request";
 import type { ModelConfig } from "../model-config/model-config";
 import { joinBytesElements, type Tensor } from "../request/tensor";
 
@@ -62,118 +62,70 @@ function correlationIdOf(modelName: string, value: ParameterValue | undefined): 
   throw invalidArg(`inference request to model '${modelName}': 'sequence_id' must be an unsigned integer or a string, got ${String(value)}`);
 }
 
-function controlTensor(spec: ControlInputSpec, values: readonly (number | boolean)[], batching: boolean): Tensor {
+/** What one request says about its sequence. */
+export interface SequenceRequest {
+  readonly id: CorrelationId;
+  /** The sequence's identity: a numeric ID and a string of the same digits differ. */
+  readonly key: string;
+  readonly start: boolean;
+  readonly end: boolean;
+}
+
+/**
+ * Reads the sequence parameters as Triton's sequence_batch_scheduler.cc (Enqueue) checks them: a request of
+ * several batch elements is refused first, then one without a correlation ID.
+ */
+export function sequenceRequestOf(modelName: string, parameters: Readonly<Record<string, ParameterValue>> | undefined, batchSize: number): SequenceRequest {
+  if (batchSize > 1) throw invalidArg(`inference request to model '${modelName}' must specify batch-size 1 due to requirements of sequence batcher`);
+  const id = correlationIdOf(modelName, parameters?.["sequence_id"]);
+  if (id === undefined) throw invalidArg(`inference request to model '${modelName}' must specify a non-zero or non-empty correlation ID`);
+  return { id, key: `${typeof id}:${id}`, start: parameters?.["sequence_start"] === true, end: parameters?.["sequence_end"] === true };
+}
+
+function flagTensor(spec: ControlInputSpec, value: number | boolean, batching: boolean): Tensor {
   const size = ELEMENT_BYTE_SIZE[spec.datatype];
-  const data = new Uint8Array(size * values.length);
+  const data = new Uint8Array(size);
   const view = new DataView(data.buffer);
-  values.forEach((value, i) => {
-    const o = i * size;
-    switch (spec.datatype) {
-      case "BOOL": view.setUint8(o, value ? 1 : 0); break;
-      case "INT32": view.setInt32(o, Number(value), true); break;
-      case "FP32": view.setFloat32(o, Number(value), true); break;
-      default: throw invalidArg(`control input '${spec.name}' has unsupported datatype ${spec.datatype}`);
-    }
-  });
-  return { name: spec.name, datatype: spec.datatype, shape: batching ? [values.length, 1] : [1], data };
+  switch (spec.datatype) {
+    case "BOOL": view.setUint8(0, value ? 1 : 0); break;
+    case "INT32": view.setInt32(0, Number(value), true); break;
+    case "FP32": view.setFloat32(0, Number(value), true); break;
+    default: throw invalidArg(`control input '${spec.name}' has unsupported datatype ${spec.datatype}`);
+  }
+  return { name: spec.name, datatype: spec.datatype, shape: batching ? [1, 1] : [1], data };
 }
 
 /**
  * The CORRID control as Triton's SetControlTensors fills it: a string ID as one BYTES element; a numeric ID's
  * low-order bytes in the control's type (a 32-bit CORRID holds the low 32 bits). A numeric CORRID cannot hold a
- * string ID, and a STRING CORRID gets a numeric ID as its decimal text (Triton leaves both undefined).
+ * string ID, and a STRING CORRID gets a numeric ID as its decimal text (Triton leaves both undefined). A null
+ * request (READY false) gets 0, or an empty string.
  */
-function correlationIdTensor(spec: ControlInputSpec, id: CorrelationId, modelName: string, batchSize: number, batching: boolean): Tensor {
-  const shape = batching ? [batchSize, 1] : [1];
+function correlationIdTensor(spec: ControlInputSpec, id: CorrelationId | undefined, modelName: string, batching: boolean): Tensor {
+  const shape = batching ? [1, 1] : [1];
   if (spec.datatype === "BYTES") {
-    const element = new TextEncoder().encode(String(id));
-    return { name: spec.name, datatype: "BYTES", shape, data: joinBytesElements(Array.from({ length: batchSize }, () => element)) };
+    return { name: spec.name, datatype: "BYTES", shape, data: joinBytesElements([new TextEncoder().encode(id === undefined ? "" : String(id))]) };
   }
   if (typeof id === "string") {
     throw invalidArg(`inference request to model '${modelName}' must specify an unsigned integer correlation ID: its CORRID control input '${spec.name}' is ${spec.datatype}, got string '${id}'`);
   }
   const size = ELEMENT_BYTE_SIZE[spec.datatype];
-  const data = new Uint8Array(size * batchSize);
+  const data = new Uint8Array(size);
   const view = new DataView(data.buffer);
-  for (let i = 0; i < batchSize; i++) {
-    if (size === 8) view.setBigUint64(i * size, id, true);
-    else view.setUint32(i * size, Number(BigInt.asUintN(32, id)), true);
-  }
+  if (size === 8) view.setBigUint64(0, id ?? 0n, true);
+  else view.setUint32(0, Number(BigInt.asUintN(32, id ?? 0n)), true);
   return { name: spec.name, datatype: spec.datatype, shape, data };
 }
 
-interface ActiveSequence {
-  lastSeenUs: number;
-  /** Requests of one sequence run one after another, in arrival order. */
-  tail: Promise<unknown>;
-}
-
-const hrtimeUs = (): number => Number(process.hrtime.bigint() / 1000n);
-
 /**
- * Triton's sequence batcher for stateless graphs (triton-inference-server/core src/sequence_batch_scheduler/):
- * checks `sequence_id` / `sequence_start` / `sequence_end` as its Enqueue does, produces the control tensors
- * (START, END, READY, CORRID) the model expects, and keeps each sequence's requests in order. A sequence idle for
- * `max_sequence_idle_microseconds` (1 s when 0, Triton's default) is ended, as Triton's reaper ends it: a later
- * request for it without START is refused.
+ * The control tensors of one request (Triton's SetControlTensors): START/END/READY from its flags, CORRID from its
+ * ID. `request` undefined is a null request filling an empty batch position: every flag false, CORRID 0.
  */
-export class SequenceTracker {
-  readonly #modelName: string;
-  readonly #controls: readonly ControlInputSpec[];
-  readonly #idleUs: number;
-  readonly #nowUs: () => number;
-  readonly #active = new Map<string, ActiveSequence>();
-
-  constructor(modelName: string, controls: readonly ControlInputSpec[], idleUs: number, nowUs: () => number = hrtimeUs) {
-    this.#modelName = modelName;
-    this.#controls = controls;
-    this.#idleUs = idleUs > 0 ? idleUs : 1_000_000;
-    this.#nowUs = nowUs;
-  }
-
-  /** Validates the sequence parameters; returns the control tensors and a runner that keeps sequence order. */
-  prepare(parameters: InferRequest["parameters"], batchSize: number, batching: boolean): { controls: Tensor[]; run: <T>(execute: () => Promise<T>) => Promise<T> } {
-    // Triton's sequence_batch_scheduler.cc (Enqueue) refuses statically batched requests before anything else.
-    if (batchSize > 1) {
-      throw invalidArg(`inference request to model '${this.#modelName}' must specify batch-size 1 due to requirements of sequence batcher`);
-    }
-    const id = correlationIdOf(this.#modelName, parameters?.["sequence_id"]);
-    if (id === undefined) {
-      throw invalidArg(`inference request to model '${this.#modelName}' must specify a non-zero or non-empty correlation ID`);
-    }
-    const start = parameters?.["sequence_start"] === true;
-    const end = parameters?.["sequence_end"] === true;
-    const key = `${typeof id}:${id}`;
-    const nowUs = this.#nowUs();
-    this.#endIdle(nowUs);
-    const known = this.#active.get(key);
-    if (known === undefined && !start) {
-      throw invalidArg(`inference request for sequence ${id} to model '${this.#modelName}' must specify the START flag on the first request of the sequence`);
-    }
-    const flags: Record<Exclude<ControlKind, "CORRID">, boolean> = { START: start, END: end, READY: true };
-    const controls = this.#controls.map((spec) => {
-      if (spec.kind === "CORRID") return correlationIdTensor(spec, id, this.#modelName, batchSize, batching);
-      const value = spec.falseTrue[flags[spec.kind] ? 1 : 0];
-      return controlTensor(spec, Array.from({ length: batchSize }, () => value), batching);
-    });
-    const sequence = known ?? { lastSeenUs: nowUs, tail: Promise.resolve() };
-    sequence.lastSeenUs = nowUs;
-    if (end) this.#active.delete(key);
-    else this.#active.set(key, sequence);
-    return {
-      controls,
-      run: <T>(execute: () => Promise<T>): Promise<T> => {
-        const result = sequence.tail.then(execute, execute);
-        sequence.tail = result.catch(() => undefined);
-        return result;
-      },
-    };
-  }
-
-  /** Triton's reaper: a sequence whose last request came `max_sequence_idle_microseconds` ago or more ends. */
-  #endIdle(nowUs: number): void {
-    for (const [key, sequence] of this.#active) {
-      if (nowUs - sequence.lastSeenUs >= this.#idleUs) this.#active.delete(key);
-    }
-  }
+export function controlTensors(specs: readonly ControlInputSpec[], modelName: string, request: SequenceRequest | undefined, batching: boolean): Tensor[] {
+  const flags: Record<Exclude<ControlKind, "CORRID">, boolean> = {
+    START: request?.start ?? false, END: request?.end ?? false, READY: request !== undefined,
+  };
+  return specs.map((spec) => spec.kind === "CORRID"
+    ? correlationIdTensor(spec, request?.id, modelName, batching)
+    : flagTensor(spec, spec.falseTrue[flags[spec.kind] ? 1 : 0], batching));
 }
