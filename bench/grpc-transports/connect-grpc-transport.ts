@@ -114,5 +114,7 @@ export function connectGrpcHandler(core: InferenceCore, sharedMemory: SystemShar
       }
     },
   });
-  return connectNodeAdapter({ grpc: true, connect: false, grpcWeb: false, routes });
+  // No compression, as the grpc-js endpoint by default (connect-node would gzip every response over 1 KiB for a client
+  // that accepts it, as grpc-js clients say they do).
+  return connectNodeAdapter({ grpc: true, connect: false, grpcWeb: false, acceptCompression: [], routes });
 }
