@@ -33,6 +33,11 @@ function varint(value: number): Buffer {
   return Buffer.from(bytes);
 }
 
+/** grpc-message as the gRPC spec encodes it: only bytes outside printable ASCII, and '%', percent-encoded (UTF-8). */
+function percentEncoded(details: string): string {
+  return details.replace(/[^\x20-\x24\x26-\x7e]/gu, (c) => encodeURIComponent(c));
+}
+
 /** Splits one direction of a gRPC stream into whole messages as DATA chunks arrive. */
 class MessageReader {
   #prefix = Buffer.alloc(5);
@@ -105,9 +110,10 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, sharedMem
   };
 
   const end = (stream: ServerHttp2Stream, code: number, details: string): void => {
-    if (stream.destroyed || stream.closed) return;
+    // Once: a stream that failed part-way is not ended again at its request's end.
+    if (stream.destroyed || stream.writableEnded) return;
     if (!stream.headersSent) stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
-    stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": String(code), ...(details === "" ? {} : { "grpc-message": encodeURIComponent(details) }) }));
+    stream.once("wantTrailers", () => stream.sendTrailers({ "grpc-status": String(code), ...(details === "" ? {} : { "grpc-message": percentEncoded(details) }) }));
     stream.end();
   };
 
@@ -143,7 +149,8 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, sharedMem
         written = written.then(async () => {
           try {
             const inner = responseParts(await outcome, FINAL_RESPONSE_PARAMETERS);
-            writeMessage(stream, [Buffer.concat([Buffer.of(INFER_RESPONSE_TAG), varint(inner.length)]), ...inner.parts], inner.length + 1 + varint(inner.length).byteLength);
+            const tag = Buffer.concat([Buffer.of(INFER_RESPONSE_TAG), varint(inner.length)]);
+            writeMessage(stream, [tag, ...inner.parts], tag.byteLength + inner.length);
           } catch (error) {
             fail(stream, error);
           }
