@@ -5,13 +5,14 @@ import { knownList, positiveInteger, positiveIntegerList } from "./option-parser
 /**
  * resnet50 and simple compare against baselines; mlp compares batching settings; metrics compares each side channel
  * (metrics, tracing, logging) on against off; metrics-scrape scrapes a 200-model server while requests run;
- * image-tensor compares gRPC with HTTP (and gRPC's HTTP/2 windows) for a 600 KB tensor; image compares the
+ * image-tensor compares gRPC with HTTP (and gRPC's HTTP/2 windows) for a 600 KB tensor; grpc-transport compares gRPC
+ * transports (grpc-js, connect-node, our own on node:http2) with HTTP for simple and a 600 KB tensor; image compares the
  * image_classifier ensemble with client-side preprocessing; typescript compares the TypeScript backend with the
  * built-in identity backend; tuned compares inference-tune's configs with the shipped ones (minutes of tuning, so
  * only when asked for).
  */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "image" | "typescript" | "tuned";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "image", "typescript", "tuned"];
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "grpc-transport" | "image" | "typescript" | "tuned";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "grpc-transport", "image", "typescript", "tuned"];
 const DEFAULT_BENCH_MODELS: readonly BenchModel[] = BENCH_MODELS.filter((model) => model !== "tuned");
 
 /** What `npm run bench` measures and for how long. */

@@ -9,7 +9,8 @@ import { mainThreadCpuMs, type RequestSender, type SideMeasurement, summarizeRat
 export class MainThreadCpuPerRequest {
   readonly #msPerRequest = new Map<string, number[]>();
 
-  constructor(private readonly serverPid: number) {}
+  /** `cpuMs` reads the CPU time to charge: by default the server main thread's (`serverPid`). */
+  constructor(serverPid: number, private readonly cpuMs: () => number = () => mainThreadCpuMs(serverPid)) {}
 
   /** Runs `measure` with a counting `send`, recording the server's main-thread ms per request under `label`. */
   async measure(label: string, send: RequestSender, measure: (send: RequestSender) => Promise<SideMeasurement>): Promise<SideMeasurement> {
@@ -18,11 +19,11 @@ export class MainThreadCpuPerRequest {
       sent++;
       return send();
     };
-    const before = mainThreadCpuMs(this.serverPid);
+    const before = this.cpuMs();
     const measured = await measure(counted);
     if (sent === 0) return measured;
     const values = this.#msPerRequest.get(label) ?? [];
-    values.push((mainThreadCpuMs(this.serverPid) - before) / sent);
+    values.push((this.cpuMs() - before) / sent);
     this.#msPerRequest.set(label, values);
     return measured;
   }

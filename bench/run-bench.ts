@@ -18,6 +18,7 @@ import { runResnet50Suite } from "./resnet50-suite";
 import { countNvidiaGpus } from "../server/backends/gpu-detection";
 import { runBatchingSuite } from "./batching-suite";
 import { runGpuSuite } from "./gpu-suite";
+import { runGrpcTransportSuite } from "./grpc-transport-suite";
 import { runImageTensorSuite } from "./image-tensor-suite";
 import { startInferenceServerProcess } from "../tools/tune/index";
 import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
@@ -32,7 +33,7 @@ function setupLines(context: BenchContext, startedAt: Date): string[] {
   const { setup, options } = context;
   return [
     `npm run bench${options.quick || options.gpu ? ` --${options.quick ? " --quick" : ""}${options.gpu ? " --gpu" : ""}` : ""} at ${startedAt.toISOString()}`,
-    `machine: ${setup.cpuModel}, ${setup.cores} cores, ${setup.memoryGiB} GiB; Node ${setup.node}, onnxruntime-node ${setup.onnxruntime}, fastify ${setup.fastify}, undici ${setup.undici}, server ${setup.server}`,
+    `machine: ${setup.cpuModel}, ${setup.cores} cores, ${setup.memoryGiB} GiB; Node ${setup.node}, onnxruntime-node ${setup.onnxruntime}, fastify ${setup.fastify}, undici ${setup.undici}, @grpc/grpc-js ${setup.grpcJs}, server ${setup.server}`,
     "load generator: this process, 1 JS thread, undici keep-alive pool (one connection per outstanding request), each request encoded once up front and resent (as perf_analyzer reuses its input data); server: child process, main thread + 1 ORT worker thread per model instance; both share the cores",
     ...context.notes,
     `each side: ${options.warmupMs} ms warm-up, then at least ${options.windowMs} ms measured (server sides: from one completion to the first completion that much later, so batches count whole); ${options.rounds} A/B rounds; ratio = median of per-round A/B throughput ratios, spread = min-max`,
@@ -88,6 +89,7 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   if (options.models.includes("metrics")) results.push(...(await runMetricsOverheadSuite(context)));
   if (options.models.includes("metrics-scrape")) results.push(...(await runMetricsScrapeSuite(context)));
   if (options.models.includes("image-tensor")) results.push(...(await runImageTensorSuite(context)));
+  if (options.models.includes("grpc-transport")) results.push(...(await runGrpcTransportSuite(context)));
   if (options.models.includes("image")) results.push(...(await runImageClassifierSuite(context)));
   if (options.models.includes("typescript")) results.push(...(await runTypeScriptBackendSuite(context)));
   if (options.models.includes("tuned")) results.push(...(await runTunedSuite(context)));

@@ -11,6 +11,8 @@ export interface SystemSetup {
   readonly onnxruntime: string;
   readonly fastify: string;
   readonly undici: string;
+  readonly grpcJs: string;
+  readonly connectNode: string;
   readonly server: string;
 }
 
@@ -33,6 +35,8 @@ export function describeSystem(repositoryRoot: string): SystemSetup {
     onnxruntime: packageVersion(repositoryRoot, "onnxruntime-node"),
     fastify: packageVersion(repositoryRoot, "fastify"),
     undici: packageVersion(repositoryRoot, "undici"),
+    grpcJs: packageVersion(repositoryRoot, "@grpc/grpc-js"),
+    connectNode: packageVersion(repositoryRoot, "@connectrpc/connect-node"),
     server: (JSON.parse(readFileSync(path.join(repositoryRoot, "package.json"), "utf8")) as { version: string }).version,
   };
 }

@@ -8,6 +8,7 @@ import type { ServerTls } from "../server-tls";
 import { loadGrpcServiceDefinitions } from "./grpc-service-definitions";
 import { healthServiceHandlers } from "./health-service";
 import { configureHttp2Servers } from "./http2-servers";
+import { decodedChunkRelease } from "./decoded-chunk-release";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferenceServiceHandlers } from "./inference-service";
 import type { StreamInferSession } from "./model-stream-infer";
@@ -151,6 +152,7 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
     "grpc.max_receive_message_length": options.maxMessageBytes,
     "grpc.max_send_message_length": options.maxMessageBytes,
     interceptors: [
+      decodedChunkRelease(),
       callLogger(logSettings),
       ...(options.restrictions.size > 0 ? [restrictedProtocolInterceptor(options.restrictions)] : []),
     ],
