@@ -1,15 +1,15 @@
-import type { BackendInstance, ExecutionResult } from "../../backends/backend";
+import type { BackendInstance, BackendResponder, BackendResponse, ExecutionResult } from "../../backends/backend";
 import { assembleBatch, type BatchSignature, batchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "../errors";
-import type { CancellationSignal, InferenceTrace, ParameterValue } from "../request/inference-request";
+import type { CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
 import { PriorityQueue, type Queued, type QueuePolicy } from "./priority-queue";
 import { userParameters } from "../request/reserved-parameters";
-import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
+import type { RequestScheduler, ResponseSink, ScheduledResult, ScheduleOptions } from "./request-scheduler";
 
 export type { QueuePolicy };
 
@@ -37,6 +37,7 @@ interface QueueEntry extends PendingView {
   readonly signal: CancellationSignal | undefined;
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   readonly trace: InferenceTrace | undefined;
+  readonly sink: ResponseSink | undefined;
   readonly onAbort: () => void;
   readonly resolve: (result: ScheduledResult) => void;
   readonly reject: (error: InferenceError) => void;
@@ -121,7 +122,7 @@ export class Scheduler implements RequestScheduler {
       // The abort handler needs the entry's place in the queue, which exists once the entry is pushed (below).
       const entry: QueueEntry = {
         request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs, enqueueNs: admission.enqueueNs,
-        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, onAbort: () => this.#cancel(queued), resolve, reject,
+        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, sink: options.sink, onAbort: () => this.#cancel(queued), resolve, reject,
       };
       const queued = this.#queue.push(entry, admission);
       entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
@@ -232,6 +233,9 @@ export class Scheduler implements RequestScheduler {
   async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
     const startNs = process.hrtime.bigint();
     try {
+      if (entries[0]!.sink !== undefined && instance.executeRequests === undefined) {
+        throw new InferenceError("UNSUPPORTED", "this model's backend cannot serve a decoupled model (model_transaction_policy { decoupled: true }): only the typescript backend can");
+      }
       const { assembledNs, endNs, backend, deliver } = instance.executeRequests !== undefined
         ? await this.#runPerRequest(instance, entries, startNs) : await this.#runBatched(instance, entries, startNs);
       const computeInputNs = Number(assembledNs - startNs) + backend.computeInputNs;
@@ -262,14 +266,39 @@ export class Scheduler implements RequestScheduler {
     };
   }
 
+  /** A decoupled request's responses, from the backend's form to the sink's (the requested outputs, checked). */
+  #responder(request: ValidatedRequest, sink: ResponseSink): BackendResponder {
+    const outputsOf = (response: BackendResponse): OutputTensor[] | InferenceError => {
+      if ("error" in response) return new InferenceError(response.error.code, response.error.message);
+      try {
+        return requestOutputs(response.outputs, request, this.#signature);
+      } catch (error) {
+        return asInferenceError(error);
+      }
+    };
+    return {
+      send: (response, final) => sink.send(response === undefined ? undefined : outputsOf(response), final),
+      get cancelled() {
+        return sink.cancelled;
+      },
+      onCancel: (listener) => sink.onCancel(listener),
+    };
+  }
+
   /** For a backend that takes the batch request by request: each request gets its own outputs or error. */
   async #runPerRequest(instance: BackendInstance, entries: readonly QueueEntry[], startNs: bigint): Promise<Execution> {
     const requests = entries.map((entry) => ({
       inputs: assembleBatch([entry.request], this.#signature), parameters: userParameters(entry.parameters),
       requestedOutputs: entry.request.outputs.map((output) => output.name),
+      responder: entry.sink === undefined ? undefined : this.#responder(entry.request, entry.sink),
     }));
     const assembledNs = process.hrtime.bigint();
     const result = await instance.executeRequests!(requests);
+    if (entries[0]!.sink !== undefined) {
+      // Decoupled: the responses went to the sinks; the execution returning frees the instance and nothing more.
+      const deliver = (): void => entries.forEach((entry) => entry.resolve({ outputs: [], queueNs: Number(startNs - entry.enqueueNs) }));
+      return { assembledNs, endNs: process.hrtime.bigint(), backend: result, deliver };
+    }
     if (result.responses.length !== entries.length) {
       throw new InferenceError("INTERNAL", `the model answered ${result.responses.length} responses to a batch of ${entries.length} requests`);
     }
