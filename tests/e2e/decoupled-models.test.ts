@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InferenceClient } from "../../client/index";
 import { writeStreamProbeModel } from "../helpers/decoupled-test-model";
 import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
 import { waitFor } from "../helpers/wait-for";
@@ -196,6 +197,37 @@ describe("decoupled models: many responses per request", () => {
     expect(refused.status).toBe(400);
     expect(refused.headers.get("content-type")).toMatch(/^application\/json/);
     expect(await refused.json()).toEqual({ error: "The schema can not convert input 'COUNT' to tensor with proper shape" });
+  });
+
+  it("our client streams over gRPC (inferStream) and over HTTP (generateStream); leaving the loop cancels", async () => {
+    const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress!}` });
+    const http = new InferenceClient({ url: server.httpUrl });
+    try {
+      const count = [{ name: "COUNT", datatype: "INT32", shape: [1], data: [3] }] as const;
+      const streamed: unknown[] = [];
+      for await (const response of grpc.inferStream("stream_probe", count)) {
+        streamed.push("result" in response ? [...response.result.data("OUT", "INT32")] : response.error.message);
+      }
+      expect(streamed).toEqual([[0], [1], [2]]);
+      const withError: unknown[] = [];
+      for await (const response of grpc.inferStream("stream_probe", count, { parameters: { behave: "error" } })) {
+        withError.push("result" in response ? [...response.result.data("OUT", "INT32")] : response.error.message);
+      }
+      expect(withError).toEqual([[0], "response 1 is refused", [2]]);
+      const events: unknown[] = [];
+      for await (const event of http.generateStream("stream_probe", { COUNT: 2 })) events.push("response" in event ? event.response["OUT"] : event.error.message);
+      expect(events).toEqual([0, 1]);
+      let seen = 0;
+      for await (const response of grpc.inferStream("stream_probe", [{ ...count[0], data: [0] }], { parameters: { behave: "endless", tag: "client-break" } })) {
+        expect("result" in response).toBe(true);
+        if (++seen === 2) break;
+      }
+      const report = await waitFor("the model to see the client leave", 10_000, async () => readReport("client-break")) as { sendThrew: boolean };
+      expect(report.sendThrew).toBe(true);
+    } finally {
+      await grpc.close();
+      await http.close();
+    }
   });
 
   it("cancels the request when a generate_stream client disconnects mid-stream", async () => {
