@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InferenceClient } from "../../client/index";
 import { writeStreamProbeModel } from "../helpers/decoupled-test-model";
-import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
+import { EXAMPLE_REPOSITORY, REPO_ROOT, type RunningServer, runScriptToExit, startServer } from "../helpers/server-process";
 import { waitFor } from "../helpers/wait-for";
 import { type GrpcMessage, GrpcTestClient, grpcCallError, PROTO_DIRECTORY, streamResponses } from "./grpc-transport";
 
@@ -268,6 +268,19 @@ describe("the example decoupled model, text_generator", () => {
     });
     const events = (await response.text()).split("\n\n").filter((e) => e !== "").map((e) => JSON.parse(e.replace(/^data: /, "")) as { text_output: string });
     expect(events.map((e) => e.text_output).join("")).toBe("heldh");
+  });
+
+  it("is measured by inference-perf --streaming over gRPC and HTTP, and refused without it", async () => {
+    const perf = path.join(REPO_ROOT, "dist", "tools", "perf", "main.js");
+    const window = ["-p", "300", "-r", "3", "-s", "1000", "--input-data", "zero"];
+    for (const [protocol, url] of [["grpc", server.grpcAddress!], ["http", new URL(server.httpUrl).host]] as const) {
+      const run = await runScriptToExit(perf, ["-m", "text_generator", "-i", protocol, "-u", url, "--streaming", ...window]);
+      expect(run.code, run.output).toBe(0);
+      expect(run.stderr).toMatch(/^streaming at concurrency 1: time to first response p50 [\d.]+ ms, p90 [\d.]+ ms, p99 [\d.]+ ms; 16\.0 responses per stream, [\d.]+ responses\/s$/m);
+    }
+    const refused = await runScriptToExit(perf, ["-m", "text_generator", "-i", "grpc", "-u", server.grpcAddress!, ...window]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("model 'text_generator' is decoupled (many responses per request): measure it with --streaming");
   });
 
   it("streams to an independent gRPC client (Debian's python3-grpcio), with the empty final response", async () => {
