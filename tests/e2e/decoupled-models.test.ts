@@ -113,6 +113,12 @@ describe("decoupled models: many responses per request", () => {
     expect(await stream([probeRequest(1)])).toEqual([{ out: 0, final: true }]);
   });
 
+  it("refuses responses returned from a decoupled model's execute()", async () => {
+    expect(await stream([probeRequest(1, behave("returns"))])).toEqual([{
+      error: "TypeScript model execute() failed: the model is decoupled, so execute() must return nothing (it answers through request.responseSender)", final: true,
+    }]);
+  });
+
   it("ends the stream with an error response when the worker dies mid-stream, and a new instance serves", async () => {
     expect(await stream([probeRequest(1, behave("exit"))])).toEqual([
       { out: 0, final: false }, { error: "the instance's worker thread exited with code 7", final: true },
@@ -290,5 +296,29 @@ describe("the example decoupled model, text_generator", () => {
       "ok: the empty final response: no outputs, triton_final_response true",
       "all checks passed",
     ]);
+  });
+});
+
+describe("generate in the inference API group (--http-restricted-api)", () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({
+      repository: EXAMPLE_REPOSITORY,
+      args: ["--model-control-mode", "explicit", "--load-model", "text_generator", "--http-restricted-api", "inference:infer-key=let-me-in"],
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it.each(["generate", "generate_stream"])("%s answers 403 without the inference group's header and serves with it", async (route) => {
+    const url = `${server.httpUrl}/v2/models/text_generator/${route}`;
+    const body = JSON.stringify({ text_input: "ab", max_tokens: 1 });
+    const refused = await fetch(url, { method: "POST", body });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({ error: "This API is restricted, expecting header 'infer-key'" });
+    const served = await fetch(url, { method: "POST", body, headers: { "infer-key": "let-me-in" } });
+    expect(served.status).toBe(200);
+    await served.text();
   });
 });

@@ -10,6 +10,7 @@ import path from "node:path";
  * - `exit`: OUT 0, then the worker thread exits (code 7) after execute() returned
  * - `after-final`: OUT 0 final, then tries one more send
  * - `endless`: one OUT every 5 ms until the request is cancelled
+ * - `returns`: execute() returns a response array, as a model that is not decoupled would
  * What the model learns of its sender is written beside model.js as `<tag>.json` (parameter `tag`): for `endless`,
  * once it sees the request cancelled, how many it sent and whether a send then threw; for `after-final`, the
  * error the extra send threw.
@@ -29,6 +30,7 @@ class StreamProbe {
     fs.writeFileSync(path.join(this.dir, String(request.parameters.tag) + ".json"), JSON.stringify(value));
   }
   execute(requests) {
+    if (requests.some((request) => request.parameters.behave === "returns")) return requests.map(() => out(0));
     for (const request of requests) {
       const sender = request.responseSender;
       const count = request.inputs.COUNT.data[0];

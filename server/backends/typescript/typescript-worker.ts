@@ -68,6 +68,11 @@ function modelBug(detail: string): WireResponse {
   return { error: { code: "INTERNAL", message: `TypeScript model execute() returned an invalid response: ${detail}` } };
 }
 
+/** A decoupled batch whose execution failed: the main thread ends its streams, and the model's later sends throw. */
+function closeSenders(requests: readonly ExecuteRequest[]): void {
+  for (const request of requests) (request.responseSender as WorkerResponseSender | undefined)?.close();
+}
+
 async function execute(model: TypeScriptModel, id: number, wire: readonly WireRequest[]): Promise<void> {
   try {
     const t0 = process.hrtime.bigint();
@@ -77,11 +82,16 @@ async function execute(model: TypeScriptModel, id: number, wire: readonly WireRe
     try {
       responses = await model.execute(requests);
     } catch (error) {
-      for (const request of requests) (request.responseSender as WorkerResponseSender | undefined)?.close();
+      closeSenders(requests);
       throw error;
     }
     const t2 = process.hrtime.bigint();
     if (wire[0]?.stream !== undefined) {
+      if (responses !== undefined) {
+        closeSenders(requests);
+        // As Triton's Python backend insists that a decoupled model's execute returns None.
+        throw new Error("the model is decoupled, so execute() must return nothing (it answers through request.responseSender)");
+      }
       post({ type: "responses", id, responses: [], computeInputNs: Number(t1 - t0), computeInferNs: Number(t2 - t1), computeOutputNs: 0 });
       return;
     }
