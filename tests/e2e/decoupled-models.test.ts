@@ -322,3 +322,41 @@ describe("generate in the inference API group (--http-restricted-api)", () => {
     await served.text();
   });
 });
+
+describe("a decoupled model unloaded while it streams", () => {
+  let repository: string;
+  let server: RunningServer;
+  let client: GrpcTestClient;
+  beforeAll(async () => {
+    repository = mkdtempSync(path.join(os.tmpdir(), "decoupled-unload-"));
+    writeStreamProbeModel(repository, "stream_probe");
+    server = await startServer({ repository, services: ["http", "grpc"], args: ["--model-control-mode", "explicit", "--load-model", "stream_probe"] });
+    client = new GrpcTestClient(server.grpcAddress!);
+  });
+  afterAll(async () => {
+    client?.close();
+    await server?.stop();
+    rmSync(repository, { recursive: true, force: true });
+  });
+
+  it("ends the open stream with an error response once its instance closes, and the unload completes", async () => {
+    const call = client.modelStreamInfer();
+    const messages: ReturnType<typeof summary>[] = [];
+    let unloaded: Promise<Response> | undefined;
+    const done = new Promise<void>((resolve) => {
+      call.on("data", (message: StreamMessage) => {
+        messages.push(summary(message));
+        if (messages.length === 2) unloaded = fetch(`${server.httpUrl}/v2/repository/models/stream_probe/unload`, { method: "POST" });
+        if (summary(message).final === true) resolve();
+      });
+    });
+    call.on("error", () => undefined);
+    call.write(probeRequest(0, { ...behave("endless"), tag: { string_param: "unload" } }));
+    await done;
+    call.cancel();
+    expect(messages.at(-1)).toEqual({
+      error: "the model's instance was closed (model unloaded or server shutting down) before the stream's final response", final: true,
+    });
+    expect((await unloaded!).status).toBe(200);
+  });
+});
