@@ -8,11 +8,11 @@ import { knownList, positiveInteger, positiveIntegerList } from "./option-parser
  * image-tensor compares gRPC with HTTP (and gRPC's HTTP/2 windows) for a 600 KB tensor; grpc-transport compares gRPC
  * transports (grpc-js, connect-node, our own on node:http2) with HTTP for simple and a 600 KB tensor; image compares the
  * image_classifier ensemble with client-side preprocessing; typescript compares the TypeScript backend with the
- * built-in identity backend; tuned compares inference-tune's configs with the shipped ones (minutes of tuning, so
+ * built-in identity backend; streaming compares a decoupled model's streams over gRPC and /generate_stream; tuned compares inference-tune's configs with the shipped ones (minutes of tuning, so
  * only when asked for).
  */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "grpc-transport" | "image" | "typescript" | "tuned";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "grpc-transport", "image", "typescript", "tuned"];
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "grpc-transport" | "image" | "typescript" | "streaming" | "tuned";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "grpc-transport", "image", "typescript", "streaming", "tuned"];
 const DEFAULT_BENCH_MODELS: readonly BenchModel[] = BENCH_MODELS.filter((model) => model !== "tuned");
 
 /** What `npm run bench` measures and for how long. */
@@ -51,7 +51,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     .option("--warmup-ms <ms>", "discarded load before each window (default 1000, quick 200)", positiveInteger)
     .option("--resnet50-concurrency <list>", "server concurrencies to pick the best from (default 2,4,8,16; quick 8,16): with dynamic batching, concurrency 16 keeps batches of 8 going", positiveIntegerList)
     .option("--resnet50-batch <list>", "in-process ORT batch sizes to pick the best from (default 1,2,4,8; quick 1,8)", positiveIntegerList)
-    .option("--simple-concurrency <n>", "concurrency for the simple model and its baseline (and the TypeScript-backend identity)", positiveInteger, 8)
+    .option("--simple-concurrency <n>", "concurrency for the simple model and its baseline (and the TypeScript-backend identity, and the streaming suite)", positiveInteger, 8)
     .option("--image-concurrency <list>", "concurrencies to pick each side of the image comparison's best from (default 2,4,8,16; quick 4,8)", positiveIntegerList)
     .option("--out <dir>", "where JSON, CSV and the chart go", path.join(repositoryRoot, "bench", "results"))
     .option("--tuned-dir <dir>", "tuned: use the inference-tune results in <dir>/mlp and <dir>/resnet50 (written with --out) instead of tuning first")

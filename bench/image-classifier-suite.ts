@@ -25,8 +25,9 @@ async function localModel(client: InferenceClient, modelRepository: string, name
   return model;
 }
 
-function outputOf(responses: readonly ExecuteResponse[], name: string): Tensor {
-  const response = responses[0]!;
+function outputOf(responses: readonly ExecuteResponse[] | void, name: string): Tensor {
+  const response = responses?.[0];
+  if (response === undefined) throw new Error("the model returned no response");
   if ("error" in response) throw new Error(response.error.message);
   return response.outputs[name] as Tensor;
 }

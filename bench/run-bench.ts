@@ -25,6 +25,7 @@ import { runMetricsOverheadSuite } from "./metrics-overhead-suite";
 import { runMetricsScrapeSuite } from "./metrics-scrape-suite";
 import { runImageClassifierSuite } from "./image-classifier-suite";
 import { runSimpleSuite } from "./simple-suite";
+import { runStreamingSuite } from "./streaming-suite";
 import { runTypeScriptBackendSuite } from "./typescript-backend-suite";
 import { runTunedSuite } from "./tuned-suite";
 import { describeSystem } from "./system-setup";
@@ -92,6 +93,7 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   if (options.models.includes("grpc-transport")) results.push(...(await runGrpcTransportSuite(context)));
   if (options.models.includes("image")) results.push(...(await runImageClassifierSuite(context)));
   if (options.models.includes("typescript")) results.push(...(await runTypeScriptBackendSuite(context)));
+  if (options.models.includes("streaming")) results.push(...(await runStreamingSuite(context)));
   if (options.models.includes("tuned")) results.push(...(await runTunedSuite(context)));
   if (options.gpu) results.push(...(await runGpuSuite(context)));
   const lines = setupLines(context, startedAt);

@@ -1,6 +1,7 @@
 import type { InferResult } from "./infer-result";
 import type { CallOptions, InferRequest, PreparedInferRequest } from "./infer-types";
 import type { ModelLoadOverrides } from "./model-load-overrides";
+import type { GenerateResponse, GenerateStreamEvent, StreamedResponse } from "./stream-types";
 import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 
 /**
@@ -32,6 +33,12 @@ export interface ClientTransport {
   prepareInfer(request: InferRequest): PreparedInferRequest;
   /** Sends a request this transport prepared. */
   infer(prepared: PreparedInferRequest, options?: CallOptions): Promise<InferResult>;
+
+  /** Streams a prepared request's responses (gRPC ModelStreamInfer); absent on transports that cannot. */
+  inferStream?(prepared: PreparedInferRequest, options?: CallOptions): AsyncIterable<StreamedResponse>;
+  /** Triton's generate extension (HTTP only); absent on transports that lack it. */
+  generate?(model: string, version: string | undefined, body: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<GenerateResponse>;
+  generateStream?(model: string, version: string | undefined, body: Readonly<Record<string, unknown>>, options?: CallOptions): AsyncIterable<GenerateStreamEvent>;
 
   /** Closes idle connections and waits for in-flight calls; later calls reject. */
   close(): Promise<void>;

@@ -9,7 +9,10 @@ import { type ClientTls, nodeTlsOptions } from "./client-tls";
 import type { ClientTransport } from "./client-transport";
 import { errorFromGrpcStatus } from "./error-from-grpc-status";
 import { InferResult } from "./infer-result";
-import type { CallOptions, InferRequest, OutputTensor, ParameterValue, PreparedInferRequest } from "./infer-types";
+import type { CallOptions, InferRequest, InferTiming, OutputTensor, ParameterValue, PreparedInferRequest } from "./infer-types";
+import { InferenceServerError } from "./inference-server-error";
+import { ResponseQueue } from "./response-queue";
+import type { StreamedResponse } from "./stream-types";
 import { loadConfigText, type ModelLoadOverrides } from "./model-load-overrides";
 import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 import { bytesToTensorData, tensorDataToBytes } from "./tensor-data";
@@ -144,6 +147,27 @@ function grpcLoadParameters(overrides: ModelLoadOverrides): Record<string, { str
   return parameters;
 }
 
+/** A ModelInferResponse as a result; `timing` is given when decoding began and says how long each step took. */
+function inferResultOf(response: ModelInferResponseMessage, timing: (decodeStartNs: bigint) => InferTiming, decodeStartNs: bigint): InferResult {
+  if (response.raw_output_contents.length !== response.outputs.length) {
+    throw new SyntaxError(`malformed ModelInferResponse: ${response.outputs.length} outputs but ${response.raw_output_contents.length} raw_output_contents`);
+  }
+  const outputs = response.outputs.map((output, index): OutputTensor => {
+    if (!isDataType(output.datatype)) throw new SyntaxError(`malformed ModelInferResponse: output '${output.name}' has datatype '${output.datatype}'`);
+    const bytes = response.raw_output_contents[index]!;
+    const parameters = fromGrpcParameters(output.parameters);
+    return {
+      name: output.name, datatype: output.datatype, shape: output.shape,
+      data: bytesToTensorData(output.datatype, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), output.name),
+      ...(Object.keys(parameters).length === 0 ? {} : { parameters }),
+    } as OutputTensor;
+  });
+  return new InferResult({
+    modelName: response.model_name, modelVersion: response.model_version, id: response.id === "" ? undefined : response.id,
+    parameters: fromGrpcParameters(response.parameters), outputs, timing: timing(decodeStartNs),
+  });
+}
+
 /**
  * Triton's GRPCInferenceService over one @grpc/grpc-js channel (HTTP/2 multiplexes concurrent calls on it).
  * Tensors always travel as `raw_input_contents`/`raw_output_contents`, so tensor formats do not apply. Failed
@@ -249,24 +273,52 @@ export class GrpcTransport implements ClientTransport {
     const raw = await this.#unary<Buffer>(method.path, identity, identity, prepared.payload, options);
     const receivedAt = process.hrtime.bigint();
     const response = method.responseDeserialize(raw) as ModelInferResponseMessage;
-    if (response.raw_output_contents.length !== response.outputs.length) {
-      throw new SyntaxError(`malformed ModelInferResponse: ${response.outputs.length} outputs but ${response.raw_output_contents.length} raw_output_contents`);
-    }
-    const outputs = response.outputs.map((output, index): OutputTensor => {
-      if (!isDataType(output.datatype)) throw new SyntaxError(`malformed ModelInferResponse: output '${output.name}' has datatype '${output.datatype}'`);
-      const bytes = response.raw_output_contents[index]!;
-      const parameters = fromGrpcParameters(output.parameters);
-      return {
-        name: output.name, datatype: output.datatype, shape: output.shape,
-        data: bytesToTensorData(output.datatype, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), output.name),
-        ...(Object.keys(parameters).length === 0 ? {} : { parameters }),
-      } as OutputTensor;
+    return inferResultOf(response, (decodeStartNs) => ({
+      sendNs: prepared.chargeEncodeNs(), responseWaitNs: Number(receivedAt - sentAt), receiveNs: Number(process.hrtime.bigint() - decodeStartNs),
+    }), receivedAt);
+  }
+
+  /**
+   * Sends a prepared request on its own ModelStreamInfer call and yields each response as it comes: all of a
+   * decoupled model's, the one of any other model. The iteration ends after the response marked
+   * `triton_final_response` (an empty final response is not yielded); stopping it early cancels the call.
+   */
+  inferStream(prepared: PreparedInferRequest, options?: CallOptions): AsyncIterable<StreamedResponse> {
+    if (!(prepared instanceof GrpcPreparedInfer)) throw new TypeError("this request was prepared by another transport");
+    const method = this.#method("ModelStreamInfer");
+    const metadata = new Metadata();
+    for (const [key, value] of Object.entries({ ...this.#options.headers, ...options?.headers })) metadata.set(key, value);
+    const timeoutMs = options?.timeoutMs ?? this.#options.timeoutMs;
+    const call = this.#client.makeBidiStreamRequest(
+      method.path, identity as (value: unknown) => Buffer, method.responseDeserialize, metadata, timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs },
+    );
+    const queue = new ResponseQueue<StreamedResponse>(() => call.cancel());
+    const onAbort = (): void => {
+      queue.fail(options?.signal?.reason);
+      call.cancel();
+    };
+    options?.signal?.addEventListener("abort", onAbort, { once: true });
+    let sentAt = process.hrtime.bigint();
+    call.on("data", (message: { error_message: string; infer_response: ModelInferResponseMessage }) => {
+      const receivedAt = process.hrtime.bigint();
+      const response = message.infer_response;
+      const final = response.parameters?.["triton_final_response"]?.bool_param === true;
+      if (message.error_message !== "") {
+        queue.push({ error: new InferenceServerError("UNKNOWN", message.error_message) });
+      } else if (!(final && response.outputs.length === 0)) {
+        const waitNs = Number(receivedAt - sentAt);
+        queue.push({ result: inferResultOf(response, (decodeStartNs) => ({ sendNs: 0, responseWaitNs: waitNs, receiveNs: Number(process.hrtime.bigint() - decodeStartNs) }), receivedAt) });
+      }
+      sentAt = receivedAt;
+      if (final) queue.end();
     });
-    return new InferResult({
-      modelName: response.model_name, modelVersion: response.model_version, id: response.id === "" ? undefined : response.id,
-      parameters: fromGrpcParameters(response.parameters), outputs,
-      timing: { sendNs: prepared.chargeEncodeNs(), responseWaitNs: Number(receivedAt - sentAt), receiveNs: Number(process.hrtime.bigint() - receivedAt) },
-    });
+    call.on("error", (error: ServiceError) => queue.fail(errorFromGrpcStatus(error, this.target)));
+    call.on("end", () => queue.end());
+    call.on("close", () => options?.signal?.removeEventListener("abort", onAbort));
+    prepared.chargeEncodeNs();
+    call.write(prepared.payload);
+    call.end();
+    return queue;
   }
 
   close(): Promise<void> {

@@ -9,6 +9,8 @@ import { InferResult } from "./infer-result";
 import type { CallOptions, InferRequest, PreparedInferRequest } from "./infer-types";
 import { loadConfigText, type ModelLoadOverrides } from "./model-load-overrides";
 import { RequestTimeoutError, ServerUnreachableError } from "./inference-server-error";
+import { ResponseQueue } from "./response-queue";
+import type { GenerateResponse, GenerateStreamEvent } from "./stream-types";
 import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 
 /** Errors of the connection itself: errno codes (ECONNREFUSED, ECONNRESET, ENOTFOUND...) and undici's socket ones. */
@@ -189,6 +191,47 @@ export class HttpTransport implements ClientTransport {
       ...decoded,
       timing: { sendNs: prepared.chargeEncodeNs(), responseWaitNs: Number(response.headersAtNs - sentAt), receiveNs: Number(doneAt - response.headersAtNs) },
     });
+  }
+
+  /** Triton's generate extension: the one response of `/generate` for `body` (inputs and parameters by name). */
+  async generate(model: string, version: string | undefined, body: Readonly<Record<string, unknown>>, options?: CallOptions): Promise<GenerateResponse> {
+    return this.#json("POST", modelPath(model, version, "/generate"), JSON.stringify(body), options);
+  }
+
+  /**
+   * Triton's `/generate_stream`: yields each server-sent event as it arrives, a response or the error event the
+   * server sent instead, until the server ends the stream. Stopping the iteration early closes the connection,
+   * which cancels the request on the server.
+   */
+  generateStream(model: string, version: string | undefined, body: Readonly<Record<string, unknown>>, options?: CallOptions): AsyncIterable<GenerateStreamEvent> {
+    const stop = new AbortController();
+    const queue = new ResponseQueue<GenerateStreamEvent>(() => stop.abort());
+    const signal = options?.signal === undefined ? stop.signal : AbortSignal.any([stop.signal, options.signal]);
+    const headers = { ...this.#options.headers, ...options?.headers, "content-type": "application/json", accept: "text/event-stream" };
+    const path = this.#basePath + modelPath(model, version, "/generate_stream");
+    void this.#pool.request({ method: "POST", path, headers, body: JSON.stringify(body), signal }).then(async (response) => {
+      const contentType = headerValue(response.headers, "content-type") ?? "";
+      if (!contentType.startsWith("text/event-stream")) {
+        const bytes = Buffer.from(await response.body.arrayBuffer());
+        queue.fail(this.#errorOf({ status: response.statusCode, headers: response.headers, body: bytes, headersAtNs: process.hrtime.bigint() }));
+        return;
+      }
+      let pending = "";
+      for await (const chunk of response.body) {
+        pending += (chunk as Buffer).toString("utf8");
+        let end: number;
+        while ((end = pending.indexOf("\n\n")) >= 0) {
+          const event = pending.slice(0, end);
+          pending = pending.slice(end + 2);
+          const data = event.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trimStart()).join("\n");
+          if (data === "") continue;
+          const parsed = JSON.parse(data) as Record<string, unknown>;
+          queue.push(typeof parsed["error"] === "string" ? { error: errorFromHttpStatus(response.statusCode === 200 ? 400 : response.statusCode, parsed["error"]) } : { response: parsed });
+        }
+      }
+      queue.end();
+    }).catch((error: unknown) => queue.fail(options?.signal?.aborted === true ? options.signal.reason : error));
+    return queue;
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@ export type { ClientTransport } from "./client-transport";
 export { GrpcTransport, type GrpcTransportOptions } from "./grpc-transport";
 export { HttpTransport, type HttpTransportOptions } from "./http-transport";
 export { InferResult } from "./infer-result";
+export type { GenerateResponse, GenerateStreamEvent, StreamedResponse } from "./stream-types";
 export type { ModelLoadOverrides } from "./model-load-overrides";
 export type {
   CallOptions, InferInput, InferOptions, InferRequest, InferTiming, InputTensor, OutputSelection, OutputTensor,

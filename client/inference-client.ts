@@ -7,6 +7,8 @@ import type {
 } from "./infer-types";
 import type { ModelLoadOverrides } from "./model-load-overrides";
 import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
+import { UnsupportedError } from "./inference-server-error";
+import type { GenerateResponse, GenerateStreamEvent, StreamedResponse } from "./stream-types";
 import { DATATYPES, type DataType, ELEMENT_BYTE_SIZE } from "../protocol/datatypes";
 import { elementCountOf, inferDataType, toTensorData } from "./tensor-data";
 
@@ -204,6 +206,31 @@ export class InferenceClient {
   /** Sends a request made by {@link prepareInfer} on this client. */
   inferPrepared(prepared: PreparedInferRequest, options?: CallOptions): Promise<InferResult> {
     return this.#transport.infer(prepared, options);
+  }
+
+  /**
+   * Runs one inference and yields its responses as the server streams them (gRPC ModelStreamInfer, one call per
+   * request): a decoupled model's zero or more, any other model's one. Ends after the final response; breaking out
+   * of the loop cancels the request. Needs a gRPC client; over HTTP use {@link generateStream}.
+   */
+  inferStream(model: string, inputs: readonly InferInput[], options?: InferOptions): AsyncIterable<StreamedResponse> {
+    const transport = this.#transport;
+    if (transport.inferStream === undefined) throw new UnsupportedError(`streaming inference needs gRPC; over ${transport.protocol} use generateStream()`);
+    return transport.inferStream(this.prepareInfer(model, inputs, options), options);
+  }
+
+  /** Triton's generate extension: `body` maps input names to values (one element or a flat array) and other keys to parameters. */
+  generate(model: string, body: Readonly<Record<string, unknown>>, options?: ModelCallOptions): Promise<GenerateResponse> {
+    const transport = this.#transport;
+    if (transport.generate === undefined) throw new UnsupportedError(`the generate extension is HTTP only, not ${transport.protocol}`);
+    return transport.generate(model, options?.version, body, options);
+  }
+
+  /** Triton's `/generate_stream`: each server-sent event as it arrives; breaking out of the loop cancels the request. */
+  generateStream(model: string, body: Readonly<Record<string, unknown>>, options?: ModelCallOptions): AsyncIterable<GenerateStreamEvent> {
+    const transport = this.#transport;
+    if (transport.generateStream === undefined) throw new UnsupportedError(`the generate extension is HTTP only, not ${transport.protocol}`);
+    return transport.generateStream(model, options?.version, body, options);
   }
 
   /** Closes the connections; calls made afterwards reject. */

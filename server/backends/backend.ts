@@ -153,6 +153,24 @@ export interface BackendRequest {
   readonly parameters: Readonly<Record<string, BackendParameterValue>>;
   /** The outputs the client asked for; a backend may produce more, the core keeps these. */
   readonly requestedOutputs: readonly string[];
+  /**
+   * Present for a decoupled model's request (`model_transaction_policy { decoupled: true }`): where its responses
+   * go, any number of them, before or after executeRequests resolves. Its response in the result is ignored.
+   */
+  readonly responder?: BackendResponder;
+}
+
+/**
+ * One request's response stream (Triton's TRITONBACKEND_ResponseFactory): zero or more responses, then the final
+ * flag, alone or with the last response. What comes after the final flag or once the request is cancelled is
+ * dropped: the backend should stop producing when {@link cancelled} turns true.
+ */
+export interface BackendResponder {
+  send(response: BackendResponse | undefined, final: boolean): void;
+  /** Whether the client went away (or the request ended): no response will reach it any more. */
+  readonly cancelled: boolean;
+  /** Calls `listener` once when the request is cancelled (at once if it already is). */
+  onCancel(listener: () => void): void;
 }
 
 /** One request's answer: its outputs, or the error that fails only this request. */

@@ -139,6 +139,11 @@ export class InstanceWorker<Reply extends WorkerReply> {
     });
   }
 
+  /** Hands `listener` every message of the worker that is not a call's reply (a decoupled model's responses). */
+  onMessage(listener: (message: unknown) => void): void {
+    this.#worker.on("message", listener);
+  }
+
   /** Gives the call running now (if any) at most `limit.ms` more, as {@link call}'s limit does; a nearer end stays. */
   limitPending(limit: CallLimit): void {
     const pending = this.#pending;

@@ -2,6 +2,7 @@ export { InferenceCore, type CoreSettings, type ModelInputs, type ModelMetadata 
 export { clipped, InferenceError, invalidArg } from "./errors";
 export type { ErrorCode } from "../../protocol/error-codes";
 export { Cancellation } from "./request/cancellation";
+export type { StreamListener, StreamResponse } from "./request/response-stream";
 export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./request/inference-request";
 export type { Tensor } from "./request/tensor";
 export { bytesElementTexts, elementCount, joinBytesElements, joinBytesStrings } from "./request/tensor";

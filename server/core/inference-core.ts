@@ -11,6 +11,7 @@ import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request/request-validation";
 import { ResponseCache } from "./request/response-cache";
+import { ResponseStream, type StreamListener } from "./request/response-stream";
 import { ensembleDependencies } from "./scheduling/ensemble";
 
 export interface CoreSettings extends RepositorySettings {
@@ -204,9 +205,76 @@ export class InferenceCore {
     }));
   }
 
+  /** Whether the model answers a request with any number of responses (`model_transaction_policy { decoupled: true }`). */
+  isDecoupled(name: string, version?: string): boolean {
+    return this.#resolve(name, version).config.model_transaction_policy?.decoupled === true;
+  }
+
+  /**
+   * Runs a request and hands its responses to `listener` as they come, the last one marked final (Triton's response
+   * callback with TRITONSERVER_RESPONSE_COMPLETE_FINAL): a decoupled model's zero or more responses, then the final
+   * flag; any other model's one response, final. A failure is an error response, final. `request.signal` cancels
+   * this request: the model sees it cancelled and its later responses are dropped. Resolves once the final
+   * response was handed over; never rejects.
+   */
+  inferStream(request: InferRequest, listener: StreamListener): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const deliver: StreamListener = (event) => {
+        listener(event);
+        if (event.final) resolve();
+      };
+      let model: ModelVersion;
+      try {
+        model = this.#resolve(request.modelName, request.modelVersion);
+      } catch (error) {
+        deliver({ response: asInferenceError(error), final: true });
+        return;
+      }
+      if (model.config.model_transaction_policy?.decoupled !== true) {
+        this.infer(request).then((response) => deliver({ response, final: true }), (error: unknown) => deliver({ response: asInferenceError(error), final: true }));
+        return;
+      }
+      this.#runDecoupled(model, request, deliver);
+    });
+  }
+
+  #runDecoupled(model: ModelVersion, request: InferRequest, listener: StreamListener): void {
+    const startNs = process.hrtime.bigint();
+    request.trace?.model(model.name, model.version, request.id);
+    request.trace?.timestamp("REQUEST_START", startNs);
+    let queueNs = 0;
+    let requested: readonly { name: string; classification?: number }[] = [];
+    const responseOf = (outputs: OutputTensor[]): InferResponse =>
+      ({ modelName: model.name, modelVersion: String(model.version), id: request.id, outputs: this.#selectOutputs(model, requested, outputs) });
+    const stream = new ResponseStream(listener, responseOf, request.signal, (error) => {
+      const endNs = process.hrtime.bigint();
+      request.trace?.timestamp("REQUEST_END", endNs);
+      const requestNs = Number(endNs - startNs);
+      if (error === undefined) model.statistics.recordSuccess(requestNs, queueNs);
+      else model.statistics.recordFailure(requestNs);
+      this.#report(model, error === undefined ? undefined : failureReasonOf(error), requestNs, queueNs);
+    });
+    if (stream.ended) return;
+    try {
+      if (this.#shuttingDown) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
+      const validated = validateRequest(request, model.signature, this.#requestLimits);
+      requested = validated.outputs;
+      const options = {
+        priority: integerParameter(request.parameters, "priority"), timeoutUs: integerParameter(request.parameters, "timeout"),
+        signal: stream.signal, parameters: request.parameters, trace: request.trace, sink: stream,
+      };
+      model.scheduler.enqueue(validated, options).then((result) => (queueNs = result.queueNs), (error: unknown) => stream.fail(asInferenceError(error)));
+    } catch (error) {
+      stream.fail(asInferenceError(error));
+    }
+  }
+
   async infer(request: InferRequest): Promise<InferResponse> {
     const startNs = process.hrtime.bigint();
     const model = this.#resolve(request.modelName, request.modelVersion);
+    if (model.config.model_transaction_policy?.decoupled === true) {
+      throw new InferenceError("UNSUPPORTED", `model '${model.name}' is decoupled (model_transaction_policy { decoupled: true }): its responses can only be streamed`);
+    }
     const trace = request.trace;
     if (trace !== undefined) {
       trace.model(model.name, model.version, request.id);

@@ -26,6 +26,8 @@ export interface ModelConfigSpec {
   readonly warmup?: { readonly name: string; readonly batchSize: number };
   /** Model `parameters` (string values), e.g. a backend's settings. */
   readonly parameters?: Readonly<Record<string, string>>;
+  /** `model_transaction_policy { decoupled: true }`: the model sends any number of responses per request. */
+  readonly decoupled?: boolean;
   /** An ensemble's `ensemble_scheduling.step`s (with `runtime: { platform: "ensemble" }`); maps are model tensor -> ensemble tensor. */
   readonly ensembleSteps?: readonly EnsembleStepSpec[];
 }
@@ -86,6 +88,7 @@ export function renderModelConfigText(config: ModelConfigSpec): string {
   lines.push(`max_batch_size: ${config.maxBatchSize}`);
   lines.push(...messageList("input", config.inputs.map(tensorBody)));
   lines.push(...messageList("output", config.outputs.map(tensorBody)));
+  if (config.decoupled === true) lines.push(`model_transaction_policy {\n${INDENT}decoupled: true\n}`);
   if (config.dynamicBatching !== undefined) {
     const delayUs = config.dynamicBatching.maxQueueDelayUs;
     lines.push(

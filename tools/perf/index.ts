@@ -16,6 +16,7 @@ export { summarizeRatios } from "./ratio-summary";
 export { serverBreakdown, type ServerBreakdown, serverStatsDelta } from "./server-side-stats";
 export { formatTextTable } from "./text-table";
 export { mainThreadCpuMs } from "./thread-cpu";
+export { generateBody, StreamRecorder, streamingSender } from "./streaming-sender";
 export { measureThroughput } from "./throughput-measurement";
 export { type RenderedChart, renderVegaLiteChart } from "./vega-lite-chart";
 export type { RatioSummary } from "./ratio-summary";

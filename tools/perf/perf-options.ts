@@ -36,6 +36,8 @@ export interface PerfOptions {
   readonly inputTensorFormat: TensorFormat;
   readonly outputTensorFormat: TensorFormat;
   readonly warmupRequestCount: number;
+  /** perf_analyzer's --streaming: each request on a stream of its own (gRPC ModelStreamInfer, HTTP /generate_stream). */
+  readonly streaming: boolean;
   readonly csvFile: string | undefined;
   /** A file to write the JSON report to, or `"-"` for stdout (then the table goes to stderr). */
   readonly jsonFile: string | undefined;
@@ -130,6 +132,7 @@ export function buildPerfCommand(): Command {
     .addOption(new Option("--input-tensor-format <format>", "HTTP tensor encoding of inputs (gRPC always sends raw bytes)").choices(["binary", "json"]).default("binary"))
     .addOption(new Option("--output-tensor-format <format>", "HTTP tensor encoding of outputs (gRPC always sends raw bytes)").choices(["binary", "json"]).default("binary"))
     .option("--warmup-request-count <n>", "requests sent before the first measurement", integer(0), 0)
+    .option("--streaming", "stream each request (gRPC ModelStreamInfer; over HTTP Triton's /generate_stream), as a decoupled model needs: infer/s counts whole streams, and each level adds time to first response and responses/s", false)
     .option("-f, --latency-report-file <file>", "write perf_analyzer's CSV here")
     .option("--json [file]", "write the results as JSON to a file, or to stdout without one")
     .option("--report <dir>", "write a latency-vs-throughput chart (SVG, PNG) and an HTML page here")
@@ -187,6 +190,7 @@ export function parsePerfOptions(argv: readonly string[], command = buildPerfCom
     inputTensorFormat: o["inputTensorFormat"] as TensorFormat,
     outputTensorFormat: o["outputTensorFormat"] as TensorFormat,
     warmupRequestCount: o["warmupRequestCount"] as number,
+    streaming: o["streaming"] as boolean,
     csvFile: o["latencyReportFile"] as string | undefined,
     jsonFile: json === true ? "-" : json === false ? undefined : json,
     reportDir: o["report"] as string | undefined,

@@ -8,6 +8,7 @@ import { writeChartReport } from "./chart-report";
 import { buildInputSets, readInputDataSource } from "./input-sets";
 import { renderLatencyChart } from "./latency-chart";
 import { type LoadSchedule, LoadGenerator, type RequestSender } from "./load-generator";
+import { StreamRecorder, streamingSender } from "./streaming-sender";
 import { loadLevels } from "./load-range";
 import { formatComposingModelCsvs, formatPerfCsv } from "./perf-csv";
 import { PerfError } from "./perf-error";
@@ -94,8 +95,8 @@ async function describeModel(control: InferenceClient, options: PerfOptions): Pr
 
 function checkBatchSize(model: ModelUnderTest, options: PerfOptions): void {
   const max = model.config.max_batch_size;
-  if (model.config.model_transaction_policy?.decoupled === true) {
-    throw new PerfError(`model '${options.modelName}' is decoupled (many responses per request); inference-perf measures request/response models`);
+  if (model.config.model_transaction_policy?.decoupled === true && !options.streaming) {
+    throw new PerfError(`model '${options.modelName}' is decoupled (many responses per request): measure it with --streaming`);
   }
   if (max === 0 && options.batchSize > 1) {
     throw new PerfError(`model '${options.modelName}' does not batch (max_batch_size 0), so -b must be 1`);
@@ -115,8 +116,12 @@ function scheduleFor(options: PerfOptions, level: number): LoadSchedule {
  * Round-robin over the input sets (one per data-file entry), as perf_analyzer steps through its data. Every
  * request is encoded afresh, as a real client's would be, so "Client Send" is the true encoding cost.
  */
-function senderFor(client: InferenceClient, inputSets: readonly (readonly InferInput[])[], options: PerfOptions): RequestSender {
+function senderFor(client: InferenceClient, inputSets: readonly (readonly InferInput[])[], options: PerfOptions, streams: StreamRecorder): RequestSender {
   let next = 0;
+  if (options.streaming) {
+    const senders = inputSets.map((inputs) => streamingSender(client, options.modelName, inputs, { modelVersion: options.modelVersion }, streams));
+    return () => senders[next++ % senders.length]!();
+  }
   return async () => {
     const inputs = inputSets[next++ % inputSets.length]!;
     const result = await client.infer(options.modelName, inputs, { modelVersion: options.modelVersion });
@@ -234,7 +239,8 @@ export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promis
     const inputSets = buildInputSets(model.metadata.inputs, {
       batchSize: options.batchSize, maxBatchSize: model.config.max_batch_size, shapes: options.shapes, source: await readInputDataSource(options.inputData),
     });
-    const send = senderFor(client, inputSets, options);
+    const streams = new StreamRecorder();
+    const send = senderFor(client, inputSets, options, streams);
     if (options.warmupRequestCount > 0) {
       progress.update(`warming up with ${options.warmupRequestCount} requests`);
       const concurrency = options.load.kind === "concurrency" ? options.load.range.start : 1;
@@ -244,8 +250,10 @@ export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promis
     }
     const levels: { level: number; result: LoadLevelResult }[] = [];
     for (const level of loadLevels(options.load.range)) {
+      streams.reset();
       const result = await measureLevel(level, send, model, options, io, progress);
       levels.push({ level, result });
+      if (options.streaming) io.stderr.write(`${streamingLine(levelName(options, level), streams, result.measurement.throughput)}\n`);
       const latencyMs = (result.measurement.stabilizingLatencyNs ?? 0) / 1e6;
       if (options.latencyThresholdMs !== undefined && latencyMs > options.latencyThresholdMs) break;
     }
@@ -261,6 +269,13 @@ export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promis
     progress.clear();
     await Promise.all([client.close(), control.close()]);
   }
+}
+
+/** What a streamed load level delivered: time to first response over the level's streams, and responses/s. */
+function streamingLine(name: string, streams: StreamRecorder, streamsPerSecond: number): string {
+  const { firstResponseMs, responsesPerStream } = streams.summary();
+  const ms = (p: number): string => (firstResponseMs.get(p) ?? 0).toFixed(2);
+  return `streaming at ${name}: time to first response p50 ${ms(50)} ms, p90 ${ms(90)} ms, p99 ${ms(99)} ms; ${responsesPerStream.toFixed(1)} responses per stream, ${(streamsPerSecond * responsesPerStream).toFixed(1)} responses/s`;
 }
 
 /** A failed request during the run, said in one line. */

@@ -1,5 +1,5 @@
 export type {
-  DataType, ErrorCode, ExecuteRequest, ExecuteResponse, InitializeArgs, ModelConfigJson, OutputTensor, ParameterValue, Tensor,
+  DataType, ErrorCode, ExecuteRequest, ExecuteResponse, InitializeArgs, ModelConfigJson, OutputTensor, ParameterValue, ResponseSender, Tensor,
   TensorOfType, TypeScriptModel, TypeScriptModelClass,
 } from "./typescript-model";
 // FP16 and BF16 tensors travel as their 16-bit patterns; these convert them, under the names models use.

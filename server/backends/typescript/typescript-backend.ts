@@ -6,7 +6,8 @@ import type {
 } from "../backend";
 import { CallTimeoutError, InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
 import type { InitializeArgs, ModelConfigJson } from "./typescript-model";
-import type { TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
+import { OpenStreams } from "./open-streams";
+import type { StreamResponseMessage, TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
 
 /**
  * Model parameter capping an instance's JS heap (V8 old generation), in MiB: beyond it the worker dies and
@@ -96,10 +97,15 @@ class TypeScriptInstance implements BackendInstance {
   readonly #worker: InstanceWorker<TypeScriptWorkerReply>;
   readonly #timeouts: InstanceTimeouts;
   #draining = false;
+  readonly #streams = new OpenStreams();
 
   constructor(worker: InstanceWorker<TypeScriptWorkerReply>, timeouts: InstanceTimeouts) {
     this.#worker = worker;
     this.#timeouts = timeouts;
+    worker.onMessage((message) => {
+      if ((message as { type?: unknown }).type === "stream-response") this.#streams.received(message as StreamResponseMessage);
+    });
+    void worker.lost.then((reason) => this.#streams.fail({ code: "INTERNAL", message: reason.message }));
   }
 
   get lost(): Promise<Error> {
@@ -129,18 +135,25 @@ class TypeScriptInstance implements BackendInstance {
     const transfer = new Set<ArrayBuffer>();
     const wire = requests.map((request): WireRequest => ({
       inputs: postableTensors(request.inputs, transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
+      stream: request.responder === undefined ? undefined : this.#streams.open(request.responder),
     }));
+    const streams = wire.flatMap((request) => (request.stream === undefined ? [] : [request.stream.id]));
     let reply: TypeScriptWorkerReply;
     try {
       reply = await this.#worker.call({ type: "execute", requests: wire }, [...transfer], this.#executionLimit());
     } catch (error) {
       // UNAVAILABLE, as Triton answers a request its timeout ended: the server cannot serve it now (the instance
       // restarts, or the model is going away), rather than the request being malformed or the server broken.
-      if (!(error instanceof CallTimeoutError)) throw error;
+      const timedOut = error instanceof CallTimeoutError;
+      this.#streams.fail({ code: timedOut ? "UNAVAILABLE" : "INTERNAL", message: (error as Error).message }, streams);
+      if (!timedOut) throw error;
       const response: BackendResponse = { error: { code: "UNAVAILABLE", message: error.message } };
       return { responses: requests.map(() => response), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
     }
-    if (reply.type === "execute-error") throw new Error(reply.message);
+    if (reply.type === "execute-error") {
+      this.#streams.fail({ code: "INTERNAL", message: reply.message }, streams);
+      throw new Error(reply.message);
+    }
     return {
       responses: reply.responses.map(toBackendResponse),
       computeInputNs: reply.computeInputNs, computeInferNs: reply.computeInferNs, computeOutputNs: reply.computeOutputNs,
@@ -155,7 +168,8 @@ class TypeScriptInstance implements BackendInstance {
     return { outputs: response.outputs, computeInputNs: result.computeInputNs, computeInferNs: result.computeInferNs, computeOutputNs: result.computeOutputNs };
   }
 
-  close(): Promise<void> {
-    return this.#worker.close({ message: { type: "finalize" }, graceMs: this.#timeouts.unloadMs });
+  async close(): Promise<void> {
+    await this.#worker.close({ message: { type: "finalize" }, graceMs: this.#timeouts.unloadMs });
+    this.#streams.fail({ code: "UNAVAILABLE", message: "the model's instance was closed (model unloaded or server shutting down) before the stream's final response" });
   }
 }

@@ -86,6 +86,29 @@ export interface ExecuteRequest {
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   /** The outputs the client asked for; returning more is fine, the server keeps these. */
   readonly requestedOutputs: readonly string[];
+  /**
+   * Present only when the model is decoupled (`model_transaction_policy { decoupled: true }`): where this request's
+   * responses go (Triton's Python `request.get_response_sender()`).
+   */
+  readonly responseSender?: ResponseSender;
+}
+
+/**
+ * A decoupled model's responses to one request (Triton's Python `InferenceResponseSender`): any number of
+ * responses, before or after `execute` returns, then the final flag, with the last response or alone
+ * (`send(undefined, { final: true })`). Each response crosses to the server at once; its tensors are copied
+ * when sent, so the model may reuse its arrays. The request is over, for the server and its client, at the
+ * final flag: until then it counts as in flight, so a model must send the final flag on every path.
+ */
+export interface ResponseSender {
+  /**
+   * Sends one response (outputs, or an error that the client gets for this response while the stream goes on),
+   * or none with `{ final: true }`. Throws once the final flag was sent or the request was cancelled, so a model
+   * that ignores {@link isCancelled} still stops at its next send.
+   */
+  send(response?: ExecuteResponse, options?: { readonly final?: boolean }): void;
+  /** Whether the client cancelled the request (it disconnected, or its stream was cancelled): stop sending. */
+  isCancelled(): boolean;
 }
 
 /** One request's answer: outputs by name, or an error that fails this request only (default code INTERNAL). */
@@ -103,7 +126,12 @@ export type ExecuteResponse =
  */
 export interface TypeScriptModel {
   initialize?(args: InitializeArgs): void | Promise<void>;
-  execute(requests: readonly ExecuteRequest[]): readonly ExecuteResponse[] | Promise<readonly ExecuteResponse[]>;
+  /**
+   * A decoupled model returns nothing: it answers through each request's {@link ExecuteRequest.responseSender}, and
+   * the instance takes its next batch as soon as `execute` returns (or its promise settles), whatever it still sends.
+   * A throw (or rejection) then ends every stream of the batch not yet final with an INTERNAL error response.
+   */
+  execute(requests: readonly ExecuteRequest[]): readonly ExecuteResponse[] | void | Promise<readonly ExecuteResponse[] | void>;
   finalize?(): void | Promise<void>;
 }
 

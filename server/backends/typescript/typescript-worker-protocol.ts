@@ -13,6 +13,14 @@ export interface WireRequest {
   readonly inputs: readonly NamedTensor[];
   readonly parameters: Readonly<Record<string, BackendParameterValue>>;
   readonly requestedOutputs: readonly string[];
+  /** A decoupled model's request: its responses go out as `stream-response` messages with this id. */
+  readonly stream?: WireStream;
+}
+
+export interface WireStream {
+  readonly id: number;
+  /** One Int32 the main thread sets to 1 when the client cancels, readable by a model that never yields. */
+  readonly cancelled: SharedArrayBuffer;
 }
 
 export type WireResponse =
@@ -32,3 +40,11 @@ export type TypeScriptWorkerReply =
       readonly computeInputNs: number; readonly computeInferNs: number; readonly computeOutputNs: number;
     }
   | { readonly type: "execute-error"; readonly id: number; readonly message: string };
+
+/** Worker -> main thread, for a decoupled model: one response of the stream `stream`, and whether it is the last. */
+export interface StreamResponseMessage {
+  readonly type: "stream-response";
+  readonly stream: number;
+  readonly response: WireResponse | undefined;
+  readonly final: boolean;
+}

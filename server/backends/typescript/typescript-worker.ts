@@ -11,8 +11,9 @@ import { loadModelClass } from "./load-model-class";
 import { backendTensor, modelTensor } from "./model-tensors";
 import type { ExecuteRequest, ExecuteResponse, TypeScriptModel } from "./typescript-model";
 import type {
-  TypeScriptStartupMessage, TypeScriptWorkerData, TypeScriptWorkerReply, TypeScriptWorkerRequest, WireRequest, WireResponse,
+  StreamResponseMessage, TypeScriptStartupMessage, TypeScriptWorkerData, TypeScriptWorkerReply, TypeScriptWorkerRequest, WireRequest, WireResponse,
 } from "./typescript-worker-protocol";
+import { WorkerResponseSender } from "./worker-response-sender";
 
 const port = parentPort;
 if (port === null) throw new Error("typescript-worker must run in a worker thread");
@@ -27,7 +28,7 @@ process.kill = () => {
   throw Object.assign(new Error("process.kill() is not allowed in a TypeScript model"), { code: "ERR_WORKER_UNSUPPORTED_OPERATION" });
 };
 
-function post(message: TypeScriptStartupMessage | TypeScriptWorkerReply, transfer: ArrayBuffer[] = []): void {
+function post(message: TypeScriptStartupMessage | TypeScriptWorkerReply | StreamResponseMessage, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
 }
 
@@ -37,7 +38,8 @@ function messageOf(error: unknown): string {
 
 function toExecuteRequest(request: WireRequest): ExecuteRequest {
   const inputs: ExecuteRequest["inputs"] = Object.fromEntries(request.inputs.map((tensor) => [tensor.name, modelTensor(tensor)]));
-  return { inputs, parameters: request.parameters, requestedOutputs: request.requestedOutputs };
+  const responseSender = request.stream === undefined ? undefined : new WorkerResponseSender(request.stream, post, toWireResponse);
+  return { inputs, parameters: request.parameters, requestedOutputs: request.requestedOutputs, responseSender };
 }
 
 /** One response as it crosses back; a malformed one fails its own request, naming what is wrong. */
@@ -66,13 +68,33 @@ function modelBug(detail: string): WireResponse {
   return { error: { code: "INTERNAL", message: `TypeScript model execute() returned an invalid response: ${detail}` } };
 }
 
+/** A decoupled batch whose execution failed: the main thread ends its streams, and the model's later sends throw. */
+function closeSenders(requests: readonly ExecuteRequest[]): void {
+  for (const request of requests) (request.responseSender as WorkerResponseSender | undefined)?.close();
+}
+
 async function execute(model: TypeScriptModel, id: number, wire: readonly WireRequest[]): Promise<void> {
   try {
     const t0 = process.hrtime.bigint();
     const requests = wire.map(toExecuteRequest);
     const t1 = process.hrtime.bigint();
-    const responses = await model.execute(requests);
+    let responses: Awaited<ReturnType<TypeScriptModel["execute"]>>;
+    try {
+      responses = await model.execute(requests);
+    } catch (error) {
+      closeSenders(requests);
+      throw error;
+    }
     const t2 = process.hrtime.bigint();
+    if (wire[0]?.stream !== undefined) {
+      if (responses !== undefined) {
+        closeSenders(requests);
+        // As Triton's Python backend insists that a decoupled model's execute returns None.
+        throw new Error("the model is decoupled, so execute() must return nothing (it answers through request.responseSender)");
+      }
+      post({ type: "responses", id, responses: [], computeInputNs: Number(t1 - t0), computeInferNs: Number(t2 - t1), computeOutputNs: 0 });
+      return;
+    }
     if (!Array.isArray(responses) || responses.length !== requests.length) {
       const count = Array.isArray(responses) ? `${responses.length} responses` : typeof responses;
       throw new Error(`execute() must return one response per request: got ${count} for ${requests.length} requests`);

@@ -51,7 +51,7 @@ const SEQUENCE_IDLE_DEFAULT_US = 1_000_000;
  * The defaults Triton's NormalizeModelConfig writes into a loaded model's config (core src/model_config_utils.cc),
  * so that `/config` shows them as Triton does: `version_policy` latest 1, the model file name the backend loads,
  * the sequence batcher's idle time, and pinned input and output memory for models that are not ensembles; an
- * ensemble's `model_transaction_policy` (not decoupled: no backend here is), which Triton sets when it validates
+ * ensemble's `model_transaction_policy` (not decoupled: ensembles of decoupled steps are not supported here), which Triton sets when it validates
  * the ensemble. A dynamic batcher's preferred batch sizes are left as written: they steer the batcher.
  */
 export function withTritonDefaults(config: ModelConfig, defaultModelFilename: string | undefined): ModelConfig {

@@ -46,4 +46,8 @@ export function validateModelConfig(config: ModelConfig): void {
   for (const input of config.input) checkTensor("input", input);
   for (const output of config.output) checkTensor("output", output);
   checkDynamicBatching(config);
+  if (config.model_transaction_policy?.decoupled === true && config.sequence_batching !== undefined) {
+    // Triton allows it; here a Direct batch's null requests have no stream to answer, so it is refused at load.
+    throw new Error(`model '${config.name}': a decoupled model (model_transaction_policy { decoupled: true }) with sequence_batching is not supported by this server`);
+  }
 }

@@ -1,15 +1,18 @@
-import type { BackendInstance, ExecutionResult } from "../../backends/backend";
+import type { BackendInstance, BackendResponder, BackendResponse, ExecutionResult } from "../../backends/backend";
 import { assembleBatch, type BatchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { asInferenceError, InferenceError } from "../errors";
 import type { InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
 import { userParameters } from "../request/reserved-parameters";
+import type { ResponseSink } from "./request-scheduler";
 
 /** One request of an execution, as the backend gets it. */
 export interface ExecutionItem {
   readonly request: ValidatedRequest;
   readonly parameters: Readonly<Record<string, ParameterValue>>;
+  /** Where a decoupled model's responses go; undefined for a model answering once. */
+  readonly sink?: ResponseSink | undefined;
 }
 
 /** One execution's result per request, and its timings as the scheduler reports them. */
@@ -18,18 +21,22 @@ export interface ExecutionOutcome {
   /** When the outputs were ready to hand out. */
   readonly endNs: bigint;
   readonly backend: Pick<ExecutionResult, "computeInputNs" | "computeInferNs">;
-  /** Per item, in order: its outputs, or the error it fails with. */
+  /** Per item, in order: its outputs, or the error it fails with (a decoupled request's outputs went to its sink). */
   readonly results: readonly (OutputTensor[] | InferenceError)[];
 }
 
 /**
  * Runs the items as one execution on `instance`: concatenated into one batch and cut back per request, or, for a
- * backend that takes the batch request by request, each request with its own outputs or error. Rejects when the
- * execution as a whole fails.
+ * backend that takes the batch request by request, each request with its own outputs or error (or, decoupled, its
+ * responses sent to its sink while the execution runs). Rejects when the execution as a whole fails.
  */
 export async function executeItems(
   instance: BackendInstance, items: readonly ExecutionItem[], signature: BatchSignature, outputNames: readonly string[],
 ): Promise<ExecutionOutcome> {
+  const decoupled = items[0]!.sink !== undefined;
+  if (decoupled && instance.executeRequests === undefined) {
+    throw new InferenceError("UNSUPPORTED", "this model's backend cannot serve a decoupled model (model_transaction_policy { decoupled: true }): only the typescript backend can");
+  }
   if (instance.executeRequests === undefined) {
     const requests = items.map((item) => item.request);
     const inputs = assembleBatch(requests, signature);
@@ -40,22 +47,38 @@ export async function executeItems(
   const requests = items.map((item) => ({
     inputs: assembleBatch([item.request], signature), parameters: userParameters(item.parameters),
     requestedOutputs: item.request.outputs.map((output) => output.name),
+    responder: item.sink === undefined ? undefined : responderFor(item.request, item.sink, signature),
   }));
   const assembledNs = process.hrtime.bigint();
   const result = await instance.executeRequests(requests);
+  // Decoupled: the responses went to the sinks; the execution returning frees the instance and nothing more.
+  if (decoupled) return { assembledNs, endNs: process.hrtime.bigint(), backend: result, results: items.map(() => []) };
   if (result.responses.length !== items.length) {
     throw new InferenceError("INTERNAL", `the model answered ${result.responses.length} responses to a batch of ${items.length} requests`);
   }
-  const results = items.map((item, i) => {
-    const response = result.responses[i]!;
-    if ("error" in response) return new InferenceError(response.error.code, response.error.message);
-    try {
-      return requestOutputs(response.outputs, item.request, signature);
-    } catch (error) {
-      return asInferenceError(error);
-    }
-  });
+  const results = items.map((item, i) => outputsOf(result.responses[i]!, item.request, signature));
   return { assembledNs, endNs: process.hrtime.bigint(), backend: result, results };
+}
+
+/** One response of the backend as the request's outputs (the requested ones, checked), or its error. */
+function outputsOf(response: BackendResponse, request: ValidatedRequest, signature: BatchSignature): OutputTensor[] | InferenceError {
+  if ("error" in response) return new InferenceError(response.error.code, response.error.message);
+  try {
+    return requestOutputs(response.outputs, request, signature);
+  } catch (error) {
+    return asInferenceError(error);
+  }
+}
+
+/** A decoupled request's responses, from the backend's form to the sink's. */
+function responderFor(request: ValidatedRequest, sink: ResponseSink, signature: BatchSignature): BackendResponder {
+  return {
+    send: (response, final) => sink.send(response === undefined ? undefined : outputsOf(response, request, signature), final),
+    get cancelled() {
+      return sink.cancelled;
+    },
+    onCancel: (listener) => sink.onCancel(listener),
+  };
 }
 
 /** The statistics of one execution that began at `startNs`. */

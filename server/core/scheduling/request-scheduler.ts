@@ -5,6 +5,7 @@
  */
 import type { CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
 import type { ValidatedRequest } from "../request/request-validation";
+import type { InferenceError } from "../errors";
 
 export interface ScheduleOptions {
   /** Triton's `priority` request parameter: 0 = default, 1 = highest. */
@@ -16,6 +17,21 @@ export interface ScheduleOptions {
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
   /** A sampled request's trace: the scheduler records QUEUE_START and the COMPUTE_* timestamps. */
   readonly trace?: InferenceTrace;
+  /**
+   * A decoupled model's request: its responses go here as the model sends them, and the scheduled result (no
+   * outputs) only says that the execution returned and the instance is free again.
+   */
+  readonly sink?: ResponseSink;
+}
+
+/** Where the responses of one request to a decoupled model go (the core's stream for that request). */
+export interface ResponseSink {
+  /** One response's outputs (the requested ones, checked against the config), its error, or none: the final flag alone. */
+  send(response: OutputTensor[] | InferenceError | undefined, final: boolean): void;
+  /** Whether the request is over (cancelled, or its final response sent): what is sent now is dropped. */
+  readonly cancelled: boolean;
+  /** Calls `listener` once when the request is cancelled by its client. */
+  onCancel(listener: () => void): void;
 }
 
 export interface ScheduledResult {

@@ -9,7 +9,7 @@ import type { ModelSignature } from "../model-config/model-signature";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
 import { PriorityQueue, type Queued, type QueuePolicy } from "./priority-queue";
-import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
+import type { RequestScheduler, ResponseSink, ScheduledResult, ScheduleOptions } from "./request-scheduler";
 
 export type { QueuePolicy };
 
@@ -37,6 +37,7 @@ interface QueueEntry extends PendingView {
   readonly signal: CancellationSignal | undefined;
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   readonly trace: InferenceTrace | undefined;
+  readonly sink: ResponseSink | undefined;
   readonly onAbort: () => void;
   readonly resolve: (result: ScheduledResult) => void;
   readonly reject: (error: InferenceError) => void;
@@ -99,7 +100,7 @@ export class Scheduler implements RequestScheduler {
       // The abort handler needs the entry's place in the queue, which exists once the entry is pushed (below).
       const entry: QueueEntry = {
         request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs, enqueueNs: admission.enqueueNs,
-        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, onAbort: () => this.#cancel(queued), resolve, reject,
+        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, sink: options.sink, onAbort: () => this.#cancel(queued), resolve, reject,
       };
       const queued = this.#queue.push(entry, admission);
       entry.signal?.addEventListener("abort", entry.onAbort, { once: true });

@@ -10,7 +10,7 @@ import { systemSharedMemoryHandlers } from "./system-shared-memory-rpcs";
 import { traceGrpcReceive, tracedCallback, traceSettingRequestOf, traceSettingResponseOf } from "./grpc-trace";
 import { logSettingsRpc } from "./log-settings-rpc";
 import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
-import { modelInfer } from "./model-infer";
+import { modelInfer, refuseDecoupledModelInfer } from "./model-infer";
 import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
 import { unaryHandler } from "./unary-handler";
 
@@ -38,7 +38,10 @@ export function inferenceServiceHandlers(
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
   const inferWith = (trace?: RequestTrace) =>
-    unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => modelInfer(core, sharedMemory, request, callCancelled(call), trace));
+    unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => {
+      refuseDecoupledModelInfer(core, request);
+      return modelInfer(core, sharedMemory, request, callCancelled(call), trace);
+    });
   const infer = inferWith();
   const modelInferCall: handleUnaryCall<ModelInferRequestMessage, ModelInferResponseMessage> = (call, callback) => {
     const trace = tracer.sample(call.request.model_name);

@@ -1,4 +1,4 @@
-import type { CancellationSignal, InferenceCore, InferenceTrace } from "../../core/index";
+import { type CancellationSignal, type InferenceCore, InferenceError, type InferenceTrace } from "../../core/index";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
 import type { ModelInferRequestMessage, ModelInferResponseMessage } from "./grpc-messages";
@@ -18,4 +18,11 @@ export async function modelInfer(
   const decoded = decodeModelInferRequest(message);
   const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => core.infer({ ...request, signal, trace }));
   return encodeModelInferResponse(response, placed);
+}
+
+/** Triton's ModelInfer refuses a decoupled model (src/grpc/infer_handler.cc): its responses need ModelStreamInfer. */
+export function refuseDecoupledModelInfer(core: InferenceCore, message: ModelInferRequestMessage): void {
+  if (core.isDecoupled(message.model_name, message.model_version === "" ? undefined : message.model_version)) {
+    throw new InferenceError("UNSUPPORTED", "ModelInfer RPC doesn't support models with decoupled transaction policy");
+  }
 }

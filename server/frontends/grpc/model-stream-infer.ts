@@ -6,6 +6,7 @@ import { grpcErrorOf } from "./grpc-status";
 import { traceGrpcReceive, traceGrpcSend } from "./grpc-trace";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { modelInfer } from "./model-infer";
+import { decoupledStreamInfer, type StreamedResponse } from "./decoupled-stream-infer";
 
 export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
 
@@ -19,9 +20,9 @@ const MAX_IN_FLIGHT_PER_STREAM = 64;
 const STATUS_ON_ERROR_HEADER = "triton_grpc_error";
 
 /**
- * Every model here is one-to-one (none is decoupled), so each response is its request's last, and Triton marks it
- * so. `triton_enable_empty_final_response` asks for an empty response after a decoupled model's last one; as in
- * Triton, a one-to-one model sends none (request-parameters.ts checks the flag's type).
+ * A one-to-one model's response is its request's last, and Triton marks it so. `triton_enable_empty_final_response`
+ * asks for an empty response after a decoupled model's last one (decoupled-stream-infer.ts); as in Triton, a
+ * one-to-one model sends none (request-parameters.ts checks the flag's type).
  */
 const FINAL_RESPONSE_PARAMETERS = { triton_final_response: { bool_param: true } };
 
@@ -81,12 +82,45 @@ export function serveModelStreamInfer(
     else call.write({ error_message: result.error.details, infer_response: { id: result.id } });
   };
 
+  // A decoupled model's responses are written as they come, not in request order (as in Triton).
+  const decoupled = new Set<Promise<void>>();
+  const writeStreamed = (streamed: StreamedResponse, trace: RequestTrace | undefined): void => {
+    if (closed) return;
+    const send = (): void => {
+      if ("message" in streamed) call.write(streamed.message);
+      else if (statusOnError) close(grpcErrorOf(streamed.error));
+      else call.write({ error_message: streamed.error.message, infer_response: { id: streamed.id, parameters: { triton_final_response: { bool_param: streamed.final } } } });
+    };
+    if (trace !== undefined && streamed.final) traceGrpcSend(trace, send);
+    else send();
+  };
+  const runDecoupled = (message: ModelInferRequestMessage, trace: RequestTrace | undefined): void => {
+    const running = decoupledStreamInfer(core, message, controller.signal, trace, (streamed) => writeStreamed(streamed, trace)).then(() => {
+      decoupled.delete(running);
+      inFlight--;
+      if (accepting && !closed && call.isPaused() && inFlight < MAX_IN_FLIGHT_PER_STREAM) call.resume();
+    });
+    decoupled.add(running);
+  };
+  const isDecoupled = (message: ModelInferRequestMessage): boolean => {
+    try {
+      return core.isDecoupled(message.model_name, message.model_version === "" ? undefined : message.model_version);
+    } catch {
+      return false; // an unknown or unavailable model: the one-to-one path answers its error
+    }
+  };
+  const allWritten = async (): Promise<void> => {
+    await written;
+    await Promise.all(decoupled);
+  };
+
   call.on("data", (message: ModelInferRequestMessage) => {
     if (!accepting) return;
     inFlight++;
     if (inFlight >= MAX_IN_FLIGHT_PER_STREAM) call.pause();
     const trace = tracer.sample(message.model_name);
     if (trace !== undefined) traceGrpcReceive(trace);
+    if (isDecoupled(message)) return runDecoupled(message, trace);
     const outcome = run(message, trace);
     written = written.then(async () => {
       const result = await outcome;
@@ -97,7 +131,7 @@ export function serveModelStreamInfer(
       else traceGrpcSend(trace, () => deliver(result));
     });
   });
-  call.on("end", () => void written.then(() => close()));
+  call.on("end", () => void allWritten().then(() => close()));
   call.on("cancelled", () => {
     closed = true;
     accepting = false;
@@ -109,7 +143,7 @@ export function serveModelStreamInfer(
   const finish = (): void => {
     accepting = false;
     call.pause();
-    void written.then(() => close());
+    void allWritten().then(() => close());
   };
   return { finish, done };
 }

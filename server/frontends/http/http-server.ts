@@ -7,6 +7,7 @@ import { errorReplier, sendError } from "./error-reply";
 import { createFastify, type HttpListenerOptions } from "./fastify-server";
 import { refuseOtherMethods } from "./method-not-allowed";
 import { healthRoutes } from "./routes/health-routes";
+import { generateRoutes } from "./routes/generate-routes";
 import { inferRoutes } from "./routes/infer-routes";
 import { loggingRoutes } from "./routes/logging-routes";
 import { metadataRoutes } from "./routes/metadata-routes";
@@ -30,7 +31,7 @@ export interface HttpServerOptions extends HttpListenerOptions {
 
 /** One plugin per Triton API group (its --http-restricted-api unit), each with the hooks only it needs. */
 const ROUTE_GROUPS = [
-  healthRoutes, metadataRoutes, modelConfigRoutes, statisticsRoutes, inferRoutes, repositoryRoutes, sharedMemoryRoutes, traceRoutes, loggingRoutes,
+  healthRoutes, metadataRoutes, modelConfigRoutes, statisticsRoutes, inferRoutes, generateRoutes, repositoryRoutes, sharedMemoryRoutes, traceRoutes, loggingRoutes,
 ];
 
 /**

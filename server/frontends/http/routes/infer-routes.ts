@@ -25,7 +25,7 @@ function headerLengthOf(headers: IncomingHttpHeaders): number | undefined {
 }
 
 /** Cancelled when the client disconnects before its response is written, so queued work can be dropped. */
-function clientGone(reply: FastifyReply): Cancellation {
+export function clientGone(reply: FastifyReply): Cancellation {
   const cancellation = new Cancellation();
   // The response closes early exactly when the client went away (or the socket broke) before the answer.
   reply.raw.once("close", () => {
@@ -71,6 +71,8 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       if (trace !== undefined) traceHttpExchange(trace, reply);
       const modelVersion = versionOf(request.params);
       core.checkModelAvailable(model, modelVersion);
+      // Triton's CheckTransactionPolicy (src/http_server.cc): a decoupled model's responses need generate_stream or gRPC.
+      if (core.isDecoupled(model, modelVersion)) throw new InferenceError("UNSUPPORTED", "HTTP end point doesn't support models with decoupled transaction policy");
       const body = await decodeRequestBody(request.body, request.headers["content-encoding"], maxInputBytes);
       const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
         modelName: model, modelVersion, modelInputs: () => core.modelInputs(model, modelVersion),

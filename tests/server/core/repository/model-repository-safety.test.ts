@@ -104,7 +104,8 @@ model_warmup [ { name: "w" batch_size: 1 inputs [
   symlinkSync(path.join(outside, "model_dir"), path.join(repository, "alias_outside"));
   symlinkSync(path.join(root, "nowhere"), path.join(repository, "alias_dangling"));
 
-  for (const [name, config] of [["dims_negative", IDENTITY("-5")], ["dims_zero", IDENTITY("0")], ["batch_negative", IDENTITY("4", -1)]] as const) {
+  for (const [name, config] of [["dims_negative", IDENTITY("-5")], ["dims_zero", IDENTITY("0")], ["batch_negative", IDENTITY("4", -1)],
+    ["decoupled_sequence", `${IDENTITY("4")}\nmodel_transaction_policy { decoupled: true }\nsequence_batching { }`]] as const) {
     mkdirSync(path.join(repository, name, "1"), { recursive: true });
     writeFileSync(path.join(repository, name, "config.pbtxt"), config);
   }
@@ -195,5 +196,9 @@ describe("config values no model can serve make it UNAVAILABLE with the real rea
 
   it("refuses a negative max_batch_size, naming it", () => {
     expect(reasonOf("batch_negative")).toBe("'max_batch_size' must be non-negative value for batch_negative");
+  });
+
+  it("refuses a decoupled model with the sequence batcher, which this server cannot stream", () => {
+    expect(reasonOf("decoupled_sequence")).toBe("model 'decoupled_sequence': a decoupled model (model_transaction_policy { decoupled: true }) with sequence_batching is not supported by this server");
   });
 });

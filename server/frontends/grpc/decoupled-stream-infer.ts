@@ -1,0 +1,54 @@
+import { type CancellationSignal, InferenceError, type InferenceCore, type InferenceTrace, type StreamResponse } from "../../core/index";
+import type { InferParameterMessage, ModelInferRequestMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
+import { decodeModelInferRequest } from "./infer-request-decoder";
+import { encodeModelInferResponse } from "./infer-response-encoder";
+
+/** Triton's reserved request parameter asking for an empty response that carries only the final flag. */
+const EMPTY_FINAL_RESPONSE_PARAMETER = "triton_enable_empty_final_response";
+
+const NOTHING_PLACED = new Map<string, never>();
+
+function finalFlag(final: boolean): Record<string, Partial<InferParameterMessage>> {
+  return { triton_final_response: { bool_param: final } };
+}
+
+/** One of a decoupled request's responses as ModelStreamInfer writes it; undefined when nothing is written. */
+export type StreamedResponse =
+  | { readonly message: ModelStreamInferResponseMessage; readonly final: boolean }
+  | { readonly error: InferenceError; readonly id: string; readonly final: boolean };
+
+/**
+ * Runs one ModelStreamInfer request on a decoupled model (Triton's ModelStreamInferHandler for a decoupled model):
+ * each response the model sends is handed to `write` as it comes, in the order sent, marked
+ * `triton_final_response` false except the last; the final flag sent alone becomes the empty final response
+ * (`id`, model and that flag) only when the request set `triton_enable_empty_final_response`, and nothing
+ * otherwise. An error response is handed over as an error, with the request's id. Tensors in shared memory are
+ * not supported for a decoupled model here. Resolves once the final response was handed over.
+ */
+export function decoupledStreamInfer(
+  core: InferenceCore, message: ModelInferRequestMessage, signal: CancellationSignal, trace: InferenceTrace | undefined,
+  write: (response: StreamedResponse) => void,
+): Promise<void> {
+  let decoded: ReturnType<typeof decodeModelInferRequest>;
+  try {
+    decoded = decodeModelInferRequest(message);
+    if (decoded.sharedMemory !== undefined) {
+      throw new InferenceError("UNSUPPORTED", "shared memory tensors are not supported for a decoupled model's requests here");
+    }
+  } catch (error) {
+    write({ error: error instanceof InferenceError ? error : new InferenceError("INTERNAL", String(error)), id: message.id, final: true });
+    return Promise.resolve();
+  }
+  const emptyFinal = decoded.request.parameters?.[EMPTY_FINAL_RESPONSE_PARAMETER] === true;
+  return core.inferStream({ ...decoded.request, signal, trace }, (event: StreamResponse) => {
+    const { response, final } = event;
+    if (response instanceof InferenceError) {
+      write({ error: response, id: message.id, final });
+    } else if (response !== undefined) {
+      write({ message: { error_message: "", infer_response: { ...encodeModelInferResponse(response, NOTHING_PLACED), parameters: finalFlag(final) } }, final });
+    } else if (emptyFinal) {
+      const infer_response = { id: message.id, model_name: message.model_name, model_version: message.model_version, outputs: [], raw_output_contents: [], parameters: finalFlag(true) };
+      write({ message: { error_message: "", infer_response }, final: true });
+    }
+  });
+}

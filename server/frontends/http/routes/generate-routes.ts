@@ -1,0 +1,98 @@
+import { PassThrough } from "node:stream";
+import type { FastifyPluginCallback, FastifyReply } from "fastify";
+import { type CancellationSignal, InferenceError, type InferenceCore, type InferRequest, type StreamResponse } from "../../../core/index";
+import { sendError } from "../error-reply";
+import { generateErrorJson, generateRequest, generateResponseJson } from "../generate-mapping";
+import { traceHttpExchange } from "../http-trace";
+import { clientGone } from "./infer-routes";
+import { type ModelParams, modelUrls, versionOf } from "./model-url";
+import { objectBody } from "./object-body";
+import { restrictApiGroup } from "./restrict-api-group";
+import type { RawBody, RouteGroupOptions } from "./route-group-options";
+
+/** Triton's answer when /generate gets other than one response (GenerateRequestClass::SendChunkResponse). */
+const NOT_ONE_RESPONSE = "generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses";
+
+/** A failure before the model's first response (the request was refused): Triton answers it 400 in JSON, not as an event. */
+function refusedUpFront(event: StreamResponse): event is { response: InferenceError; final: true } {
+  return event.final && event.response instanceof InferenceError;
+}
+
+function eventJson(response: StreamResponse["response"]): string | undefined {
+  if (response === undefined) return undefined;
+  return response instanceof InferenceError ? generateErrorJson(response) : generateResponseJson(response);
+}
+
+/**
+ * `/generate`: every response is gathered and the answer is the one response, or Triton's error when there were
+ * more or none. As in Triton the status is the first response's (200, or 400 when it is an error).
+ */
+async function generateOnce(core: InferenceCore, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const events: StreamResponse[] = [];
+  await core.inferStream(request, (event) => events.push(event));
+  const first = events[0]!;
+  if (events.length === 1 && refusedUpFront(first)) return sendError(reply, 400, first.response.message);
+  const answers = events.flatMap((event) => eventJson(event.response) ?? []);
+  const body = answers.length === 1 ? answers[0]! : JSON.stringify({ error: NOT_ONE_RESPONSE });
+  return reply.code(first.response instanceof InferenceError ? 400 : 200).type("application/json").send(body);
+}
+
+/**
+ * `/generate_stream`: one server-sent event (`data: {...}`) per response as the model sends it, an error response
+ * as `data: {"error": ...}`, and the stream ends at the final flag. The status is the first response's; a request
+ * refused before any response gets a JSON error instead. A client that disconnects cancels the request.
+ */
+async function generateStream(core: InferenceCore, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const body = new PassThrough();
+  let resolveFirst: (event: StreamResponse) => void = () => undefined;
+  const firstEvent = new Promise<StreamResponse>((resolve) => (resolveFirst = resolve));
+  let seen = false;
+  void core.inferStream(request, (event) => {
+    if (!seen) {
+      seen = true;
+      resolveFirst(event);
+      if (refusedUpFront(event)) return;
+    }
+    if (body.destroyed) return;
+    const json = eventJson(event.response);
+    if (json !== undefined) body.write(`data: ${json}\n\n`);
+    if (event.final) body.end();
+  });
+  const first = await firstEvent;
+  if (refusedUpFront(first)) return sendError(reply, 400, first.response.message);
+  return reply
+    .code(first.response instanceof InferenceError ? 400 : 200)
+    .type("text/event-stream; charset=utf-8")
+    .header("cache-control", "no-cache")
+    .send(body);
+}
+
+/**
+ * Triton's generate extension (docs/protocol/extension_generate.md, HTTPAPIServer::HandleGenerate): a text-oriented
+ * request body mapped onto the model's inputs and parameters, answered as one JSON object or as server-sent events.
+ * Any model may be asked, decoupled or not. It belongs to the `inference` API group, as in Triton.
+ */
+export const generateRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, restrictions, working, maxInputBytes }, done) => {
+  restrictApiGroup(scope, "inference", restrictions);
+  scope.addHook("preHandler", working);
+  for (const streaming of [false, true]) {
+    for (const url of modelUrls(streaming ? "/generate_stream" : "/generate")) {
+      scope.post<{ Params: ModelParams; Body: RawBody }>(url, async (request, reply) => {
+        const { model } = request.params;
+        const modelVersion = versionOf(request.params);
+        const metadata = core.modelMetadata(model, modelVersion);
+        const encoding = request.headers["content-encoding"];
+        if (encoding !== undefined && encoding !== "identity") {
+          throw new InferenceError("INVALID_ARG", "Unsupported content-encoding, only 'identity' is supported.");
+        }
+        const inferRequest = generateRequest(await objectBody(request, maxInputBytes), metadata, modelVersion);
+        const trace = tracer.sample(model);
+        if (trace !== undefined) traceHttpExchange(trace, reply);
+        const signal: CancellationSignal = clientGone(reply);
+        const run = { ...inferRequest, signal, trace };
+        return streaming ? generateStream(core, run, reply) : generateOnce(core, run, reply);
+      });
+    }
+  }
+  done();
+};

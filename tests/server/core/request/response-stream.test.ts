@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { Cancellation, InferenceError, type CancellationSignal, type StreamResponse } from "../../../../server/core/index";
+import { ResponseStream } from "../../../../server/core/request/response-stream";
+
+/** A request signal that counts the listeners on it, as a gRPC stream's signal shared by all its requests would carry them. */
+class CountingSignal extends Cancellation {
+  listeners = 0;
+  override addEventListener(type: "abort", listener: () => void): void {
+    this.listeners++;
+    super.addEventListener(type, listener);
+  }
+  override removeEventListener(type: "abort", listener: () => void): void {
+    this.listeners--;
+    super.removeEventListener(type, listener);
+  }
+}
+
+function streamOf(signal?: CancellationSignal) {
+  const events: StreamResponse[] = [];
+  const ends: (InferenceError | undefined)[] = [];
+  const stream = new ResponseStream(
+    (event) => events.push(event),
+    (outputs) => {
+      if (outputs.length === 0) throw new InferenceError("INTERNAL", "model produced no output 'OUT'");
+      return { modelName: "m", modelVersion: "1", outputs };
+    },
+    signal, (error) => ends.push(error),
+  );
+  return { stream, events, ends };
+}
+
+const OUT = [{ name: "OUT", datatype: "INT32" as const, shape: [1], data: new Uint8Array(4) }];
+
+describe("ResponseStream", () => {
+  it("passes responses on until the final one and drops what comes after, ending once", () => {
+    const signal = new CountingSignal();
+    const { stream, events, ends } = streamOf(signal);
+    stream.send(OUT, false);
+    stream.send(new InferenceError("INVALID_ARG", "refused"), false);
+    stream.send(undefined, true);
+    stream.send(OUT, false);
+    stream.fail(new InferenceError("INTERNAL", "late"));
+    expect(events.map((e) => [e.response instanceof InferenceError ? e.response.message : e.response?.modelName, e.final])).toEqual([
+      ["m", false], ["refused", false], [undefined, true],
+    ]);
+    expect(ends).toEqual([undefined]);
+    expect(stream.cancelled).toBe(true);
+    expect(signal.listeners).toBe(0);
+  });
+
+  it("turns outputs it cannot answer into an error response", () => {
+    const { stream, events, ends } = streamOf();
+    stream.send([], true);
+    expect(events).toEqual([{ response: new InferenceError("INTERNAL", "model produced no output 'OUT'"), final: true }]);
+    expect(ends[0]?.message).toBe("model produced no output 'OUT'");
+  });
+
+  it("on the client's cancellation ends with CANCELLED, tells the model's listeners and stops listening to the shared signal", () => {
+    const signal = new CountingSignal();
+    const { stream, events, ends } = streamOf(signal);
+    let told = 0;
+    stream.onCancel(() => told++);
+    stream.send(OUT, false);
+    signal.abort();
+    stream.send(OUT, false);
+    expect(told).toBe(1);
+    expect(stream.signal.aborted).toBe(true);
+    expect(events.at(-1)).toEqual({ response: new InferenceError("CANCELLED", "request was cancelled by the client"), final: true });
+    expect(events).toHaveLength(2);
+    expect(ends.map((e) => e?.code)).toEqual(["CANCELLED"]);
+    expect(signal.listeners).toBe(0);
+    stream.onCancel(() => told++);
+    expect(told).toBe(2);
+  });
+});
