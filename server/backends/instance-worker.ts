@@ -152,6 +152,16 @@ export class InstanceWorker<Reply extends WorkerReply> {
     }, limit.ms);
   }
 
+  /** Hears what the thread posts besides replies (a model's calls to other models, made during a call). */
+  onMessage(listener: (message: unknown) => void): void {
+    this.#worker.on("message", listener);
+  }
+
+  /** Posts outside any call (an answer to something the thread asked); nothing once the thread is gone. */
+  post(message: object, transfer: readonly ArrayBuffer[] = []): void {
+    if (this.#dead === undefined) this.#worker.postMessage(message, transfer);
+  }
+
   #onReply(message: Reply): void {
     const pending = this.#pending;
     if (pending === undefined || message.id !== pending.id) return;

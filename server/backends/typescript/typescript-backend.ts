@@ -5,6 +5,8 @@ import type {
   Backend, BackendInstance, BackendRequest, BackendResponse, ExecutionResult, InstanceSpec, RequestsExecutionResult, TensorMap,
 } from "../backend";
 import { CallTimeoutError, InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
+import { isModelCallMessage } from "./model-call-protocol";
+import { ModelCallRelay } from "./model-call-relay";
 import type { InitializeArgs, ModelConfigJson } from "./typescript-model";
 import type { TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
 
@@ -95,11 +97,16 @@ class TypeScriptInstance implements BackendInstance {
   readonly executionProvider = "cpu";
   readonly #worker: InstanceWorker<TypeScriptWorkerReply>;
   readonly #timeouts: InstanceTimeouts;
+  readonly #modelCalls: ModelCallRelay;
   #draining = false;
 
   constructor(worker: InstanceWorker<TypeScriptWorkerReply>, timeouts: InstanceTimeouts) {
     this.#worker = worker;
     this.#timeouts = timeouts;
+    this.#modelCalls = new ModelCallRelay((answer, transfer) => worker.post(answer, transfer));
+    worker.onMessage((message) => {
+      if (isModelCallMessage(message)) this.#modelCalls.relay(message);
+    });
   }
 
   get lost(): Promise<Error> {
@@ -131,6 +138,7 @@ class TypeScriptInstance implements BackendInstance {
       inputs: postableTensors(request.inputs, transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
     }));
     let reply: TypeScriptWorkerReply;
+    this.#modelCalls.begin(requests);
     try {
       reply = await this.#worker.call({ type: "execute", requests: wire }, [...transfer], this.#executionLimit());
     } catch (error) {
@@ -139,6 +147,8 @@ class TypeScriptInstance implements BackendInstance {
       if (!(error instanceof CallTimeoutError)) throw error;
       const response: BackendResponse = { error: { code: "UNAVAILABLE", message: error.message } };
       return { responses: requests.map(() => response), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
+    } finally {
+      this.#modelCalls.end();
     }
     if (reply.type === "execute-error") throw new Error(reply.message);
     return {

@@ -3,7 +3,7 @@
  * the dynamic batcher and the ensemble's step runner both implement it, and the repository holds a version's
  * scheduler through it only, never through a concrete class.
  */
-import type { CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
 import type { ValidatedRequest } from "../request/request-validation";
 
 export interface ScheduleOptions {
@@ -16,6 +16,8 @@ export interface ScheduleOptions {
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
   /** A sampled request's trace: the scheduler records QUEUE_START and the COMPUTE_* timestamps. */
   readonly trace?: InferenceTrace;
+  /** The executions waiting on the request (a model call's), for the calls its model makes in turn. */
+  readonly chain?: readonly CallLink[];
 }
 
 export interface ScheduledResult {

@@ -1,8 +1,9 @@
-import type { BackendInstance, ExecutionResult } from "../../backends/backend";
+import type { BackendInstance, ExecutionResult, ModelCaller } from "../../backends/backend";
 import { assembleBatch, type BatchSignature, batchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "../errors";
-import type { CancellationSignal, InferenceTrace, ParameterValue } from "../request/inference-request";
+import type { CallLink, CancellationSignal, InferenceTrace, ParameterValue } from "../request/inference-request";
+import type { CallOrigin } from "./model-calls";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ExecutionTimings } from "../repository/model-statistics";
@@ -25,6 +26,8 @@ export interface SchedulerSettings {
 /** Reports of the scheduler's own work, for statistics and metrics. */
 export interface SchedulerListener {
   executed(timings: ExecutionTimings): void;
+  /** The caller a request hands its model, for models that call others (backends taking requests one by one). */
+  callerFor?(origin: CallOrigin): ModelCaller;
 }
 
 /** A request waiting in the queue, and how to answer it. */
@@ -37,6 +40,7 @@ interface QueueEntry extends PendingView {
   readonly signal: CancellationSignal | undefined;
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   readonly trace: InferenceTrace | undefined;
+  readonly chain: readonly CallLink[] | undefined;
   readonly onAbort: () => void;
   readonly resolve: (result: ScheduledResult) => void;
   readonly reject: (error: InferenceError) => void;
@@ -121,7 +125,8 @@ export class Scheduler implements RequestScheduler {
       // The abort handler needs the entry's place in the queue, which exists once the entry is pushed (below).
       const entry: QueueEntry = {
         request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs, enqueueNs: admission.enqueueNs,
-        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, onAbort: () => this.#cancel(queued), resolve, reject,
+        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, chain: options.chain,
+        onAbort: () => this.#cancel(queued), resolve, reject,
       };
       const queued = this.#queue.push(entry, admission);
       entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
@@ -266,7 +271,7 @@ export class Scheduler implements RequestScheduler {
   async #runPerRequest(instance: BackendInstance, entries: readonly QueueEntry[], startNs: bigint): Promise<Execution> {
     const requests = entries.map((entry) => ({
       inputs: assembleBatch([entry.request], this.#signature), parameters: userParameters(entry.parameters),
-      requestedOutputs: entry.request.outputs.map((output) => output.name),
+      requestedOutputs: entry.request.outputs.map((output) => output.name), caller: this.#listener.callerFor?.(entry),
     }));
     const assembledNs = process.hrtime.bigint();
     const result = await instance.executeRequests!(requests);
