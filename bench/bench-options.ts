@@ -7,11 +7,12 @@ import { knownList, positiveInteger, positiveIntegerList } from "./option-parser
  * (metrics, tracing, logging) on against off; metrics-scrape scrapes a 200-model server while requests run;
  * image-tensor compares gRPC with HTTP (and gRPC's HTTP/2 windows) for a 600 KB tensor; image compares the
  * image_classifier ensemble with client-side preprocessing; typescript compares the TypeScript backend with the
- * built-in identity backend; tuned compares inference-tune's configs with the shipped ones (minutes of tuning, so
+ * built-in identity backend; bls compares image_classifier_bls with the ensemble and a BLS call with an HTTP
+ * request; tuned compares inference-tune's configs with the shipped ones (minutes of tuning, so
  * only when asked for).
  */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "image" | "typescript" | "tuned";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "image", "typescript", "tuned"];
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "image" | "typescript" | "bls" | "tuned";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "image", "typescript", "bls", "tuned"];
 const DEFAULT_BENCH_MODELS: readonly BenchModel[] = BENCH_MODELS.filter((model) => model !== "tuned");
 
 /** What `npm run bench` measures and for how long. */
