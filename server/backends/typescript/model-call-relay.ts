@@ -32,7 +32,7 @@ export class ModelCallRelay {
   relay(message: ModelCallMessage): void {
     const caller = this.#requests[message.request]?.caller;
     if (caller === undefined) {
-      this.#answer(message.callId, { error: { code: "UNAVAILABLE", message: `model call to '${message.modelName}': no request of a running execution made it` } });
+      this.#answer(message.callId, { error: { code: "UNAVAILABLE", message: `model call to '${message.modelName}' refused: the request it is made for cannot call models (a warmup request)` } });
       return;
     }
     const signal = (this.#execution ??= new AbortController()).signal;
