@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -173,5 +173,27 @@ describe("TypeScript models calling other models (BLS)", () => {
         message: "pong: ping: model call 'ping' -> 'pong' -> 'ping' refused: it would wait for an instance of 'ping' version 1, and all 1 of them are held by the executions waiting on this call",
       });
     });
+  });
+});
+
+describe("a model call in a sampled request's trace", () => {
+  it("is traced as a request of its own, with the request that made it as parent_id", async () => {
+    const repository = mkdtempSync(path.join(os.tmpdir(), "bls-trace-"));
+    const file = path.join(repository, "trace.json");
+    writeProbeModel(repository, { name: "probe" });
+    writeCallerModel(repository, { name: "caller" });
+    const server = await startServer({ repository, args: ["--trace-config", `triton,file=${file}`, "--trace-config", "level=TIMESTAMPS", "--trace-config", "rate=1"] });
+    try {
+      const body = JSON.stringify({ id: "outer", inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: [1] }], parameters: { route: "probe" } });
+      expect((await fetch(`${server.httpUrl}/v2/models/caller/infer`, { method: "POST", body })).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+    const models = (JSON.parse(readFileSync(file, "utf8")) as { id: number; model_name?: string; parent_id?: number; request_id?: string }[])
+      .filter((entry) => entry.model_name !== undefined);
+    rmSync(repository, { recursive: true, force: true });
+    const outer = models.find((entry) => entry.model_name === "caller");
+    expect(outer).toMatchObject({ request_id: "outer" });
+    expect(models.filter((entry) => entry.model_name === "probe")).toEqual([{ id: expect.any(Number), model_name: "probe", model_version: 1, parent_id: outer!.id }]);
   });
 });
