@@ -180,18 +180,21 @@ describe("a model call in a sampled request's trace", () => {
   it("is traced as a request of its own, with the request that made it as parent_id", async () => {
     const repository = mkdtempSync(path.join(os.tmpdir(), "bls-trace-"));
     const file = path.join(repository, "trace.json");
-    writeProbeModel(repository, { name: "probe" });
-    writeCallerModel(repository, { name: "caller" });
-    const server = await startServer({ repository, args: ["--trace-config", `triton,file=${file}`, "--trace-config", "level=TIMESTAMPS", "--trace-config", "rate=1"] });
+    let models: { id: number; model_name?: string; parent_id?: number; request_id?: string }[];
     try {
-      const body = JSON.stringify({ id: "outer", inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: [1] }], parameters: { route: "probe" } });
-      expect((await fetch(`${server.httpUrl}/v2/models/caller/infer`, { method: "POST", body })).status).toBe(200);
+      writeProbeModel(repository, { name: "probe" });
+      writeCallerModel(repository, { name: "caller" });
+      const server = await startServer({ repository, args: ["--trace-config", `triton,file=${file}`, "--trace-config", "level=TIMESTAMPS", "--trace-config", "rate=1"] });
+      try {
+        const body = JSON.stringify({ id: "outer", inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: [1] }], parameters: { route: "probe" } });
+        expect((await fetch(`${server.httpUrl}/v2/models/caller/infer`, { method: "POST", body })).status).toBe(200);
+      } finally {
+        await server.stop();
+      }
+      models = (JSON.parse(readFileSync(file, "utf8")) as typeof models).filter((entry) => entry.model_name !== undefined);
     } finally {
-      await server.stop();
+      rmSync(repository, { recursive: true, force: true });
     }
-    const models = (JSON.parse(readFileSync(file, "utf8")) as { id: number; model_name?: string; parent_id?: number; request_id?: string }[])
-      .filter((entry) => entry.model_name !== undefined);
-    rmSync(repository, { recursive: true, force: true });
     const outer = models.find((entry) => entry.model_name === "caller");
     expect(outer).toMatchObject({ request_id: "outer" });
     expect(models.filter((entry) => entry.model_name === "probe")).toEqual([{ id: expect.any(Number), model_name: "probe", model_version: 1, parent_id: outer!.id }]);
