@@ -124,7 +124,7 @@ export interface ExecuteContext {
    * policy, its statistics) and resolves with its outputs. The inputs are copied as they are sent: the model keeps
    * its arrays. Rejects with a `ModelCallError` carrying the callee's error code (`INVALID_ARG`, `NOT_FOUND`,
    * `UNAVAILABLE` for a call refused as too deep or as one that would wait on its own busy instance, `CANCELLED`
-   * once the request it serves is gone); throws a TypeError for a call that cannot be sent (an `options.request` not
+   * once the request it serves is gone); rejects with a TypeError for a call that cannot be sent (an `options.request` not
    * of this batch, a malformed tensor, a call after `execute` returned).
    */
   infer(model: string, inputs: Readonly<Record<string, OutputTensor>>, options?: InferOptions): Promise<InferResult>;
@@ -133,7 +133,7 @@ export interface ExecuteContext {
 /**
  * A TypeScript model. `initialize` runs once per instance before the model is ready; a throw there makes the
  * version UNAVAILABLE with the message. `execute` gets a batch of requests (as many as the dynamic batcher
- * formed) and returns one response per request, in order; a throw fails every request of the batch with
+ * formed) and a context to call other models with ({@link ExecuteContext}), and returns one response per request, in order; a throw fails every request of the batch with
  * INTERNAL and the message, and the instance keeps serving. `finalize` runs when the instance is unloaded.
  * If the worker thread dies (an uncaught exception, `process.exit`, out of memory), the requests of the batch
  * fail with INTERNAL and the server starts a new instance.
