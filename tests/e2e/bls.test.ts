@@ -6,7 +6,9 @@ import { writeCallerModel } from "../helpers/bls-test-models";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { writeProbeModel } from "../helpers/typescript-test-models";
 import { parseExposition } from "../server/metrics/prometheus-text";
+import { status } from "@grpc/grpc-js";
 import { type BinaryTransports, binaryTransports, type Protocol } from "./binary-transports";
+import { GrpcTestClient } from "./grpc-transport";
 import type { CaseResult } from "./protocol-transport";
 
 /** A callee whose queue holds a lone request for a minute: a call to it stays pending until it is cancelled. */
@@ -134,6 +136,25 @@ describe("TypeScript models calling other models (BLS)", () => {
       await until("the call is queued", async () => (await pending("holding")) === 1);
       abort.abort();
       await expectHoldingCancelled(failedBefore);
+    });
+
+    it("when the gRPC call of the request that made them is cancelled", async () => {
+      const failedBefore = (await stats("holding")).inference_stats.fail.count;
+      const grpc = new GrpcTestClient(server.grpcAddress!);
+      try {
+        const abort = new AbortController();
+        const outer = grpc.unary("ModelInfer", {
+          model_name: "caller", inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], contents: { fp32_contents: [1] } }],
+          parameters: { route: { string_param: "holding" } },
+        }, {}, {}, abort.signal);
+        outer.catch(() => undefined);
+        await until("the call is queued", async () => (await pending("holding")) === 1);
+        abort.abort();
+        await expect(outer).rejects.toMatchObject({ code: status.CANCELLED });
+        await expectHoldingCancelled(failedBefore);
+      } finally {
+        grpc.close();
+      }
     });
 
     it("when the request's execution times out", async () => {
