@@ -46,7 +46,15 @@ export class ModelCallRelay {
       }
       const transfer = new Set<ArrayBuffer>();
       const outputs: NamedTensor[] = postableTensors(result.outputs, transfer);
-      this.#answer(message.callId, { modelName: result.modelName, modelVersion: result.modelVersion, outputs }, [...transfer]);
+      const answer = { modelName: result.modelName, modelVersion: result.modelVersion, outputs };
+      try {
+        this.#answer(message.callId, answer, [...transfer]);
+      } catch {
+        // A buffer that cannot move (one a native addon owns) is copied instead.
+        this.#answer(message.callId, answer);
+      }
+    }).catch((error: unknown) => {
+      this.#answer(message.callId, { error: { code: "INTERNAL", message: `model call to '${message.modelName}': its answer could not reach the model: ${(error as Error).message}` } });
     });
   }
 
