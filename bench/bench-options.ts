@@ -8,11 +8,13 @@ import { knownList, positiveInteger, positiveIntegerList } from "./option-parser
  * image-tensor compares gRPC with HTTP (and gRPC's HTTP/2 windows) for a 600 KB tensor; grpc-transport compares gRPC
  * transports (grpc-js, connect-node, our own on node:http2) with HTTP for simple and a 600 KB tensor; image compares the
  * image_classifier ensemble with client-side preprocessing; typescript compares the TypeScript backend with the
- * built-in identity backend; streaming compares a decoupled model's streams over gRPC and /generate_stream; tuned compares inference-tune's configs with the shipped ones (minutes of tuning, so
+ * built-in identity backend; streaming compares a decoupled model's streams over gRPC and /generate_stream; bls compares
+ * image_classifier_bls with the ensemble and a BLS call with an HTTP request; tuned compares inference-tune's configs
+ * with the shipped ones (minutes of tuning, so
  * only when asked for).
  */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "grpc-transport" | "image" | "typescript" | "streaming" | "tuned";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "grpc-transport", "image", "typescript", "streaming", "tuned"];
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "grpc-transport" | "image" | "typescript" | "streaming" | "bls" | "tuned";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "grpc-transport", "image", "typescript", "streaming", "bls", "tuned"];
 const DEFAULT_BENCH_MODELS: readonly BenchModel[] = BENCH_MODELS.filter((model) => model !== "tuned");
 
 /** What `npm run bench` measures and for how long. */

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { ExecuteResponse, InitializeArgs, ModelConfigJson, Tensor, TypeScriptModel, TypeScriptModelClass } from "../server/backends/typescript/index";
+import type { ExecuteContext, ExecuteResponse, InitializeArgs, ModelConfigJson, Tensor, TypeScriptModel, TypeScriptModelClass } from "../server/backends/typescript/index";
 import { InferenceClient, type PreparedInferRequest } from "../client/index";
 import { type ComparisonResult, measureThroughput, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
@@ -11,6 +11,9 @@ import { sweepForBest } from "./sweep-for-best";
 const PHOTOS = ["mug.jpg", "kitten_224.png", "fish.png", "image.jpg", "vulture.jpeg"];
 
 /** A step of the pipeline run in this process: the same compiled model.js the server runs, called directly. */
+/** The pre- and postprocessing models call no other model. */
+const NO_MODEL_CALLS: ExecuteContext = { infer: (model) => Promise.reject(new Error(`no model calls here (to '${model}')`)) };
+
 async function localModel(client: InferenceClient, modelRepository: string, name: string): Promise<TypeScriptModel> {
   const directory = path.join(modelRepository, name);
   // The generated repository lies inside the package, so model.js resolves sharp and the package as it does in the server.
@@ -56,10 +59,10 @@ export async function runImageClassifierSuite(context: BenchContext): Promise<Co
     let nextClient = 0;
     const clientSide: RequestSender = async () => {
       const photo = photos[nextClient++ % photos.length]!;
-      const image = outputOf(await preprocess.execute([{ inputs: { IMAGE: { datatype: "BYTES", shape: [1, 1], data: [photo] } }, parameters: {}, requestedOutputs: ["IMAGE_TENSOR"] }]), "IMAGE_TENSOR");
+      const image = outputOf(await preprocess.execute([{ inputs: { IMAGE: { datatype: "BYTES", shape: [1, 1], data: [photo] } }, parameters: {}, requestedOutputs: ["IMAGE_TENSOR"] }], NO_MODEL_CALLS), "IMAGE_TENSOR");
       const result = await client.infer("squeezenet", [{ name: "data_0", datatype: "FP16", shape: [...image.shape], data: image.data as Uint16Array }]);
       const probabilities: Tensor = { datatype: "FP16", shape: [1, 1000, 1, 1], data: result.data("softmaxout_1", "FP16") };
-      outputOf(await postprocess.execute([{ inputs: { PROBABILITIES: probabilities }, parameters: {}, requestedOutputs: ["CLASSES"] }]), "CLASSES");
+      outputOf(await postprocess.execute([{ inputs: { PROBABILITIES: probabilities }, parameters: {}, requestedOutputs: ["CLASSES"] }], NO_MODEL_CALLS), "CLASSES");
       return { sendNs: result.timing.sendNs, receiveNs: result.timing.receiveNs };
     };
     const at = (send: RequestSender, concurrency: number, durationMs = options.windowMs) => (): Promise<SideMeasurement> =>

@@ -17,6 +17,7 @@ import { benchTableContent, formatBenchTable } from "./bench-table";
 import { runResnet50Suite } from "./resnet50-suite";
 import { countNvidiaGpus } from "../server/backends/gpu-detection";
 import { runBatchingSuite } from "./batching-suite";
+import { runBlsSuite } from "./bls-suite";
 import { runGpuSuite } from "./gpu-suite";
 import { runGrpcTransportSuite } from "./grpc-transport-suite";
 import { runImageTensorSuite } from "./image-tensor-suite";
@@ -94,6 +95,7 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   if (options.models.includes("image")) results.push(...(await runImageClassifierSuite(context)));
   if (options.models.includes("typescript")) results.push(...(await runTypeScriptBackendSuite(context)));
   if (options.models.includes("streaming")) results.push(...(await runStreamingSuite(context)));
+  if (options.models.includes("bls")) results.push(...(await runBlsSuite(context)));
   if (options.models.includes("tuned")) results.push(...(await runTunedSuite(context)));
   if (options.gpu) results.push(...(await runGpuSuite(context)));
   const lines = setupLines(context, startedAt);

@@ -67,6 +67,7 @@ async function run(options: ServerOptions): Promise<void> {
     log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
     startupModels: options.loadModels,
     requestLimits: { maxBytesElements: options.maxBytesElements, maxBytesElementSize: options.maxBytesElementSize },
+    maxModelCallDepth: options.modelCallMaxDepth,
     allowModelCodeUpload: options.allowModelCodeUpload,
     loader: {
       autoCompleteConfig: options.autoCompleteConfig,

@@ -145,8 +145,46 @@ export interface BackendInstance {
 
 export type BackendParameterValue = string | number | boolean | bigint;
 
+/**
+ * What a backend's model may ask of the server while it serves a request: run another model (Triton's Business Logic
+ * Scripting). The core hands each request its own caller, bound to that request: a call is validated, queued (in
+ * the callee's dynamic batcher), counted and traced as any request, as a child of it, and it is cancelled when that
+ * request is; a call chain too deep or one that would wait on its own busy instance is refused.
+ */
+export interface ModelCaller {
+  /** Never rejects: the callee's failure comes back as its error code and message. */
+  infer(call: ModelCall): Promise<ModelCallResult>;
+}
+
+/** What an {@link AbortSignal} is to a {@link ModelCall}: the caller no longer waits for it once it aborts. */
+export interface ModelCallSignal {
+  readonly aborted: boolean;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
+export interface ModelCall {
+  readonly modelName: string;
+  /** Absent or empty: the model's version policy (the highest ready version). */
+  readonly modelVersion?: string;
+  /** Batch dimension included when the callee batches; owned by the callee once passed. */
+  readonly inputs: TensorMap;
+  /** Absent: every output of the callee. */
+  readonly outputs?: readonly string[];
+  readonly parameters?: Readonly<Record<string, BackendParameterValue>>;
+  /** Aborts when the call's result is no longer wanted (the execution that made it ended). */
+  readonly signal?: ModelCallSignal;
+}
+
+/** A call's outputs, each in a buffer the receiver owns (it may transfer it), or the callee's error. */
+export type ModelCallResult =
+  | { readonly modelName: string; readonly modelVersion: string; readonly outputs: TensorMap }
+  | { readonly error: { readonly code: ErrorCode; readonly message: string } };
+
 /** One request of a batch, for {@link BackendInstance.executeRequests}. */
 export interface BackendRequest {
+  /** Runs other models on this request's behalf; absent where the server offers none. */
+  readonly caller?: ModelCaller;
   /** This request's inputs, batch dimension included when the model batches; each in a buffer of its own. */
   readonly inputs: TensorMap;
   /** The request's parameters as the client sent them (and, in an ensemble step, the ensemble request's). */

@@ -139,7 +139,7 @@ export class InstanceWorker<Reply extends WorkerReply> {
     });
   }
 
-  /** Hands `listener` every message of the worker that is not a call's reply (a decoupled model's responses). */
+  /** Hands `listener` every message of the worker that is not a call's reply (a decoupled model's responses, its calls to other models). */
   onMessage(listener: (message: unknown) => void): void {
     this.#worker.on("message", listener);
   }
@@ -155,6 +155,11 @@ export class InstanceWorker<Reply extends WorkerReply> {
       this.#die(new CallTimeoutError(limit.message));
       void this.#worker.terminate();
     }, limit.ms);
+  }
+
+  /** Posts outside any call (an answer to something the thread asked); nothing once the thread is gone. */
+  post(message: object, transfer: readonly ArrayBuffer[] = []): void {
+    if (this.#dead === undefined) this.#worker.postMessage(message, transfer);
   }
 
   #onReply(message: Reply): void {

@@ -1,6 +1,6 @@
 import os from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { DEFAULT_REQUEST_LIMITS, type TraceSettingValues } from "../core/index";
+import { DEFAULT_MAX_CALL_DEPTH, DEFAULT_REQUEST_LIMITS, type TraceSettingValues } from "../core/index";
 import { addNetworkOptions, type NetworkOptions, parseNetworkOptions } from "./network-options";
 import { booleanFlag, collect, parseBoolean, parseInteger } from "../../common/option-parsers";
 import { type LogFormat, MAX_VERBOSE_LEVEL } from "../logging/log-settings";
@@ -56,6 +56,8 @@ export interface ServerOptions extends NetworkOptions {
   readonly maxBytesElements: number;
   /** Largest single BYTES element, bytes. */
   readonly maxBytesElementSize: number;
+  /** How deeply models' calls to other models (BLS) may nest. */
+  readonly modelCallMaxDepth: number;
   /** Where symlinks in model directories may lead. */
   readonly modelSymlinks: "inside" | "any";
   /** Triton's `--trace-config`: the global trace setting at start. */
@@ -141,6 +143,7 @@ export function buildCommand(): Command {
     .option("--http-max-input-size <bytes>", "largest HTTP request body, compressed or decompressed", parseInteger(1), 1 << 26)
     .option("--max-bytes-elements <count>", "most BYTES (string) elements one input tensor may hold (each costs far more memory than its 4 bytes on the wire)", parseInteger(1, 2 ** 31 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElements)
     .option("--max-bytes-element-size <bytes>", "largest single BYTES (string) element", parseInteger(1, 2 ** 32 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElementSize)
+    .option("--model-call-max-depth <count>", "most nested calls from a model to another model (BLS); a call beyond is refused", parseInteger(1, 1000), DEFAULT_MAX_CALL_DEPTH)
     .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent", parseInteger(1, 2 ** 31 - 1), 2 ** 31 - 1)
     .option("--grpc-flow-control-window <bytes>", "HTTP/2 receive window per stream and per connection", parseInteger(65_535, 2 ** 31 - 1), 8 * 1024 * 1024)
     .addOption(new Option("--grpc-infer-response-compression-level <level>", "compression of ModelInfer and ModelStreamInfer responses, as Triton: low picks gzip, medium and high deflate, among those the client accepts").choices(GRPC_COMPRESSION_LEVELS).default("none"))
@@ -223,6 +226,7 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     instanceRestartMaxBackoffMs,
     maxBytesElements: o["maxBytesElements"] as number,
     maxBytesElementSize: o["maxBytesElementSize"] as number,
+    modelCallMaxDepth: o["modelCallMaxDepth"] as number,
     modelSymlinks: o["modelSymlinks"] as ServerOptions["modelSymlinks"],
     traceSetting: parseTraceConfig(o["traceConfig"] as string[]),
     traceMaxPendingBytes: o["traceMaxPendingBytes"] as number,

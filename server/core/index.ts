@@ -14,6 +14,7 @@ export { modelConfigSchema } from "./model-config/schema";
 export { parseModelConfigText } from "./model-config/parse";
 export { type LoadOverrides, refuseRepositoryName } from "./repository/load-overrides";
 export { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request/request-validation";
+export { DEFAULT_MAX_CALL_DEPTH } from "./scheduling/model-calls";
 export type { InferenceTrace } from "./request/inference-request";
 export {
   answerTraceSetting, DEFAULT_TRACE_SETTING, INT32_MAX, type RequestTrace, type TraceLevel, Tracer, type TraceSettingRequest, type TraceSettingValues, UINT32_MAX,

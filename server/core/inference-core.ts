@@ -13,6 +13,7 @@ import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./r
 import { ResponseCache } from "./request/response-cache";
 import { ResponseStream, type StreamListener } from "./request/response-stream";
 import { ensembleDependencies } from "./scheduling/ensemble";
+import { ModelCalls } from "./scheduling/model-calls";
 
 export interface CoreSettings extends RepositorySettings {
   /** Server name in metadata (Triton's `--id`). */
@@ -24,6 +25,8 @@ export interface CoreSettings extends RepositorySettings {
   readonly responseCacheBytes: number | undefined;
   /** Bounds on what one request may hold beyond the transport's size limits; defaults to DEFAULT_REQUEST_LIMITS. */
   readonly requestLimits?: RequestLimits;
+  /** How deeply model calls (BLS) may nest; defaults to DEFAULT_MAX_CALL_DEPTH. */
+  readonly maxModelCallDepth?: number;
 }
 
 export interface ModelMetadata {
@@ -96,6 +99,13 @@ export class InferenceCore {
         signatureOf: (name, version) => this.#resolve(name, version < 0 ? undefined : String(version)).signature,
         infer: (request) => this.infer(request),
       },
+      modelCalls: new ModelCalls({
+        callee: (name, version) => {
+          const model = this.#resolve(name, version);
+          return { modelName: model.name, modelVersion: model.version, instanceCount: model.placements.length, sharesOutputs: this.#cacheFor(model) !== undefined };
+        },
+        infer: (request) => this.infer(request),
+      }, settings.maxModelCallDepth),
     });
   }
 
@@ -289,6 +299,7 @@ export class InferenceCore {
         signal: request.signal,
         parameters: request.parameters,
         trace,
+        chain: request.chain,
       };
       const cache = this.#cacheFor(model);
       let cacheKey = "";

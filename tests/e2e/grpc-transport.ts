@@ -50,16 +50,20 @@ export class GrpcTestClient {
     return method;
   }
 
-  /** Calls a unary RPC of GRPCInferenceService (or Health's `Check`), with optional metadata; rejects with {@link GrpcCallError}. */
-  unary<Response = GrpcMessage>(rpc: string, request: GrpcMessage, options: CallOptions = {}, headers: Record<string, string> = {}): Promise<Response> {
+  /**
+   * Calls a unary RPC of GRPCInferenceService (or Health's `Check`), with optional metadata; rejects with
+   * {@link GrpcCallError}. Aborting `signal` cancels the call.
+   */
+  unary<Response = GrpcMessage>(rpc: string, request: GrpcMessage, options: CallOptions = {}, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
     const method = this.#method(rpc);
     const metadata = new Metadata();
     for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
     return new Promise((resolve, reject) => {
-      this.#client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, options, (error, response) => {
+      const call = this.#client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, options, (error, response) => {
         if (error) reject(new GrpcCallError(error.code, error.details));
         else resolve(response as Response);
       });
+      signal?.addEventListener("abort", () => call.cancel(), { once: true });
     });
   }
 

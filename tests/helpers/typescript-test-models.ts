@@ -68,9 +68,13 @@ module.exports = ProbeModel;
 export interface ProbeModelOptions {
   readonly name: string;
   readonly parameters?: Readonly<Record<string, string>>;
+  /** Default 8. */
+  readonly maxBatchSize?: number;
+  /** The dynamic batcher's max_queue_delay_microseconds; default none. */
+  readonly maxQueueDelayUs?: number;
 }
 
-/** Writes `<repository>/<name>` with the probe model: INPUT0 -> OUTPUT0 (dims [-1]) and INFO, batching up to 8. */
+/** Writes `<repository>/<name>` with the probe model: INPUT0 -> OUTPUT0 (dims [-1]) and INFO, batching (up to 8 by default). */
 export function writeProbeModel(repository: string, options: ProbeModelOptions): void {
   const dir = path.join(repository, options.name);
   mkdirSync(path.join(dir, "1"), { recursive: true });
@@ -78,10 +82,10 @@ export function writeProbeModel(repository: string, options: ProbeModelOptions):
   const parameters = Object.entries(options.parameters ?? {}).map(([key, value]) => `parameters { key: "${key}" value: { string_value: "${value}" } }`);
   writeFileSync(path.join(dir, "config.pbtxt"), [
     'backend: "typescript"',
-    "max_batch_size: 8",
+    `max_batch_size: ${options.maxBatchSize ?? 8}`,
     'input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]',
     'output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] }, { name: "INFO" data_type: TYPE_STRING dims: [ 1 ] } ]',
-    "dynamic_batching { }",
+    `dynamic_batching { ${options.maxQueueDelayUs === undefined ? "" : `max_queue_delay_microseconds: ${options.maxQueueDelayUs}`} }`,
     "instance_group [ { count: 1 kind: KIND_CPU } ]",
     ...parameters,
   ].join("\n"));

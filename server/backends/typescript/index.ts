@@ -1,6 +1,6 @@
 export type {
-  DataType, ErrorCode, ExecuteRequest, ExecuteResponse, InitializeArgs, ModelConfigJson, OutputTensor, ParameterValue, ResponseSender, Tensor,
-  TensorOfType, TypeScriptModel, TypeScriptModelClass,
+  DataType, ErrorCode, ExecuteContext, ExecuteRequest, ExecuteResponse, InferOptions, InferResult, InitializeArgs, ModelConfigJson, OutputTensor,
+  ParameterValue, ResponseSender, Tensor, TensorOfType, TypeScriptModel, TypeScriptModelClass,
 } from "./typescript-model";
 // FP16 and BF16 tensors travel as their 16-bit patterns; these convert them, under the names models use.
 export {
@@ -10,3 +10,4 @@ export {
   bfloat16Bits as float32ToBf16, bfloat16Value as bf16ToFloat32, fromBfloat16Array as bf16ToFloat32Array, toBfloat16Array as float32ToBf16Array,
 } from "../../../protocol/bfloat16";
 export { inputTensor } from "./input-tensor";
+export { isModelCallError, ModelCallError } from "./model-call-error";

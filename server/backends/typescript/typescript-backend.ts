@@ -5,6 +5,8 @@ import type {
   Backend, BackendInstance, BackendRequest, BackendResponse, ExecutionResult, InstanceSpec, RequestsExecutionResult, TensorMap,
 } from "../backend";
 import { CallTimeoutError, InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
+import { isModelCallMessage } from "./model-call-protocol";
+import { ModelCallRelay } from "./model-call-relay";
 import type { InitializeArgs, ModelConfigJson } from "./typescript-model";
 import { OpenStreams } from "./open-streams";
 import type { StreamResponseMessage, TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
@@ -96,14 +98,17 @@ class TypeScriptInstance implements BackendInstance {
   readonly executionProvider = "cpu";
   readonly #worker: InstanceWorker<TypeScriptWorkerReply>;
   readonly #timeouts: InstanceTimeouts;
+  readonly #modelCalls: ModelCallRelay;
   #draining = false;
   readonly #streams = new OpenStreams();
 
   constructor(worker: InstanceWorker<TypeScriptWorkerReply>, timeouts: InstanceTimeouts) {
     this.#worker = worker;
     this.#timeouts = timeouts;
+    this.#modelCalls = new ModelCallRelay((answer, transfer) => worker.post(answer, transfer));
     worker.onMessage((message) => {
-      if ((message as { type?: unknown }).type === "stream-response") this.#streams.received(message as StreamResponseMessage);
+      if (isModelCallMessage(message)) this.#modelCalls.relay(message);
+      else if ((message as { type?: unknown }).type === "stream-response") this.#streams.received(message as StreamResponseMessage);
     });
     void worker.lost.then((reason) => this.#streams.fail({ code: "INTERNAL", message: reason.message }));
   }
@@ -139,6 +144,7 @@ class TypeScriptInstance implements BackendInstance {
     }));
     const streams = wire.flatMap((request) => (request.stream === undefined ? [] : [request.stream.id]));
     let reply: TypeScriptWorkerReply;
+    this.#modelCalls.begin(requests);
     try {
       reply = await this.#worker.call({ type: "execute", requests: wire }, [...transfer], this.#executionLimit());
     } catch (error) {
@@ -149,6 +155,8 @@ class TypeScriptInstance implements BackendInstance {
       if (!timedOut) throw error;
       const response: BackendResponse = { error: { code: "UNAVAILABLE", message: error.message } };
       return { responses: requests.map(() => response), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
+    } finally {
+      this.#modelCalls.end();
     }
     if (reply.type === "execute-error") {
       this.#streams.fail({ code: "INTERNAL", message: reply.message }, streams);

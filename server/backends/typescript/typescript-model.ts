@@ -6,7 +6,7 @@
  * in a worker thread of its own; the server never calls `execute` on one object twice at a time.
  *
  * Type-only: importing these types adds nothing to `model.js`. The runtime helpers (FP16/BF16 conversion,
- * {@link inputTensor}) come from the same module.
+ * {@link inputTensor}, `ModelCallError`) come from the same module.
  */
 
 import type { DataType } from "../../../protocol/datatypes";
@@ -116,10 +116,47 @@ export type ExecuteResponse =
   | { readonly outputs: Readonly<Record<string, OutputTensor>> }
   | { readonly error: { readonly message: string; readonly code?: ErrorCode } };
 
+/** How {@link ExecuteContext.infer} runs its call. */
+export interface InferOptions {
+  /** The callee's version; absent: its version policy (the highest ready version). */
+  readonly version?: number | string;
+  /** The call's own parameters (`priority`, `timeout` among them); the request's are not passed on by themselves. */
+  readonly parameters?: Readonly<Record<string, ParameterValue>>;
+  /** The outputs wanted; absent: every output of the callee. */
+  readonly outputs?: readonly string[];
+  /**
+   * The request of this `execute` the call is made for: the call is cancelled when that request is (its client went
+   * away), traced as its child, and counted in its call chain (depth and cycle checks). Required when the batch holds
+   * more than one request; with one request, that one.
+   */
+  readonly request?: ExecuteRequest;
+}
+
+/** What {@link ExecuteContext.infer} resolves with. */
+export interface InferResult {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  /** The outputs by name, as a model receives inputs (see {@link Tensor}). */
+  readonly outputs: Readonly<Record<string, Tensor>>;
+}
+
+/** What `execute` may do beyond computing: call other models (Triton's Business Logic Scripting). */
+export interface ExecuteContext {
+  /**
+   * Runs `model` on `inputs` as the server runs any request (validation, the callee's dynamic batcher and queue
+   * policy, its statistics) and resolves with its outputs. The inputs are copied as they are sent: the model keeps
+   * its arrays. Rejects with a `ModelCallError` carrying the callee's error code (`INVALID_ARG`, `NOT_FOUND`,
+   * `UNAVAILABLE` for a call refused as too deep or as one that would wait on its own busy instance, `CANCELLED`
+   * once the request it serves is gone); rejects with a TypeError for a call that cannot be sent (an `options.request` not
+   * of this batch, a malformed tensor, a call after `execute` returned).
+   */
+  infer(model: string, inputs: Readonly<Record<string, OutputTensor>>, options?: InferOptions): Promise<InferResult>;
+}
+
 /**
  * A TypeScript model. `initialize` runs once per instance before the model is ready; a throw there makes the
  * version UNAVAILABLE with the message. `execute` gets a batch of requests (as many as the dynamic batcher
- * formed) and returns one response per request, in order; a throw fails every request of the batch with
+ * formed) and a context to call other models with ({@link ExecuteContext}), and returns one response per request, in order; a throw fails every request of the batch with
  * INTERNAL and the message, and the instance keeps serving. `finalize` runs when the instance is unloaded.
  * If the worker thread dies (an uncaught exception, `process.exit`, out of memory), the requests of the batch
  * fail with INTERNAL and the server starts a new instance.
@@ -131,7 +168,7 @@ export interface TypeScriptModel {
    * the instance takes its next batch as soon as `execute` returns (or its promise settles), whatever it still sends.
    * A throw (or rejection) then ends every stream of the batch not yet final with an INTERNAL error response.
    */
-  execute(requests: readonly ExecuteRequest[]): readonly ExecuteResponse[] | void | Promise<readonly ExecuteResponse[] | void>;
+  execute(requests: readonly ExecuteRequest[], context: ExecuteContext): readonly ExecuteResponse[] | void | Promise<readonly ExecuteResponse[] | void>;
   finalize?(): void | Promise<void>;
 }
 

@@ -8,6 +8,8 @@ import { parentPort, workerData } from "node:worker_threads";
 import { ERROR_CODES, isErrorCode } from "../../../protocol/error-codes";
 import type { NamedTensor } from "../instance-worker";
 import { loadModelClass } from "./load-model-class";
+import { ModelCallClient } from "./model-call-client";
+import type { ModelCallAnswer } from "./model-call-protocol";
 import { backendTensor, modelTensor } from "./model-tensors";
 import type { ExecuteRequest, ExecuteResponse, TypeScriptModel } from "./typescript-model";
 import type {
@@ -31,6 +33,8 @@ process.kill = () => {
 function post(message: TypeScriptStartupMessage | TypeScriptWorkerReply | StreamResponseMessage, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
 }
+
+const modelCalls = new ModelCallClient((message, transfer) => port!.postMessage(message, transfer));
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -74,17 +78,21 @@ function closeSenders(requests: readonly ExecuteRequest[]): void {
 }
 
 async function execute(model: TypeScriptModel, id: number, wire: readonly WireRequest[]): Promise<void> {
+  let endCalls = (): void => undefined;
   try {
     const t0 = process.hrtime.bigint();
     const requests = wire.map(toExecuteRequest);
+    const calls = modelCalls.open(requests);
+    endCalls = calls.end;
     const t1 = process.hrtime.bigint();
     let responses: Awaited<ReturnType<TypeScriptModel["execute"]>>;
     try {
-      responses = await model.execute(requests);
+      responses = await model.execute(requests, calls.context);
     } catch (error) {
       closeSenders(requests);
       throw error;
     }
+    endCalls();
     const t2 = process.hrtime.bigint();
     if (wire[0]?.stream !== undefined) {
       if (responses !== undefined) {
@@ -107,6 +115,7 @@ async function execute(model: TypeScriptModel, id: number, wire: readonly WireRe
       computeInputNs: Number(t1 - t0), computeInferNs: Number(t2 - t1), computeOutputNs: Number(t3 - t2),
     }, transfer);
   } catch (error) {
+    endCalls();
     post({ type: "execute-error", id, message: `TypeScript model execute() failed: ${messageOf(error)}` });
   }
 }
@@ -127,8 +136,10 @@ async function main(): Promise<void> {
     post({ type: "load-error", message: `TypeScript model initialize() failed: ${messageOf(error)}` });
     return;
   }
-  port!.on("message", (request: TypeScriptWorkerRequest) => {
-    if (request.type === "execute") {
+  port!.on("message", (request: TypeScriptWorkerRequest | ModelCallAnswer) => {
+    if (request.type === "model-call-answer") {
+      modelCalls.settle(request);
+    } else if (request.type === "execute") {
       void execute(model, request.id, request.requests);
     } else {
       Promise.resolve(model.finalize?.()).catch((error: unknown) => console.error(`TypeScript model finalize() failed: ${messageOf(error)}`))

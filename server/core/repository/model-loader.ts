@@ -12,6 +12,7 @@ import type { ModelSignature, TensorSignature } from "../model-config/model-sign
 import { ModelStatistics } from "./model-statistics";
 import { buildWarmupSamples, warmUpInstances } from "./model-warmup";
 import { InstancePool } from "../scheduling/instance-pool";
+import type { ModelCalls } from "../scheduling/model-calls";
 import { Scheduler, type SchedulerListener } from "../scheduling/scheduler";
 import { schedulerSettings, sequenceBatcherSettings } from "./scheduler-settings";
 import { SequenceBatcher } from "../scheduling/sequence-batcher";
@@ -28,6 +29,8 @@ export interface LoaderSettings extends InstanceSettings {
   readonly observer: { executed(modelName: string, version: number, timings: Parameters<ModelStatistics["recordExecution"]>[0]): void };
   /** The loaded models an ensemble's steps run on. */
   readonly composing: ComposingModels;
+  /** Where a model's calls to other models (BLS) go. */
+  readonly modelCalls: ModelCalls;
   /** Backoff for replacing an instance whose worker died: starts at `initialBackoffMs`, doubles up to `maxBackoffMs`. */
   readonly instanceRestart: { readonly initialBackoffMs: number; readonly maxBackoffMs: number };
   /** Where symlinks in model directories may lead (`--model-symlinks`); default `inside`. */
@@ -164,6 +167,7 @@ async function loadVersion(
         statistics.recordExecution(timings);
         settings.observer.executed(config.name, version, timings);
       },
+      callerFor: (origin) => settings.modelCalls.callerFor(origin, { modelName: config.name, modelVersion: version }),
     };
     const sequenceBatching = completed.sequence_batching;
     const scheduler = sequenceBatching !== undefined

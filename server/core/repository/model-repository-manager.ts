@@ -23,7 +23,7 @@ export interface RepositorySettings {
   readonly log: { info(message: string): void; warn(message: string): void };
   /** Models to load at start in explicit mode; `*` means all. */
   readonly startupModels: readonly string[];
-  readonly loader: Omit<LoaderSettings, "observer" | "composing" | "log">;
+  readonly loader: Omit<LoaderSettings, "observer" | "composing" | "modelCalls" | "log">;
   /** Whether load requests' `file:` overrides may carry model code (--allow-model-code-upload); off unless set. */
   readonly allowModelCodeUpload?: boolean;
 }
@@ -32,6 +32,7 @@ export interface RepositorySettings {
 export interface RepositoryLinks {
   readonly observer: LoaderSettings["observer"];
   readonly composing: ComposingModels;
+  readonly modelCalls: LoaderSettings["modelCalls"];
 }
 
 /**
@@ -206,6 +207,7 @@ export class ModelRepositoryManager {
         ...this.#settings.loader,
         observer: this.#links.observer,
         composing: this.#links.composing,
+        modelCalls: this.#links.modelCalls,
         log: this.#settings.log,
       });
     } catch (error) {

@@ -38,6 +38,12 @@ export interface InferenceTrace {
   child(): InferenceTrace;
 }
 
+/** A model version whose execution waits on a request: it made it, by a model call (BLS). */
+export interface CallLink {
+  readonly modelName: string;
+  readonly modelVersion: number;
+}
+
 /**
  * A protocol-neutral inference request, built by a frontend. `signal` aborts when the client goes away: a
  * request still queued is then dropped without being executed.
@@ -54,6 +60,8 @@ export interface InferRequest {
   readonly signal?: CancellationSignal;
   /** Present only for a request the tracer sampled. */
   readonly trace?: InferenceTrace;
+  /** For a model's call to another model: the executions waiting on it, outermost first. */
+  readonly chain?: readonly CallLink[];
 }
 
 export interface OutputTensor extends Tensor {

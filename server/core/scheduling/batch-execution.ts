@@ -1,7 +1,8 @@
-import type { BackendInstance, BackendResponder, BackendResponse, ExecutionResult } from "../../backends/backend";
+import type { BackendInstance, BackendResponder, BackendResponse, ExecutionResult, ModelCaller } from "../../backends/backend";
 import { assembleBatch, type BatchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { asInferenceError, InferenceError } from "../errors";
-import type { InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { CallOrigin } from "./model-calls";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
 import { userParameters } from "../request/reserved-parameters";
@@ -13,6 +14,10 @@ export interface ExecutionItem {
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   /** Where a decoupled model's responses go; undefined for a model answering once. */
   readonly sink?: ResponseSink | undefined;
+  /** What a call the model makes to another model (BLS) inherits from this request. */
+  readonly signal?: CancellationSignal | undefined;
+  readonly trace?: InferenceTrace | undefined;
+  readonly chain?: readonly CallLink[] | undefined;
 }
 
 /** One execution's result per request, and its timings as the scheduler reports them. */
@@ -32,6 +37,7 @@ export interface ExecutionOutcome {
  */
 export async function executeItems(
   instance: BackendInstance, items: readonly ExecutionItem[], signature: BatchSignature, outputNames: readonly string[],
+  callerFor?: (origin: CallOrigin) => ModelCaller,
 ): Promise<ExecutionOutcome> {
   const decoupled = items[0]!.sink !== undefined;
   if (decoupled && instance.executeRequests === undefined) {
@@ -48,6 +54,7 @@ export async function executeItems(
     inputs: assembleBatch([item.request], signature), parameters: userParameters(item.parameters),
     requestedOutputs: item.request.outputs.map((output) => output.name),
     responder: item.sink === undefined ? undefined : responderFor(item.request, item.sink, signature),
+    caller: callerFor?.({ chain: item.chain, signal: item.signal, trace: item.trace }),
   }));
   const assembledNs = process.hrtime.bigint();
   const result = await instance.executeRequests(requests);

@@ -229,7 +229,7 @@ export class EnsembleScheduler implements RequestScheduler {
       // As Triton, each step carries the ensemble request's parameters: priority, timeout, and a sequence's id
       // and start/end flags for sequence models among the steps.
       const response = await this.#composing.infer({
-        modelName: step.modelName, modelVersion: step.modelVersion, parameters: options.parameters, signal: options.signal, trace: options.trace?.child(),
+        modelName: step.modelName, modelVersion: step.modelVersion, parameters: options.parameters, signal: options.signal, trace: options.trace?.child(), chain: options.chain,
         inputs, outputs: [...step.outputs.keys()].map((name) => ({ name })),
       });
       return { outputs: response.outputs, batchSize };

@@ -3,7 +3,7 @@
  * the dynamic batcher and the ensemble's step runner both implement it, and the repository holds a version's
  * scheduler through it only, never through a concrete class.
  */
-import type { CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
 import type { ValidatedRequest } from "../request/request-validation";
 import type { InferenceError } from "../errors";
 
@@ -22,6 +22,8 @@ export interface ScheduleOptions {
    * outputs) only says that the execution returned and the instance is free again.
    */
   readonly sink?: ResponseSink;
+  /** The executions waiting on the request (a model call's), for the calls its model makes in turn. */
+  readonly chain?: readonly CallLink[];
 }
 
 /** Where the responses of one request to a decoupled model go (the core's stream for that request). */

@@ -1,9 +1,10 @@
-import type { BackendInstance } from "../../backends/backend";
+import type { BackendInstance, ModelCaller } from "../../backends/backend";
 import { executeItems, executionTimings, traceCompute } from "./batch-execution";
 import { type BatchSignature, batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "../errors";
-import type { CancellationSignal, InferenceTrace, ParameterValue } from "../request/inference-request";
+import type { CallLink, CancellationSignal, InferenceTrace, ParameterValue } from "../request/inference-request";
+import type { CallOrigin } from "./model-calls";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ExecutionTimings } from "../repository/model-statistics";
@@ -25,6 +26,8 @@ export interface SchedulerSettings {
 /** Reports of the scheduler's own work, for statistics and metrics. */
 export interface SchedulerListener {
   executed(timings: ExecutionTimings): void;
+  /** The caller a request hands its model, for models that call others (backends taking requests one by one). */
+  callerFor?(origin: CallOrigin): ModelCaller;
 }
 
 /** A request waiting in the queue, and how to answer it. */
@@ -38,6 +41,7 @@ interface QueueEntry extends PendingView {
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   readonly trace: InferenceTrace | undefined;
   readonly sink: ResponseSink | undefined;
+  readonly chain: readonly CallLink[] | undefined;
   readonly onAbort: () => void;
   readonly resolve: (result: ScheduledResult) => void;
   readonly reject: (error: InferenceError) => void;
@@ -100,7 +104,8 @@ export class Scheduler implements RequestScheduler {
       // The abort handler needs the entry's place in the queue, which exists once the entry is pushed (below).
       const entry: QueueEntry = {
         request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs, enqueueNs: admission.enqueueNs,
-        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, sink: options.sink, onAbort: () => this.#cancel(queued), resolve, reject,
+        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, sink: options.sink, chain: options.chain,
+        onAbort: () => this.#cancel(queued), resolve, reject,
       };
       const queued = this.#queue.push(entry, admission);
       entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
@@ -211,7 +216,7 @@ export class Scheduler implements RequestScheduler {
   async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
     const startNs = process.hrtime.bigint();
     try {
-      const outcome = await executeItems(instance, entries, this.#signature, this.#outputNames);
+      const outcome = await executeItems(instance, entries, this.#signature, this.#outputNames, this.#listener.callerFor);
       this.#listener.executed(executionTimings(startNs, outcome, entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), entries.length));
       for (const entry of entries) if (entry.trace !== undefined) traceCompute(entry.trace, startNs, outcome);
       return () => entries.forEach((entry, i) => {

@@ -4,7 +4,7 @@ import { type BatchSignature, batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { type DirectPolicy, directBatch } from "./direct-batch";
 import { asInferenceError, InferenceError, invalidArg } from "../errors";
-import type { CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ValidatedRequest } from "../request/request-validation";
@@ -38,6 +38,7 @@ interface Entry extends PendingView {
   readonly enqueueNs: bigint;
   readonly signal: CancellationSignal | undefined;
   readonly trace: InferenceTrace | undefined;
+  readonly chain: readonly CallLink[] | undefined;
   readonly onAbort: () => void;
   readonly resolve: (result: ScheduledResult) => void;
   readonly reject: (error: InferenceError) => void;
@@ -128,7 +129,7 @@ export class SequenceBatcher implements RequestScheduler {
     return new Promise<ScheduledResult>((resolve, reject) => {
       const entry: Entry = {
         request, sequence, controls, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: this.#nowUs(), enqueueNs,
-        parameters: options.parameters ?? NO_PARAMETERS, signal: options.signal, trace: options.trace,
+        parameters: options.parameters ?? NO_PARAMETERS, signal: options.signal, trace: options.trace, chain: options.chain,
         onAbort: () => this.#cancel(entry), resolve, reject, slot: undefined,
       };
       // An idle sequence ends before its late request is judged, whether or not the reaper's timer has fired yet.
@@ -293,7 +294,7 @@ export class SequenceBatcher implements RequestScheduler {
     }
     return {
       request: { ...base.request, inputs, outputs: [...base.request.outputs, ...stateOutputs] },
-      parameters: entry?.parameters ?? NO_PARAMETERS,
+      parameters: entry?.parameters ?? NO_PARAMETERS, signal: entry?.signal, trace: entry?.trace, chain: entry?.chain,
     };
   }
 
@@ -319,7 +320,7 @@ export class SequenceBatcher implements RequestScheduler {
     const startNs = process.hrtime.bigint();
     const entries = positions.filter((entry) => entry !== undefined);
     try {
-      const outcome = await executeItems(instance, items, this.#signature, this.#outputNames);
+      const outcome = await executeItems(instance, items, this.#signature, this.#outputNames, this.#listener.callerFor);
       this.#listener.executed(executionTimings(startNs, outcome, positions.length, entries.length));
       positions.forEach((entry, i) => {
         if (entry === undefined) return;

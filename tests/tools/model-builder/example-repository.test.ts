@@ -16,7 +16,7 @@ const ONNX_IDENTITY_MODELS = [
   "identity_int16", "identity_int32", "identity_int64", "identity_fp16", "identity_fp32", "identity_fp64",
   "identity_bytes",
 ];
-const IMAGE_CLASSIFIER_MODELS = ["image_classifier", "image_preprocess", "squeezenet", "image_postprocess"];
+const IMAGE_CLASSIFIER_MODELS = ["image_classifier", "image_preprocess", "squeezenet", "image_postprocess", "image_classifier_bls"];
 const ALL_MODELS = ["simple", ...ONNX_IDENTITY_MODELS, "identity_bf16", "resnet50", "mlp", "text_generator", ...IMAGE_CLASSIFIER_MODELS];
 
 let workDir: string;

@@ -26,8 +26,9 @@ const TYPESCRIPT_MODELS_DIR = path.join("tools", "model-builder", "typescript-mo
  * `image_classifier`, an ensemble that takes encoded images and answers ImageNet classes, and its three steps:
  * `image_preprocess` (TypeScript: JPEG/PNG bytes -> FP16 NCHW), `squeezenet` (the real SqueezeNet 1.1 FP16 from
  * the shared data folder, its batch dimension made variable so it batches) and `image_postprocess` (TypeScript:
- * probabilities -> top-k "score:index:label", `k` a request parameter). The TypeScript sources are compiled to
- * model.js here; the ONNX model and labels are copied, never committed.
+ * probabilities -> top-k "score:index:label", `k` a request parameter); and `image_classifier_bls`, the same
+ * pipeline as a TypeScript model calling the three (BLS), with a second crop for images it is unsure of. The
+ * TypeScript sources are compiled to model.js here; the ONNX model and labels are copied, never committed.
  */
 export function buildImageClassifierModels(packageRoot: string, sharedDataDir: string): ExampleModel[] {
   const sources = imageClassifierSources(sharedDataDir);
@@ -65,5 +66,11 @@ export function buildImageClassifierModels(packageRoot: string, sharedDataDir: s
         { modelName: "image_postprocess", inputMap: { PROBABILITIES: "probabilities" }, outputMap: { CLASSES: "CLASSES" } },
       ],
     }, { ".keep": "" }),
+    // Its instances mostly wait on their calls: several let a new batch start while earlier ones wait.
+    exampleModel({
+      name: "image_classifier_bls", runtime: { backend: "typescript" }, ...batching, instanceGroups: [{ count: 4, kind: "KIND_CPU" }],
+      inputs: [{ name: "IMAGE", dataType: "TYPE_STRING", dims: [1] }],
+      outputs: [{ name: "CLASSES", dataType: "TYPE_STRING", dims: [-1] }, { name: "PASSES", dataType: "TYPE_INT32", dims: [1] }],
+    }, { [TYPESCRIPT_MODEL_FILE_NAME]: compiled("image-classifier-bls") }),
   ];
 }

@@ -1,0 +1,112 @@
+import type { ModelCall, ModelCaller, ModelCallResult, ModelCallSignal } from "../../backends/backend";
+import { isDataType } from "../../../protocol/datatypes";
+import { asInferenceError, InferenceError, invalidArg } from "../errors";
+import { Cancellation } from "../request/cancellation";
+import type { CallLink, CancellationSignal, InferenceTrace, InferRequest, InferResponse } from "../request/inference-request";
+import type { Tensor } from "../request/tensor";
+
+/** Triton's python backend has no bound; this one keeps a model that calls itself from exhausting the server. */
+export const DEFAULT_MAX_CALL_DEPTH = 8;
+
+/** What a request a model serves passes on to the calls the model makes while serving it. */
+export interface CallOrigin {
+  /** The executions waiting, outermost first, on the request (empty for a client's request). */
+  readonly chain: readonly CallLink[] | undefined;
+  readonly signal: CancellationSignal | undefined;
+  readonly trace: InferenceTrace | undefined;
+}
+
+/** The version a call would run on. */
+export interface Callee {
+  readonly modelName: string;
+  readonly modelVersion: number;
+  /** Instances that can serve it; 0 for an ensemble, which holds none while its steps run. */
+  readonly instanceCount: number;
+  /** Whether its answers may be shared (response cache hits): the caller then gets copies it owns. */
+  readonly sharesOutputs: boolean;
+}
+
+/** What model calls need of the core. */
+export interface ModelCallHost {
+  /** Throws the core's error (NOT_FOUND, UNAVAILABLE) when the model cannot be served. */
+  callee(modelName: string, modelVersion: string | undefined): Callee;
+  infer(request: InferRequest): Promise<InferResponse>;
+}
+
+/** Aborts when either signal does; `release` stops listening (the call ended). */
+function linkedSignal(signals: readonly (CancellationSignal | ModelCallSignal | undefined)[]): { signal: Cancellation; release: () => void } {
+  const signal = new Cancellation();
+  const abort = (): void => signal.abort();
+  const present = signals.filter((s) => s !== undefined);
+  for (const s of present) {
+    if (s.aborted) signal.abort();
+    else s.addEventListener("abort", abort, { once: true });
+  }
+  return { signal, release: () => present.forEach((s) => s.removeEventListener("abort", abort)) };
+}
+
+function describeChain(chain: readonly CallLink[]): string {
+  return chain.map((link) => `'${link.modelName}'`).join(" -> ");
+}
+
+/**
+ * Triton's Business Logic Scripting, in the core: a model's call to another model becomes an ordinary request
+ * (validation, the callee's dynamic batcher, queue policy, statistics, a child trace of the request it serves),
+ * cancelled with that request. The chain of executions waiting on each other travels with the request, so that a
+ * call can be refused before it deadlocks: past {@link maxDepth} nested calls, or into a model whose every
+ * instance is already held by an execution of this same chain (it would wait for itself).
+ */
+export class ModelCalls {
+  readonly #host: ModelCallHost;
+  readonly #maxDepth: number;
+
+  constructor(host: ModelCallHost, maxDepth = DEFAULT_MAX_CALL_DEPTH) {
+    this.#host = host;
+    this.#maxDepth = maxDepth;
+  }
+
+  /** The caller a request of `self` hands its model: its calls are made on that request's behalf. */
+  callerFor(origin: CallOrigin, self: CallLink): ModelCaller {
+    return { infer: (call) => this.#infer([...(origin.chain ?? []), self], origin, call) };
+  }
+
+  async #infer(chain: readonly CallLink[], origin: CallOrigin, call: ModelCall): Promise<ModelCallResult> {
+    const { signal, release } = linkedSignal([origin.signal, call.signal]);
+    try {
+      const callee = this.#host.callee(call.modelName, call.modelVersion || undefined);
+      this.#refuseDeadlock(chain, callee);
+      const inputs = [...call.inputs].map(([name, tensor]): Tensor => {
+        if (!isDataType(tensor.datatype)) throw invalidArg(`input '${name}' has an unknown datatype '${tensor.datatype}'`);
+        return { name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
+      });
+      const response = await this.#host.infer({
+        modelName: call.modelName, modelVersion: call.modelVersion, parameters: call.parameters, inputs,
+        outputs: call.outputs?.map((name) => ({ name })), signal, trace: origin.trace?.child(), chain,
+      });
+      return {
+        modelName: response.modelName, modelVersion: response.modelVersion,
+        outputs: new Map(response.outputs.map(({ name, ...tensor }) => [name, callee.sharesOutputs ? { ...tensor, data: tensor.data.slice() } : tensor])),
+      };
+    } catch (error) {
+      const failure = asInferenceError(error);
+      return { error: { code: failure.code, message: failure.message } };
+    } finally {
+      release();
+    }
+  }
+
+  #refuseDeadlock(chain: readonly CallLink[], callee: Callee): void {
+    const path = `${describeChain(chain)} -> '${callee.modelName}'`;
+    if (chain.length > this.#maxDepth) {
+      throw new InferenceError("UNAVAILABLE", `model call ${path} refused: it would nest ${chain.length} model calls, beyond the maximum of ${this.#maxDepth} (--model-call-max-depth)`);
+    }
+    if (callee.instanceCount === 0) return;
+    const held = chain.filter((link) => link.modelName === callee.modelName && link.modelVersion === callee.modelVersion).length;
+    if (held >= callee.instanceCount) {
+      throw new InferenceError(
+        "UNAVAILABLE",
+        `model call ${path} refused: it would wait for an instance of '${callee.modelName}' version ${callee.modelVersion}, and all ${callee.instanceCount} of them are held by the executions waiting on this call`,
+      );
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import type { ModelCallResult } from "../../../../server/backends/backend";
+import { Cancellation, InferenceError, type InferenceTrace, type InferRequest } from "../../../../server/core/index";
+import { type Callee, type CallOrigin, ModelCalls } from "../../../../server/core/scheduling/model-calls";
+
+const ECHO_INPUT = { datatype: "FP32", shape: [1], data: new Uint8Array(new Float32Array([2]).buffer) };
+
+/** A core that answers every request with its inputs, after `gate` (if any) resolves; records what it got. */
+function echoHost(callees: Readonly<Record<string, Partial<Callee>>>, gate?: Promise<void>) {
+  const requests: InferRequest[] = [];
+  const host = {
+    callee: (modelName: string): Callee => {
+      const callee = callees[modelName];
+      if (callee === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${modelName}' is not found`);
+      return { modelName, modelVersion: 1, instanceCount: 1, sharesOutputs: false, ...callee };
+    },
+    infer: async (request: InferRequest) => {
+      requests.push(request);
+      await gate;
+      if (request.signal?.aborted) throw new InferenceError("CANCELLED", "request was cancelled by the client");
+      return { modelName: request.modelName, modelVersion: "1", outputs: request.inputs };
+    },
+  };
+  return { host, requests };
+}
+
+const origin = (chain: CallOrigin["chain"], extra: Partial<CallOrigin> = {}): CallOrigin => ({ chain, signal: undefined, trace: undefined, ...extra });
+const call = (modelName: string) => ({ modelName, inputs: new Map([["X", { ...ECHO_INPUT, data: ECHO_INPUT.data.slice() }]]) });
+const codeOf = (result: ModelCallResult): string | undefined => ("error" in result ? result.error.code : undefined);
+
+describe("ModelCalls", () => {
+  it("sends a call as a request carrying the chain that waits on it, and answers with its outputs", async () => {
+    const { host, requests } = echoHost({ b: {} });
+    const result = await new ModelCalls(host).callerFor(origin([{ modelName: "x", modelVersion: 2 }]), { modelName: "a", modelVersion: 1 }).infer(call("b"));
+    expect(result).toMatchObject({ modelName: "b", modelVersion: "1", outputs: new Map([["X", expect.objectContaining({ datatype: "FP32" })]]) });
+    expect(requests[0]!.chain).toEqual([{ modelName: "x", modelVersion: 2 }, { modelName: "a", modelVersion: 1 }]);
+  });
+
+  it("refuses a call nested deeper than its maximum, which is configurable", async () => {
+    const { host } = echoHost({ b: { instanceCount: 0 } });
+    const chainOf = (length: number) => Array.from({ length: length - 1 }, (_, i) => ({ modelName: `m${i}`, modelVersion: 1 }));
+    const self = { modelName: "a", modelVersion: 1 };
+    expect(codeOf(await new ModelCalls(host, 3).callerFor(origin(chainOf(3)), self).infer(call("b")))).toBeUndefined();
+    const refused = await new ModelCalls(host, 3).callerFor(origin(chainOf(4)), self).infer(call("b"));
+    expect(refused).toEqual({ error: { code: "UNAVAILABLE", message: expect.stringContaining("it would nest 4 model calls, beyond the maximum of 3") } });
+    expect(codeOf(await new ModelCalls(host, 4).callerFor(origin(chainOf(4)), self).infer(call("b")))).toBeUndefined();
+  });
+
+  it("refuses a call into a model only while the chain holds all its instances; ensembles hold none", async () => {
+    const { host } = echoHost({ a: { instanceCount: 2 }, ens: { instanceCount: 0 } });
+    const a = { modelName: "a", modelVersion: 1 };
+    const calls = new ModelCalls(host);
+    expect(codeOf(await calls.callerFor(origin([]), a).infer(call("a")))).toBeUndefined();
+    expect(codeOf(await calls.callerFor(origin([a]), a).infer(call("a")))).toBe("UNAVAILABLE");
+    expect(codeOf(await calls.callerFor(origin([{ modelName: "ens", modelVersion: 1 }]), { modelName: "ens", modelVersion: 1 }).infer(call("ens")))).toBeUndefined();
+  });
+
+  it("answers a core error with its code and message", async () => {
+    const { host } = echoHost({});
+    expect(await new ModelCalls(host).callerFor(origin([]), { modelName: "a", modelVersion: 1 }).infer(call("gone"))).toEqual({
+      error: { code: "NOT_FOUND", message: "Request for unknown model: 'gone' is not found" },
+    });
+  });
+
+  it("cancels the call when the request it serves is cancelled, or when the call's own signal aborts", async () => {
+    let open = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const { host } = echoHost({ b: {} }, gate);
+    const parent = new Cancellation();
+    const mine = new AbortController();
+    const calls = new ModelCalls(host);
+    const byParent = calls.callerFor(origin([], { signal: parent }), { modelName: "a", modelVersion: 1 }).infer(call("b"));
+    const byCall = calls.callerFor(origin([]), { modelName: "a", modelVersion: 1 }).infer({ ...call("b"), signal: mine.signal });
+    const untouched = calls.callerFor(origin([]), { modelName: "a", modelVersion: 1 }).infer(call("b"));
+    parent.abort();
+    mine.abort();
+    open();
+    expect((await Promise.all([byParent, byCall, untouched])).map(codeOf)).toEqual(["CANCELLED", "CANCELLED", undefined]);
+  });
+
+  it("traces the call as a child of the request it serves", async () => {
+    const { host, requests } = echoHost({ b: {} });
+    const child = { model: () => undefined, timestamp: () => undefined, child: () => child } as InferenceTrace;
+    const parent = { ...child, child: () => child } as InferenceTrace;
+    await new ModelCalls(host).callerFor(origin([], { trace: parent }), { modelName: "a", modelVersion: 1 }).infer(call("b"));
+    expect(requests[0]!.trace).toBe(child);
+  });
+
+  it("hands out copies of outputs the callee may share (response cache hits), the outputs themselves otherwise", async () => {
+    for (const sharesOutputs of [true, false]) {
+      const { host } = echoHost({ b: { sharesOutputs } });
+      const sent = call("b");
+      const result = await new ModelCalls(host).callerFor(origin([]), { modelName: "a", modelVersion: 1 }).infer(sent);
+      const same = !("error" in result) && result.outputs.get("X")!.data === sent.inputs.get("X")!.data;
+      expect(same).toBe(!sharesOutputs);
+    }
+  });
+});
