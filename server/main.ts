@@ -137,7 +137,7 @@ async function run(options: ServerOptions): Promise<void> {
   if (options.allowHttp) {
     const http = buildHttpServer(core, {
       maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, tracer, logSettings,
-      sharedMemory,
+      sharedMemory, allowedHosts: options.httpAllowedHosts,
     });
     await http.listen({ host: options.httpAddress, port: options.httpPort });
     const address = http.server.address() as AddressInfo;

@@ -265,7 +265,7 @@ describe("model repository API in explicit mode: load overrides and Triton's err
       for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
         const form = await errorOf(await unload({ "content-type": type }, "{}"));
         expect(form.status, type).toBe(415);
-        expect(form.error).toMatch(/^Content-Type '.+' is not accepted for model repository changes/);
+        expect(form.error).toMatch(/^Content-Type '.+' is not accepted for requests that change the server/);
       }
       expect(await ready("simple")).toBe(true);
       // The request a page on the server's own origin sends is no threat.

@@ -3,6 +3,7 @@ import type { InferenceCore, Tracer } from "../../core/index";
 import type { ApiRestrictions } from "../api-restrictions";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { ConnectionTimeouts } from "./connection-timeouts";
+import { CrossSiteGuard } from "./cross-site-guard";
 import { errorReplier, sendError } from "./error-reply";
 import { createFastify, type HttpListenerOptions } from "./fastify-server";
 import { refuseOtherMethods } from "./method-not-allowed";
@@ -26,6 +27,8 @@ export interface HttpServerOptions extends HttpListenerOptions {
   readonly tracer: Tracer;
   /** The system shared memory regions, shared with the gRPC frontend. */
   readonly sharedMemory: SystemSharedMemory;
+  /** Host names (besides IP literals and localhost) under which clients may change the server (--http-allowed-host). */
+  readonly allowedHosts: readonly string[];
 }
 
 /** One plugin per Triton API group (its --http-restricted-api unit), each with the hooks only it needs. */
@@ -37,7 +40,8 @@ const ROUTE_GROUPS = [
  * The KServe v2 REST frontend (Triton's HTTP endpoint): health, metadata, config, statistics, repository and
  * infer routes, binary tensor data, gzip/deflate request bodies and (as Triton) compressed inference responses,
  * and Triton's `{"error": "..."}` shape and status codes for every failure, fastify's own included. It sends no
- * CORS headers, and refuses model load/unload requests a page on another site could make.
+ * CORS headers, and refuses the requests that change the server (repository, logging, trace settings, shared
+ * memory, and inference into shared memory) when a page on another site could have made them.
  */
 export function buildHttpServer(core: InferenceCore, options: HttpServerOptions): FastifyInstance {
   const app = createFastify(options);
@@ -70,6 +74,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   const groupOptions: RouteGroupOptions = {
     core, restrictions: options.restrictions, maxInputBytes: options.maxInputBytes, working,
     tracer: options.tracer, logSettings: options.logSettings, sharedMemory: options.sharedMemory,
+    crossSite: new CrossSiteGuard(options.allowedHosts),
   };
   for (const routes of ROUTE_GROUPS) app.register(routes, groupOptions);
   return app;
