@@ -89,6 +89,14 @@ describe("APIs that change the server refuse what a browser on another site can 
     expect(await state()).toEqual(before);
   });
 
+  it("answers 403 to what the browser marks as another site's (Sec-Fetch-Site), Origin or not", async () => {
+    for (const site of ["cross-site", "same-site"]) {
+      const answer = await post(port, "/v2/logging", { "sec-fetch-site": site, "content-type": "text/plain" }, JSON.stringify({ log_verbose_level: 1 }));
+      expect(answer.status).toBe(403);
+      expect((JSON.parse(answer.body) as { error: string }).error).toMatch(/^cross-site request refused/);
+    }
+  });
+
   it("takes reads from anywhere: status, settings, and inference that writes no shared memory", async () => {
     const evil = { origin: "http://evil.example", "content-type": "text/plain" };
     expect((await post(port, "/v2/models/simple/infer", evil, JSON.stringify({ inputs }))).status).toBe(200);
@@ -99,7 +107,9 @@ describe("APIs that change the server refuse what a browser on another site can 
     for (const headers of <Record<string, string>[]>[
       {}, // curl, tritonclient.http: no Origin, no Content-Type
       { "content-type": "application/octet-stream" }, // tritonclient.http.aio
-      { origin: `http://127.0.0.1:${port}`, "content-type": "application/json" }, // a page of this server itself
+      { "content-type": "application/x-www-form-urlencoded" }, // curl -d, libcurl's default
+      { "content-type": "text/plain;charset=UTF-8" }, // Node's fetch of a string body
+      { origin: `http://127.0.0.1:${port}`, "content-type": "text/plain", "sec-fetch-site": "same-origin" }, // a page of this server itself
       { host: `localhost:${port}`, origin: `http://localhost:${port}` },
       { host: `inference.internal:${port}` },
       { host: `[::1]:${port}` },

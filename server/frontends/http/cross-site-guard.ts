@@ -4,11 +4,10 @@ import type { onRequestHookHandler } from "fastify";
 import { sendError } from "./error-reply";
 
 /**
- * Content types a browser sends to another site without a CORS preflight (HTML forms, `no-cors` fetch). The
- * Triton clients send none (tritonclient.http) or application/octet-stream (tritonclient.http.aio), which a
- * browser can only send cross-site after a preflight this server never approves.
+ * What a browser's `Sec-Fetch-Site` says of a request another site's page made ("same-site" is another origin of
+ * the same registrable domain, still not this server).
  */
-const CROSS_SITE_CONTENT_TYPES = new Set(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]);
+const FOREIGN_FETCH_SITES = new Set(["cross-site", "same-site"]);
 
 /** Why a request is refused: its HTTP status and Triton's error message. */
 export interface CrossSiteRefusal {
@@ -37,12 +36,15 @@ function hostnameOf(host: string): string | undefined {
 }
 
 /**
- * Refuses state-changing requests a web page on another site could make: from a foreign `Origin` (403), with a
- * body type such a page sends without asking (415), or to a host name this server was not told is its own
- * (403: DNS rebinding, where another site's name resolves to this server and its page passes as same-origin).
- * IP literals and `localhost` (and `*.localhost`, which browsers keep on loopback) are always this server's;
- * other names only when listed (--http-allowed-host), `*` turning the host check off. The server sends no CORS
- * headers, so browsers never let other sites read its answers; this keeps them from changing it.
+ * Refuses (403) state-changing requests a web page on another site could make: to a host name this server was not
+ * told is its own (DNS rebinding, where another site's name resolves to this server and its page passes as
+ * same-origin), from a foreign `Origin`, or one the browser itself marks as another site's (`Sec-Fetch-Site`).
+ * Browsers send `Origin` with every cross-origin request and every POST, so a form or `no-cors` fetch from
+ * another site is refused whatever its Content-Type; clients that are no browser (curl, tritonclient, libcurl's
+ * form-encoded default) send neither header and pass. IP literals and `localhost` (and `*.localhost`, which
+ * browsers keep on loopback) are always this server's names; others only when listed (--http-allowed-host), `*`
+ * turning the host check off. The server sends no CORS headers, so browsers never let other sites read its
+ * answers; this keeps them from changing it.
  */
 export class CrossSiteGuard {
   readonly #anyHost: boolean;
@@ -69,12 +71,9 @@ export class CrossSiteGuard {
         message: `cross-origin request refused: Origin '${origin.slice(0, 256)}' is not this server's origin (Host '${(host ?? "").slice(0, 256)}'), and this server allows no cross-origin changes`,
       };
     }
-    const type = headers["content-type"]?.split(";")[0]!.trim().toLowerCase();
-    if (type !== undefined && CROSS_SITE_CONTENT_TYPES.has(type)) {
-      return {
-        status: 415,
-        message: `Content-Type '${type}' is not accepted for requests that change the server (a web page on another site could send it): send application/json, or no Content-Type`,
-      };
+    const site = headers["sec-fetch-site"];
+    if (typeof site === "string" && FOREIGN_FETCH_SITES.has(site.toLowerCase())) {
+      return { status: 403, message: `cross-site request refused: the browser marks it 'Sec-Fetch-Site: ${site.slice(0, 32)}', and this server allows no cross-site changes` };
     }
     return undefined;
   }
