@@ -18,6 +18,7 @@ import type { ApiRestrictions } from "./frontends/api-restrictions";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";
 import { buildHttpServer } from "./frontends/http/http-server";
+import { RequestBytesBudget } from "./frontends/request-bytes-budget";
 import { SystemSharedMemory } from "./frontends/shared-memory/system-shared-memory";
 import { countNvidiaGpus } from "./backends/gpu-detection";
 import { IdleCollection } from "./memory/idle-collection";
@@ -128,6 +129,8 @@ async function run(options: ServerOptions): Promise<void> {
   const sharedMemory = new SystemSharedMemory({
     allowed: options.allowClientShm, maxRegions: options.maxSharedMemoryRegions, maxInputBytes: options.maxSharedMemoryInputBytes,
   });
+  // One budget for both frontends: a server's memory does not care which protocol a request came by.
+  const requestBudget = new RequestBytesBudget(options.maxInflightRequestBytes);
   const frontendClosers: (() => Promise<void>)[] = [];
   closers.push(async () => {
     await Promise.allSettled(frontendClosers.map((close) => close()));
@@ -137,7 +140,7 @@ async function run(options: ServerOptions): Promise<void> {
   if (options.allowHttp) {
     const http = buildHttpServer(core, {
       maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, tracer, logSettings,
-      sharedMemory, allowedHosts: options.httpAllowedHosts,
+      sharedMemory, allowedHosts: options.httpAllowedHosts, requestBudget,
     });
     await http.listen({ host: options.httpAddress, port: options.httpPort });
     const address = http.server.address() as AddressInfo;
@@ -150,6 +153,7 @@ async function run(options: ServerOptions): Promise<void> {
       host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow,
       inferResponseCompression: options.grpcInferResponseCompression,
       limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, tracer, logSettings, sharedMemory,
+      requestBudget,
     });
     logger.info({ service: "grpc", port: grpc.port, tls: options.grpcTls !== undefined }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
     frontendClosers.push(() => grpc.close());

@@ -1,12 +1,14 @@
 import type { FastifyInstance, preHandlerHookHandler } from "fastify";
 import type { InferenceCore, Tracer } from "../../core/index";
 import type { ApiRestrictions } from "../api-restrictions";
+import type { RequestBytesBudget } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { ConnectionTimeouts } from "./connection-timeouts";
 import { CrossSiteGuard } from "./cross-site-guard";
 import { errorReplier, sendError } from "./error-reply";
 import { createFastify, type HttpListenerOptions } from "./fastify-server";
 import { refuseOtherMethods } from "./method-not-allowed";
+import { requestBudgetHook } from "./request-budget-hook";
 import { healthRoutes } from "./routes/health-routes";
 import { inferRoutes } from "./routes/infer-routes";
 import { loggingRoutes } from "./routes/logging-routes";
@@ -29,6 +31,8 @@ export interface HttpServerOptions extends HttpListenerOptions {
   readonly sharedMemory: SystemSharedMemory;
   /** Host names (besides IP literals and localhost) under which clients may change the server (--http-allowed-host). */
   readonly allowedHosts: readonly string[];
+  /** Bytes of requests in flight, shared with the gRPC frontend (--max-inflight-request-bytes). */
+  readonly requestBudget: RequestBytesBudget;
 }
 
 /** One plugin per Triton API group (its --http-restricted-api unit), each with the hooks only it needs. */
@@ -53,6 +57,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   app.setErrorHandler(errorReplier(options.maxInputBytes));
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
   app.addHook("onRoute", refuseOtherMethods);
+  app.addHook("onRequest", requestBudgetHook(options.requestBudget));
 
   // While draining (SIGTERM), answers close their connection: a keep-alive client must not hold shutdown open
   // once its in-flight request is answered.

@@ -6,6 +6,8 @@ import { Cancellation, InferenceError } from "../../../core/index";
 import { inferWithSharedMemory } from "../../shared-memory/tensor-shared-memory";
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "../content-encoding";
 import { sendError } from "../error-reply";
+import { retainedBytes } from "../../request-bytes-budget";
+import { budgetLeaseOf } from "../request-budget-hook";
 import { traceHttpExchange } from "../http-trace";
 import { type EncodedInferResponse, encodeInferResponse } from "../infer-response-codec";
 import { InferRequestDecoder } from "../json-request-decoder";
@@ -76,6 +78,8 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
         modelName: model, modelVersion, modelInputs: () => core.modelInputs(model, modelVersion),
       });
+      // The decoded tensors join the body (which binary ones view) in the budget, before the request is queued.
+      budgetLeaseOf(request)?.holdAtLeast(retainedBytes([request.body, body, ...inferRequest.inputs.map((input) => input.data)]));
       // Writing an output into a region changes a file of this host: refused as the other changing APIs are.
       if (tensorsInSharedMemory !== undefined && Object.keys(tensorsInSharedMemory.outputs).length > 0) {
         const refusal = crossSite.refusal(request.headers);
