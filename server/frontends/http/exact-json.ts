@@ -28,12 +28,33 @@ export function parseExactJson(text: string): unknown {
   const markerKey = `\u0000${randomUUID()}`;
   const markerJson = `\\u0000${markerKey.slice(1)}`;
   const marked = markSpecialNumbers(text, markerJson, NAN_STAND_IN) ?? markSpecialNumbers(text, markerJson, undefined)!;
-  if (!marked.objects && !marked.nanStandIns) return JSON.parse(marked.text);
+  // A reviver runs for every value, slowly (JSON.parse's generic path): only where objects must become numbers.
+  if (!marked.objects) return marked.nanStandIns ? restoreNaN(JSON.parse(marked.text)) : JSON.parse(marked.text);
   return JSON.parse(marked.text, (_key, value: unknown) => {
     if (typeof value === "number") return marked.nanStandIns && Object.is(value, -0) ? Number.NaN : value;
-    if (!marked.objects || typeof value !== "object" || value === null || !(markerKey in value)) return value;
+    if (typeof value !== "object" || value === null || !(markerKey in value)) return value;
     return numberOf((value as Record<string, string>)[markerKey]!);
   });
+}
+
+/** Turns every NaN stand-in (a -0, which the text had none of) of a parsed value back into NaN, in place. */
+function restoreNaN(value: unknown): unknown {
+  if (typeof value === "number") return Object.is(value, -0) ? Number.NaN : value;
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const element: unknown = value[i];
+      if (typeof element === "number") {
+        if (element === 0 && 1 / element < 0) value[i] = Number.NaN;
+      } else if (typeof element === "object") {
+        restoreNaN(element);
+      }
+    }
+    return value;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) record[key] = restoreNaN(record[key]);
+  return value;
 }
 
 /** A marked token's number: NaN (marked when the text has a `-0` of its own) or a long integer. */

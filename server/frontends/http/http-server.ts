@@ -3,6 +3,7 @@ import type { InferenceCore, Tracer } from "../../core/index";
 import type { ApiRestrictions } from "../api-restrictions";
 import type { RequestBytesBudget } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
+import { bodyReader } from "./body-reader";
 import { ConnectionTimeouts } from "./connection-timeouts";
 import { CrossSiteGuard } from "./cross-site-guard";
 import { errorReplier, sendError } from "./error-reply";
@@ -53,7 +54,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
 
   // Every body is read as bytes: infer bodies mix a JSON header with binary tensors.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: options.maxInputBytes }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser("*", { bodyLimit: options.maxInputBytes }, bodyReader(options.maxInputBytes));
   app.setErrorHandler(errorReplier(options.maxInputBytes));
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
   app.addHook("onRoute", refuseOtherMethods);
