@@ -6,7 +6,7 @@ import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { waitFor } from "../helpers/wait-for";
-import { grpcCallError, GrpcTestClient } from "./grpc-transport";
+import { grpcCallError, GrpcTestClient, streamResponses } from "./grpc-transport";
 
 const BUDGET = 1 << 20;
 /** INT32 elements of one request: 600 KB of tensor, so that one fits the budget and two do not. */
@@ -65,6 +65,9 @@ describe("--max-inflight-request-bytes: a server-wide budget for bytes of reques
       const grpcError = await grpcCallError(grpc.unary("ModelInfer", grpcInfer("fast", ELEMENTS)));
       expect(grpcError.code).toBe(status.RESOURCE_EXHAUSTED);
       expect(grpcError.details).toMatch(refusal);
+      // A ModelStreamInfer request gets it as its error response, and the stream goes on.
+      const [streamed] = await streamResponses(grpc.modelStreamInfer(), [{ ...grpcInfer("fast", ELEMENTS), id: "big" }]);
+      expect(streamed).toMatchObject({ error_message: expect.stringMatching(refusal) as unknown, infer_response: { id: "big" } });
       // Small requests still fit beside it.
       expect((await binaryInfer(server.httpUrl, "fast", 16)).status).toBe(200);
     } finally {
