@@ -9,13 +9,12 @@ import { createServer, type Http2Server } from "node:http2";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import v8 from "node:v8";
-import type { Backend } from "../server/backends/backend";
-import { IdentityBackend } from "../server/backends/identity-backend";
-import { OnnxruntimeBackend } from "../server/backends/onnxruntime/onnxruntime-backend";
 import { parseServerOptions } from "../server/cli/server-options";
-import { InferenceCore, Tracer } from "../server/core/index";
+import { Tracer } from "../server/core/index";
 import { startGrpcServer } from "../server/frontends/grpc/grpc-server";
 import { buildHttpServer } from "../server/frontends/http/http-server";
+import { RequestBytesBudget } from "../server/frontends/request-bytes-budget";
+import { createCore, grpcServerOptions, httpServerOptions } from "../server/server-wiring";
 import { SystemSharedMemory } from "../server/frontends/shared-memory/system-shared-memory";
 import { LogSettings } from "../server/logging/log-settings";
 import { connectGrpcHandler } from "./grpc-transports/connect-grpc-transport";
@@ -38,41 +37,27 @@ async function main(): Promise<void> {
   const repository = process.argv[2] ?? path.join(process.cwd(), "models");
   const options = parseServerOptions([
     "--model-repository", repository, "--model-control-mode", "explicit", "--load-model", "simple", "--load-model", "identity_fp32",
-    "--http-address", "127.0.0.1", "--grpc-address", "127.0.0.1", "--allow-metrics", "false", "--log-info", "false",
+    "--http-address", "127.0.0.1", "--http-port", "0", "--grpc-address", "127.0.0.1", "--grpc-port", "0", "--allow-metrics", "false", "--log-info", "false",
   ]);
   v8.setFlagsFromString(`--heap-growing-percent=${options.heapGrowingPercent}`);
   const logSettings = new LogSettings({
     log_info: options.logInfo, log_warning: options.logWarning, log_error: options.logError, log_verbose_level: options.logVerbose, log_format: options.logFormat,
   });
-  const core = new InferenceCore({
-    modelRepositories: options.modelRepositories, serverName: options.id, serverVersion: "bench", strictReadiness: options.strictReadiness,
-    exitOnError: options.exitOnError, modelControlMode: options.modelControlMode, repositoryPollMs: 0, responseCacheBytes: undefined,
-    log: { info: () => undefined, warn: (message) => logSettings.logger.warn(message) }, startupModels: options.loadModels,
-    requestLimits: { maxBytesElements: options.maxBytesElements, maxBytesElementSize: options.maxBytesElementSize }, allowModelCodeUpload: false,
-    loader: {
-      autoCompleteConfig: options.autoCompleteConfig, backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
-      gpuCount: 0, cpuCount: options.cpuCount, defaultMaxBatchSize: options.defaultMaxBatchSize, intraOpThreads: options.intraOpThreads,
-      instanceRestart: { initialBackoffMs: options.instanceRestartBackoffMs, maxBackoffMs: options.instanceRestartMaxBackoffMs }, modelSymlinks: options.modelSymlinks,
-    },
-  });
+  const core = createCore(options, { serverVersion: "bench", gpuCount: 0, log: { info: () => undefined, warn: (message) => logSettings.logger.warn(message) } });
   await core.start();
   const tracer = new Tracer({ setting: options.traceSetting, maxPendingBytes: options.traceMaxPendingBytes, log: logSettings.logger });
   const sharedMemory = new SystemSharedMemory({ allowed: false, maxRegions: options.maxSharedMemoryRegions, maxInputBytes: options.maxSharedMemoryInputBytes });
-  const http = buildHttpServer(core, {
-    maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: undefined, restrictions: options.httpRestrictedApis, tracer, logSettings, sharedMemory,
-  });
+  const shared = { tracer, logSettings, sharedMemory, requestBudget: new RequestBytesBudget(options.maxInflightRequestBytes) };
+  const http = buildHttpServer(core, httpServerOptions(options, shared));
   await http.listen({ host: "127.0.0.1", port: 0 });
-  const grpc = await startGrpcServer(core, {
-    host: "127.0.0.1", port: 0, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow,
-    limits: options.grpcLimits, restrictions: options.grpcRestrictedProtocols, tracer, logSettings, sharedMemory,
-  });
+  const grpc = await startGrpcServer(core, grpcServerOptions(options, shared));
   // The candidates get the endpoint's receive windows too (grpc-js's are widened by http2-servers.ts).
   const http2Settings = { settings: { initialWindowSize: options.grpcFlowControlWindow } };
   const widen = (server: Http2Server): Http2Server =>
     server.on("session", (session) => session.setLocalWindowSize(options.grpcFlowControlWindow));
-  const connect = widen(createServer(http2Settings, connectGrpcHandler(core, sharedMemory)));
+  const connect = widen(createServer(http2Settings, connectGrpcHandler(core, shared)));
   const own = widen(createServer(http2Settings));
-  serveOwnGrpc(own, core, sharedMemory);
+  serveOwnGrpc(own, core, shared);
   const ports: GrpcTransportPorts = {
     http: (http.server.address() as AddressInfo).port, grpcJs: grpc.port, connect: await listen(connect, "127.0.0.1"), own: await listen(own, "127.0.0.1"),
   };

@@ -8,21 +8,19 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import v8 from "node:v8";
 import { CommanderError } from "commander";
-import type { Backend } from "./backends/backend";
-import { IdentityBackend } from "./backends/identity-backend";
-import { OnnxruntimeBackend } from "./backends/onnxruntime/onnxruntime-backend";
-import { TypeScriptBackend } from "./backends/typescript/typescript-backend";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
-import { InferenceCore, Tracer } from "./core/index";
+import { Tracer } from "./core/index";
 import type { ApiRestrictions } from "./frontends/api-restrictions";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";
 import { buildHttpServer } from "./frontends/http/http-server";
+import { RequestBytesBudget } from "./frontends/request-bytes-budget";
 import { SystemSharedMemory } from "./frontends/shared-memory/system-shared-memory";
 import { countNvidiaGpus } from "./backends/gpu-detection";
 import { IdleCollection } from "./memory/idle-collection";
 import { LogSettings } from "./logging/log-settings";
 import { ServerMetrics, startMetricsServer } from "./metrics/index";
+import { createCore, grpcServerOptions, httpServerOptions } from "./server-wiring";
 
 /** Which groups each header unlocks, for the log: header names only, never their values. */
 function describeRestrictions(restrictions: ApiRestrictions, prefix: string): string {
@@ -55,32 +53,8 @@ async function run(options: ServerOptions): Promise<void> {
     log_verbose_level: options.logVerbose, log_format: options.logFormat,
   });
   const logger = logSettings.logger;
-  const core = new InferenceCore({
-    modelRepositories: options.modelRepositories,
-    serverName: options.id,
-    serverVersion: SERVER_VERSION,
-    strictReadiness: options.strictReadiness,
-    exitOnError: options.exitOnError,
-    modelControlMode: options.modelControlMode,
-    repositoryPollMs: options.repositoryPollSecs * 1000,
-    responseCacheBytes: options.responseCacheBytes,
-    log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
-    startupModels: options.loadModels,
-    requestLimits: { maxBytesElements: options.maxBytesElements, maxBytesElementSize: options.maxBytesElementSize },
-    maxModelCallDepth: options.modelCallMaxDepth,
-    allowModelCodeUpload: options.allowModelCodeUpload,
-    loader: {
-      autoCompleteConfig: options.autoCompleteConfig,
-      backends: new Map<string, Backend>([
-        ["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()], ["typescript", new TypeScriptBackend()],
-      ]),
-      gpuCount: countNvidiaGpus(),
-      cpuCount: options.cpuCount,
-      defaultMaxBatchSize: options.defaultMaxBatchSize,
-      intraOpThreads: options.intraOpThreads,
-      instanceRestart: { initialBackoffMs: options.instanceRestartBackoffMs, maxBackoffMs: options.instanceRestartMaxBackoffMs },
-      modelSymlinks: options.modelSymlinks,
-    },
+  const core = createCore(options, {
+    serverVersion: SERVER_VERSION, gpuCount: countNvidiaGpus(), log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
   });
 
   try {
@@ -129,6 +103,8 @@ async function run(options: ServerOptions): Promise<void> {
   const sharedMemory = new SystemSharedMemory({
     allowed: options.allowClientShm, maxRegions: options.maxSharedMemoryRegions, maxInputBytes: options.maxSharedMemoryInputBytes,
   });
+  // One budget for both frontends: a server's memory does not care which protocol a request came by.
+  const frontendParts = { tracer, logSettings, sharedMemory, requestBudget: new RequestBytesBudget(options.maxInflightRequestBytes) };
   const frontendClosers: (() => Promise<void>)[] = [];
   closers.push(async () => {
     await Promise.allSettled(frontendClosers.map((close) => close()));
@@ -136,10 +112,7 @@ async function run(options: ServerOptions): Promise<void> {
   });
 
   if (options.allowHttp) {
-    const http = buildHttpServer(core, {
-      maxInputBytes: options.httpMaxInputSize, limits: options.httpLimits, tls: options.httpTls, restrictions: options.httpRestrictedApis, tracer, logSettings,
-      sharedMemory,
-    });
+    const http = buildHttpServer(core, httpServerOptions(options, frontendParts));
     await http.listen({ host: options.httpAddress, port: options.httpPort });
     const address = http.server.address() as AddressInfo;
     logger.info({ service: "http", port: address.port, tls: options.httpTls !== undefined }, `Started HTTPService at ${address.address}:${address.port}`);
@@ -147,11 +120,7 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   if (options.allowGrpc) {
-    const grpc = await startGrpcServer(core, {
-      host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow,
-      inferResponseCompression: options.grpcInferResponseCompression,
-      limits: options.grpcLimits, tls: options.grpcTls, restrictions: options.grpcRestrictedProtocols, tracer, logSettings, sharedMemory,
-    });
+    const grpc = await startGrpcServer(core, grpcServerOptions(options, frontendParts));
     logger.info({ service: "grpc", port: grpc.port, tls: options.grpcTls !== undefined }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
     frontendClosers.push(() => grpc.close());
   }

@@ -15,7 +15,7 @@ import type {
 } from "../../server/frontends/grpc/grpc-messages";
 import { grpcErrorOf } from "../../server/frontends/grpc/grpc-status";
 import { modelInfer } from "../../server/frontends/grpc/model-infer";
-import type { SystemSharedMemory } from "../../server/frontends/shared-memory/system-shared-memory";
+import type { SharedFrontendParts } from "../../server/server-wiring";
 import {
   GRPCInferenceService, type InferParameter, InferParameterSchema, type InferTensorContents, type ModelInferRequest, type ModelInferResponse,
   ModelInferResponseSchema, type ModelStreamInferResponse, ModelStreamInferResponseSchema,
@@ -97,10 +97,10 @@ function cancellationOf(context: HandlerContext): Cancellation {
 }
 
 /** A `node:http2` request handler serving ModelInfer and ModelStreamInfer of `core` over gRPC. */
-export function connectGrpcHandler(core: InferenceCore, sharedMemory: SystemSharedMemory): (request: Http2ServerRequest, response: Http2ServerResponse) => void {
+export function connectGrpcHandler(core: InferenceCore, { sharedMemory, requestBudget }: Pick<SharedFrontendParts, "sharedMemory" | "requestBudget">): (request: Http2ServerRequest, response: Http2ServerResponse) => void {
   const infer = async (request: ModelInferRequest, cancellation: Cancellation): Promise<ModelInferResponseMessage> => {
     try {
-      return await modelInfer(core, sharedMemory, requestOf(request), cancellation);
+      return await modelInfer(core, sharedMemory, requestBudget, requestOf(request), cancellation);
     } catch (error) {
       throw connectErrorOf(error);
     }

@@ -14,7 +14,7 @@ import { loadGrpcServiceDefinitions } from "../../server/frontends/grpc/grpc-ser
 import type { ModelInferRequestMessage, ModelInferResponseMessage } from "../../server/frontends/grpc/grpc-messages";
 import { grpcErrorOf } from "../../server/frontends/grpc/grpc-status";
 import { modelInfer } from "../../server/frontends/grpc/model-infer";
-import type { SystemSharedMemory } from "../../server/frontends/shared-memory/system-shared-memory";
+import type { SharedFrontendParts } from "../../server/server-wiring";
 
 const SERVICE = "/inference.GRPCInferenceService/";
 const FINAL_RESPONSE_PARAMETERS = { triton_final_response: { bool_param: true } };
@@ -81,7 +81,7 @@ class MessageReader {
 }
 
 /** Serves ModelInfer and ModelStreamInfer of `core` on `server`'s streams. */
-export function serveOwnGrpc(server: Http2Server, core: InferenceCore, sharedMemory: SystemSharedMemory): void {
+export function serveOwnGrpc(server: Http2Server, core: InferenceCore, { sharedMemory, requestBudget }: Pick<SharedFrontendParts, "sharedMemory" | "requestBudget">): void {
   const { inference } = loadGrpcServiceDefinitions();
   const decode = inference["ModelInfer"]!.requestDeserialize as (bytes: Buffer) => ModelInferRequestMessage;
   const encodeResponse = inference["ModelInfer"]!.responseSerialize as (message: ModelInferResponseMessage) => Buffer;
@@ -132,7 +132,7 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, sharedMem
       stream.on("data", (chunk: Buffer) => reader.push(chunk));
       stream.once("end", () => {
         if (request === undefined) return end(stream, 13, "no request message");
-        modelInfer(core, sharedMemory, decode(request), cancellation).then((response) => {
+        modelInfer(core, sharedMemory, requestBudget, decode(request), cancellation).then((response) => {
           const { parts, length } = responseParts(response);
           stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
           writeMessage(stream, parts, length);
@@ -145,7 +145,7 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, sharedMem
       stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
       let written: Promise<void> = Promise.resolve();
       const reader = new MessageReader((message) => {
-        const outcome = modelInfer(core, sharedMemory, decode(message), cancellation);
+        const outcome = modelInfer(core, sharedMemory, requestBudget, decode(message), cancellation);
         written = written.then(async () => {
           try {
             const inner = responseParts(await outcome, FINAL_RESPONSE_PARAMETERS);

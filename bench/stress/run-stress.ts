@@ -4,7 +4,9 @@
  * campaign"): (a) generated malformed requests over REST and gRPC, (b) 10x overload on a bounded queue, (c)
  * SIGTERM under resnet50 load, (d) model reload under load in poll and explicit mode, (e) a soak of mixed load,
  * (f) repeated resnet50 overload bursts (memory retained, not leaked), (g) a TypeScript model whose execute() never
- * returns, unloaded and then SIGTERMed under load, (h) long client-supplied names under load.
+ * returns, unloaded and then SIGTERMed under load, (h) long client-supplied names under load, (i) big requests at the
+ * default limits (peak RSS per request, health latency meanwhile, the in-flight budget's refusals), (j) cross-site
+ * requests and DNS rebinding against every API that changes the server, under load.
  * Bounded in time and count; writes stress-report.md and stress-report.json; exits 1 when a check failed.
  */
 import os from "node:os";
@@ -13,7 +15,9 @@ import { CommanderError } from "commander";
 import { ensureExampleRepository } from "../../tools/model-builder/index";
 import { findPackageRoot } from "../../common/find-package-root";
 import { describeSystem } from "../system-setup";
+import { runBigRequestsScenario } from "./big-requests-scenario";
 import { runBurstRetentionScenario } from "./burst-retention-scenario";
+import { runCrossSiteScenario } from "./cross-site-scenario";
 import { runLongNamesScenario } from "./long-names-scenario";
 import { runMalformedScenario } from "./malformed-scenario";
 import { runOverloadScenario } from "./overload-scenario";
@@ -37,6 +41,8 @@ export async function runStressCampaign(options: StressOptions, paths: StressPat
     f: () => runBurstRetentionScenario(paths, options.bursts, log),
     g: () => runStuckModelScenario(paths, options.stuckModel, log),
     h: () => runLongNamesScenario(paths, options.longNames, log),
+    i: () => runBigRequestsScenario(paths, options.bigRequests, log),
+    j: () => runCrossSiteScenario(paths, options.crossSite, log),
   };
   const results: ScenarioResult[] = [];
   for (const id of options.scenarios) {

@@ -1,7 +1,9 @@
 import path from "node:path";
 import { Command } from "commander";
 import { knownList, positiveInteger } from "../option-parsers";
+import type { BigRequestsSettings } from "./big-requests-scenario";
 import type { BurstSettings } from "./burst-retention-scenario";
+import type { CrossSiteSettings } from "./cross-site-scenario";
 import type { LongNamesSettings } from "./long-names-scenario";
 import type { MalformedSettings } from "./malformed-scenario";
 import type { OverloadSettings } from "./overload-scenario";
@@ -10,8 +12,8 @@ import type { SigtermSettings } from "./sigterm-scenario";
 import type { SoakSettings } from "./soak-scenario";
 import type { StuckModelSettings } from "./stuck-model-scenario";
 
-export type ScenarioId = "a" | "b" | "c" | "d" | "e" | "f" | "g" | "h";
-const SCENARIOS: readonly ScenarioId[] = ["a", "b", "c", "d", "e", "f", "g", "h"];
+export type ScenarioId = "a" | "b" | "c" | "d" | "e" | "f" | "g" | "h" | "i" | "j";
+const SCENARIOS: readonly ScenarioId[] = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"];
 
 /** Everything one campaign runs with; every figure is bounded in time and count. */
 export interface StressOptions {
@@ -25,18 +27,21 @@ export interface StressOptions {
   readonly bursts: BurstSettings;
   readonly stuckModel: StuckModelSettings;
   readonly longNames: LongNamesSettings;
+  readonly bigRequests: BigRequestsSettings;
+  readonly crossSite: CrossSiteSettings;
   readonly outDir: string;
 }
 
 /**
- * The short profile: (a)-(d), (g) and (h) in about a minute on 2 cores, as `npm test` runs them; the soak is left
- * out. The full profile (`npm run stress`) sends twice the malformed requests, overloads and loads for longer,
- * reloads ten times per mode, soaks for ten minutes and adds (f), three resnet50 overload bursts.
+ * The short profile: (a)-(d), (g), (h) and (j) in about a minute on 2 cores, as `npm test` runs them; the soak is
+ * left out. The full profile (`npm run stress`) sends twice the malformed requests, overloads and loads for longer,
+ * reloads ten times per mode, soaks for ten minutes and adds (f), three resnet50 overload bursts, and (i), big
+ * requests at the default limits (gigabytes of memory and minutes on 2 cores).
  */
 export function stressProfile(short: boolean, seed: number, outDir: string): StressOptions {
   return {
     short,
-    scenarios: short ? ["a", "b", "c", "d", "g", "h"] : SCENARIOS,
+    scenarios: short ? ["a", "b", "c", "d", "g", "h", "j"] : SCENARIOS,
     malformed: { count: short ? 300 : 600, seed, timeoutMs: 10_000 },
     // Stopping waits for the queue to drain: (max_queue_size + 1) executions.
     overload: { durationMs: short ? 3_000 : 20_000, queueSize: short ? 4 : 8, executionMs: short ? 500 : 1_000, timeoutMs: 30_000 },
@@ -46,6 +51,11 @@ export function stressProfile(short: boolean, seed: number, outDir: string): Str
     bursts: { bursts: 3, burstMs: 20_000, connections: 200, idleMs: 8_000, timeoutMs: 120_000 },
     stuckModel: { clientsPerProtocol: 3, stuckRequests: short ? 3 : 8, unloadTimeoutMs: 2_000, exitTimeoutSecs: 2, timeoutMs: 60_000 },
     longNames: { durationMs: short ? 3_000 : 15_000, clientsPerProtocol: 3, longNameClientsPerProtocol: 2, nameLength: 20_000, timeoutMs: 10_000 },
+    bigRequests: {
+      bodyBytes: 64 * 1024 * 1024, oversizedGrpcBytes: short ? [256 * 1024 * 1024] : [256 * 1024 * 1024, 512 * 1024 * 1024],
+      maxRssPerBodyByte: 4, maxHealthP99Ms: 100, budgetBytes: 256 * 1024 * 1024, budgetRequests: 8, timeoutMs: 120_000,
+    },
+    crossSite: { rounds: short ? 5 : 20, clientsPerProtocol: 2, timeoutMs: 10_000 },
     outDir,
   };
 }
@@ -53,8 +63,8 @@ export function stressProfile(short: boolean, seed: number, outDir: string): Str
 /** Parses `npm run stress -- <flags>`. */
 export function parseStressOptions(argv: readonly string[], repositoryRoot: string): StressOptions {
   const o = new Command("run-stress")
-    .description("Stress campaign against the server on 127.0.0.1: (a) malformed requests, (b) overload, (c) SIGTERM under load, (d) reload under load, (e) soak, (f) overload bursts, (g) a stuck TypeScript model, (h) long names")
-    .option("--short", "the profile npm test runs: (a)-(d), (g), (h), short windows", false)
+    .description("Stress campaign against the server on 127.0.0.1: (a) malformed requests, (b) overload, (c) SIGTERM under load, (d) reload under load, (e) soak, (f) overload bursts, (g) a stuck TypeScript model, (h) long names, (i) big requests (memory, health latency, in-flight budget), (j) cross-site requests")
+    .option("--short", "the profile npm test runs: (a)-(d), (g), (h), (j), short windows", false)
     .option("--scenarios <list>", `scenarios to run, of ${SCENARIOS.join(",")}`, knownList(SCENARIOS, "scenario", { skipEmpty: false }))
     .option("--seed <n>", "fast-check seed of the malformed requests (the same seed sends the same requests)", positiveInteger, 15)
     .option("--malformed <n>", "malformed requests, half REST and half gRPC (default 600, short 300)", positiveInteger)

@@ -10,6 +10,8 @@ import { parseServerTls } from "./tls-option";
 /** Who may call what, over which encryption, and how long and how many clients are waited for: per endpoint. */
 export interface NetworkOptions {
   readonly httpRestrictedApis: ApiRestrictions;
+  /** Host names, besides IP literals and localhost, under which HTTP clients may change the server. */
+  readonly httpAllowedHosts: readonly string[];
   readonly grpcRestrictedProtocols: ApiRestrictions;
   readonly httpTls: ServerTls | undefined;
   readonly grpcTls: ServerTls | undefined;
@@ -24,6 +26,14 @@ export interface NetworkOptions {
 const DEFAULT_HTTP_KEEPALIVE_TIMEOUT_MS = 620_000;
 
 const milliseconds = parseInteger(0, 2 ** 31 - 1);
+
+/** One --http-allowed-host: a DNS name as a Host header carries it (no scheme, no port), or `*`. */
+function collectHostName(value: string, previous: string[] = []): string[] {
+  if (value !== "*" && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i.test(value)) {
+    throw new InvalidArgumentError(`--http-allowed-host '${value}' is not a host name (no scheme, no port) or '*'`);
+  }
+  return [...previous, value];
+}
 
 function tlsFlags(command: Command, prefix: "http" | "grpc", what: string): Command {
   return command
@@ -40,6 +50,7 @@ export function addNetworkOptions(command: Command): Command {
   tlsFlags(command, "grpc", "gRPC");
   return command
     .option("--http-restricted-api <groups:header=value>", "require header=value on these API groups (value may be env:NAME or file:PATH); repeatable", collect, [])
+    .option("--http-allowed-host <name>", "a host name (Host header, without port) under which HTTP clients may change the server (repository, logging, trace, shared memory); IP addresses and localhost always may; '*' allows any name (no DNS-rebinding check); repeatable", collectHostName, [])
     .option("--grpc-restricted-protocol <groups:key=value>", "require metadata triton-grpc-protocol-<key>=value on these API groups (value may be env:NAME or file:PATH); repeatable", collect, [])
     .option("--http-header-timeout-ms <ms>", "a request's headers must arrive within this (0 = no limit)", milliseconds, 10_000)
     .option("--http-request-timeout-ms <ms>", "a whole request, body included, must arrive within this, else 408 (0 = no limit)", milliseconds, 60_000)
@@ -81,6 +92,7 @@ export function parseNetworkOptions(o: Readonly<Record<string, unknown>>, source
   });
   return {
     httpRestrictedApis: parseApiRestrictions("--http-restricted-api", o["httpRestrictedApi"] as string[], sources),
+    httpAllowedHosts: o["httpAllowedHost"] as string[],
     grpcRestrictedProtocols: parseApiRestrictions("--grpc-restricted-protocol", o["grpcRestrictedProtocol"] as string[], sources),
     httpTls: tls("http"),
     grpcTls: tls("grpc"),

@@ -71,6 +71,8 @@ export interface ServerOptions extends NetworkOptions {
   /** Most system shared memory regions registered at once (each holds an open file). */
   readonly maxSharedMemoryRegions: number;
   readonly maxSharedMemoryInputBytes: number;
+  /** Bytes of requests in flight at once (bodies, gRPC messages, decoded tensors); beyond, 503 / RESOURCE_EXHAUSTED. */
+  readonly maxInflightRequestBytes: number;
 }
 
 /** Triton's `--backend-config=<backend>,<key>=<value>`, for the onnxruntime keys we honour. */
@@ -96,6 +98,16 @@ function parseBackendConfig(entries: readonly string[]): { intraOpThreads: numbe
  * heap grow to 4x its live size first makes full collections rare for a few tens of MB.
  */
 export const DEFAULT_HEAP_GROWING_PERCENT = 300;
+
+/**
+ * The largest gRPC message by default: as large as the largest HTTP body (--http-max-input-size), so that one
+ * request costs the same at most whichever protocol it takes. Triton's INT32_MAX (2 GiB) lets one request take
+ * several times that in memory while it is decoded; deployments that send larger tensors raise both.
+ */
+export const DEFAULT_GRPC_MAX_MESSAGE_BYTES = 1 << 26;
+
+/** Bytes of requests in flight by default: sixteen of the largest requests, at their bodies' size. */
+export const DEFAULT_MAX_INFLIGHT_REQUEST_BYTES = 1 << 30;
 
 /** Triton's `--cache-config <cache>,<key>=<value>`: the local (in-memory) cache and its `size` in bytes. */
 function parseCacheConfig(entries: readonly string[]): number | undefined {
@@ -144,7 +156,7 @@ export function buildCommand(): Command {
     .option("--max-bytes-elements <count>", "most BYTES (string) elements one input tensor may hold (each costs far more memory than its 4 bytes on the wire)", parseInteger(1, 2 ** 31 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElements)
     .option("--max-bytes-element-size <bytes>", "largest single BYTES (string) element", parseInteger(1, 2 ** 32 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElementSize)
     .option("--model-call-max-depth <count>", "most nested calls from a model to another model (BLS); a call beyond is refused", parseInteger(1, 1000), DEFAULT_MAX_CALL_DEPTH)
-    .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent", parseInteger(1, 2 ** 31 - 1), 2 ** 31 - 1)
+    .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent (Triton: 2147483647)", parseInteger(1, 2 ** 31 - 1), DEFAULT_GRPC_MAX_MESSAGE_BYTES)
     .option("--grpc-flow-control-window <bytes>", "HTTP/2 receive window per stream and per connection", parseInteger(65_535, 2 ** 31 - 1), 8 * 1024 * 1024)
     .addOption(new Option("--grpc-infer-response-compression-level <level>", "compression of ModelInfer and ModelStreamInfer responses, as Triton: low picks gzip, medium and high deflate, among those the client accepts").choices(GRPC_COMPRESSION_LEVELS).default("none"))
     .option("--grpc-infer-thread-count <n>", "accepted for Triton's scripts; no effect (Node serves every call on one event loop, inference runs in the model instances' threads)", parseInteger(1), 2)
@@ -166,7 +178,8 @@ export function buildCommand(): Command {
     .addOption(booleanFlag("--allow-client-shm", "let clients register system shared memory regions (files of this host's /dev/shm); off by default, as in Triton since 26.05", false))
     .addOption(booleanFlag("--allow-model-code-upload", "let the model repository API's load requests carry model code in file: overrides (a TypeScript model's model.js, scripts, native libraries), which then runs on this server; off by default: anyone who reaches the load API could run anything", false))
     .option("--max-shared-memory-regions <n>", "most system shared memory regions registered at once; each keeps its /dev/shm file open", parseInteger(1), 256)
-    .option("--max-shared-memory-input-bytes <bytes>", "most bytes one request may read from shared memory, all its inputs together (they are copied into the server's memory)", parseInteger(1), 1 << 26);
+    .option("--max-shared-memory-input-bytes <bytes>", "most bytes one request may read from shared memory, all its inputs together (they are copied into the server's memory)", parseInteger(1), 1 << 26)
+    .option("--max-inflight-request-bytes <bytes>", "most bytes all requests in flight may hold at once (HTTP bodies, gRPC messages and the tensors decoded from them, both protocols together); a request that does not fit is answered 503 / RESOURCE_EXHAUSTED", parseInteger(1), DEFAULT_MAX_INFLIGHT_REQUEST_BYTES);
   return addNetworkOptions(command);
 }
 
@@ -234,6 +247,7 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     allowModelCodeUpload: o["allowModelCodeUpload"] as boolean,
     maxSharedMemoryRegions: o["maxSharedMemoryRegions"] as number,
     maxSharedMemoryInputBytes: o["maxSharedMemoryInputBytes"] as number,
+    maxInflightRequestBytes: o["maxInflightRequestBytes"] as number,
     ...parseNetworkOptions(o, secrets),
   };
 }

@@ -2,6 +2,7 @@ import { type CancellationSignal, InferenceError, type InferenceCore, type Infer
 import type { InferParameterMessage, ModelInferRequestMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
 import { decodeModelInferRequest } from "./infer-request-decoder";
 import { encodeModelInferResponse } from "./infer-response-encoder";
+import { type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
 
 /** Triton's reserved request parameter asking for an empty response that carries only the final flag. */
 const EMPTY_FINAL_RESPONSE_PARAMETER = "triton_enable_empty_final_response";
@@ -23,19 +24,24 @@ export type StreamedResponse =
  * `triton_final_response` false except the last; the final flag sent alone becomes the empty final response
  * (`id`, model and that flag) only when the request set `triton_enable_empty_final_response`, and nothing
  * otherwise. An error response is handed over as an error, with the request's id. Tensors in shared memory are
- * not supported for a decoupled model here. Resolves once the final response was handed over.
+ * not supported for a decoupled model here. The message and its decoded tensors are held against `budget` until
+ * the final response. Resolves once the final response was handed over.
  */
 export function decoupledStreamInfer(
-  core: InferenceCore, message: ModelInferRequestMessage, signal: CancellationSignal, trace: InferenceTrace | undefined,
+  core: InferenceCore, budget: RequestBytesBudget, message: ModelInferRequestMessage, signal: CancellationSignal, trace: InferenceTrace | undefined,
   write: (response: StreamedResponse) => void,
 ): Promise<void> {
+  const lease = budget.lease();
   let decoded: ReturnType<typeof decodeModelInferRequest>;
   try {
+    lease.holdAtLeast(retainedBytes(message.raw_input_contents));
     decoded = decodeModelInferRequest(message);
+    lease.holdAtLeast(retainedBytes([...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]));
     if (decoded.sharedMemory !== undefined) {
       throw new InferenceError("UNSUPPORTED", "shared memory tensors are not supported for a decoupled model's requests here");
     }
   } catch (error) {
+    lease.release();
     write({ error: error instanceof InferenceError ? error : new InferenceError("INTERNAL", String(error)), id: message.id, final: true });
     return Promise.resolve();
   }
@@ -50,5 +56,5 @@ export function decoupledStreamInfer(
       const infer_response = { id: message.id, model_name: message.model_name, model_version: message.model_version, outputs: [], raw_output_contents: [], parameters: finalFlag(true) };
       write({ message: { error_message: "", infer_response }, final: true });
     }
-  });
+  }).finally(() => lease.release());
 }

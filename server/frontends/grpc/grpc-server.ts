@@ -14,6 +14,7 @@ import { inferenceServiceHandlers } from "./inference-service";
 import type { StreamInferSession } from "./model-stream-infer";
 import { restrictedProtocolInterceptor } from "./restricted-protocol-interceptor";
 import type { GrpcCompressionLevel } from "./response-compression";
+import type { RequestBytesBudget } from "../request-bytes-budget";
 
 /** How long connections live and how much one client may ask of the endpoint at once. */
 export interface GrpcConnectionLimits {
@@ -64,6 +65,8 @@ export interface GrpcServerOptions {
   readonly sharedMemory: SystemSharedMemory;
   /** The root logger and its settings, which the LogSettings RPC reads and changes. */
   readonly logSettings: LogSettings;
+  /** Bytes of requests in flight, shared with the HTTP frontend (--max-inflight-request-bytes). */
+  readonly requestBudget: RequestBytesBudget;
   /** Triton's --grpc-infer-response-compression-level (default none). */
   readonly inferResponseCompression?: GrpcCompressionLevel;
 }
@@ -158,7 +161,7 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
     ],
   });
   const streams = new Set<StreamInferSession>();
-  server.addService(definitions.inference, inferenceServiceHandlers(core, logSettings, streams, options.tracer, options.sharedMemory));
+  server.addService(definitions.inference, inferenceServiceHandlers(core, logSettings, streams, options.tracer, options.sharedMemory, options.requestBudget));
   server.addService(definitions.health, healthServiceHandlers(core, logger));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(bindAddress(options.host, options.port), credentialsOf(options.tls, limits.requestTimeoutMs), (error, boundPort) =>

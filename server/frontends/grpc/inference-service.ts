@@ -5,6 +5,7 @@ import type {
   LogSettingsMessage, ModelInferRequestMessage, ModelInferResponseMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage,
   RepositoryModelRequestMessage, TraceSettingRequestMessage,
 } from "./grpc-messages";
+import type { RequestBytesBudget } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { systemSharedMemoryHandlers } from "./system-shared-memory-rpcs";
 import { traceGrpcReceive, tracedCallback, traceSettingRequestOf, traceSettingResponseOf } from "./grpc-trace";
@@ -33,6 +34,7 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
  */
 export function inferenceServiceHandlers(
   core: InferenceCore, logSettings: LogSettings, streams: Set<StreamInferSession>, tracer: Tracer, sharedMemory: SystemSharedMemory,
+  budget: RequestBytesBudget,
 ): UntypedServiceImplementation {
   const logger = logSettings.logger;
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
@@ -40,7 +42,7 @@ export function inferenceServiceHandlers(
   const inferWith = (trace?: RequestTrace) =>
     unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => {
       refuseDecoupledModelInfer(core, request);
-      return modelInfer(core, sharedMemory, request, callCancelled(call), trace);
+      return modelInfer(core, sharedMemory, budget, request, callCancelled(call), trace);
     });
   const infer = inferWith();
   const modelInferCall: handleUnaryCall<ModelInferRequestMessage, ModelInferResponseMessage> = (call, callback) => {
@@ -77,7 +79,7 @@ export function inferenceServiceHandlers(
     ...systemSharedMemoryHandlers(sharedMemory, logger),
     ModelInfer: modelInferCall,
     ModelStreamInfer: (call: ModelStreamInferCall) => {
-      const session = serveModelStreamInfer(core, sharedMemory, call, logger, tracer);
+      const session = serveModelStreamInfer(core, sharedMemory, budget, call, logger, tracer);
       streams.add(session);
       void session.done.then(() => streams.delete(session));
     },

@@ -7,6 +7,7 @@ import { traceGrpcReceive, traceGrpcSend } from "./grpc-trace";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { modelInfer } from "./model-infer";
 import { decoupledStreamInfer, type StreamedResponse } from "./decoupled-stream-infer";
+import type { RequestBytesBudget } from "../request-bytes-budget";
 
 export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
 
@@ -44,7 +45,7 @@ type Outcome = { readonly response: ModelStreamInferResponseMessage } | { readon
  * that cancels drops whatever it still had queued.
  */
 export function serveModelStreamInfer(
-  core: InferenceCore, sharedMemory: SystemSharedMemory, call: ModelStreamInferCall, logger: Logger, tracer: Tracer,
+  core: InferenceCore, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, call: ModelStreamInferCall, logger: Logger, tracer: Tracer,
 ): StreamInferSession {
   const statusOnError = call.metadata.get(STATUS_ON_ERROR_HEADER).some((v) => String(v).toLowerCase() === "true");
   const controller = new AbortController();
@@ -67,7 +68,7 @@ export function serveModelStreamInfer(
 
   const run = async (message: ModelInferRequestMessage, trace: RequestTrace | undefined): Promise<Outcome> => {
     try {
-      const response = await modelInfer(core, sharedMemory, message, controller.signal, trace);
+      const response = await modelInfer(core, sharedMemory, budget, message, controller.signal, trace);
       return { response: { error_message: "", infer_response: { ...response, parameters: FINAL_RESPONSE_PARAMETERS } } };
     } catch (error) {
       const failure = grpcErrorOf(error);
@@ -95,7 +96,7 @@ export function serveModelStreamInfer(
     else send();
   };
   const runDecoupled = (message: ModelInferRequestMessage, trace: RequestTrace | undefined): void => {
-    const running = decoupledStreamInfer(core, message, controller.signal, trace, (streamed) => writeStreamed(streamed, trace)).then(() => {
+    const running = decoupledStreamInfer(core, budget, message, controller.signal, trace, (streamed) => writeStreamed(streamed, trace)).then(() => {
       decoupled.delete(running);
       inFlight--;
       if (accepting && !closed && call.isPaused() && inFlight < MAX_IN_FLIGHT_PER_STREAM) call.resume();

@@ -1,11 +1,15 @@
 import type { FastifyInstance, preHandlerHookHandler } from "fastify";
 import type { InferenceCore, Tracer } from "../../core/index";
 import type { ApiRestrictions } from "../api-restrictions";
+import type { RequestBytesBudget } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
+import { bodyReader } from "./body-reader";
 import { ConnectionTimeouts } from "./connection-timeouts";
+import { CrossSiteGuard } from "./cross-site-guard";
 import { errorReplier, sendError } from "./error-reply";
 import { createFastify, type HttpListenerOptions } from "./fastify-server";
 import { refuseOtherMethods } from "./method-not-allowed";
+import { requestBudgetHook } from "./request-budget-hook";
 import { healthRoutes } from "./routes/health-routes";
 import { generateRoutes } from "./routes/generate-routes";
 import { inferRoutes } from "./routes/infer-routes";
@@ -27,6 +31,10 @@ export interface HttpServerOptions extends HttpListenerOptions {
   readonly tracer: Tracer;
   /** The system shared memory regions, shared with the gRPC frontend. */
   readonly sharedMemory: SystemSharedMemory;
+  /** Host names (besides IP literals and localhost) under which clients may change the server (--http-allowed-host). */
+  readonly allowedHosts: readonly string[];
+  /** Bytes of requests in flight, shared with the gRPC frontend (--max-inflight-request-bytes). */
+  readonly requestBudget: RequestBytesBudget;
 }
 
 /** One plugin per Triton API group (its --http-restricted-api unit), each with the hooks only it needs. */
@@ -38,7 +46,8 @@ const ROUTE_GROUPS = [
  * The KServe v2 REST frontend (Triton's HTTP endpoint): health, metadata, config, statistics, repository and
  * infer routes, binary tensor data, gzip/deflate request bodies and (as Triton) compressed inference responses,
  * and Triton's `{"error": "..."}` shape and status codes for every failure, fastify's own included. It sends no
- * CORS headers, and refuses model load/unload requests a page on another site could make.
+ * CORS headers, and refuses the requests that change the server (repository, logging, trace settings, shared
+ * memory, and inference into shared memory) when a page on another site could have made them.
  */
 export function buildHttpServer(core: InferenceCore, options: HttpServerOptions): FastifyInstance {
   const app = createFastify(options);
@@ -46,10 +55,11 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
 
   // Every body is read as bytes: infer bodies mix a JSON header with binary tensors.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: options.maxInputBytes }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser("*", { bodyLimit: options.maxInputBytes }, bodyReader(options.maxInputBytes));
   app.setErrorHandler(errorReplier(options.maxInputBytes));
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
   app.addHook("onRoute", refuseOtherMethods);
+  app.addHook("onRequest", requestBudgetHook(options.requestBudget));
 
   // While draining (SIGTERM), answers close their connection: a keep-alive client must not hold shutdown open
   // once its in-flight request is answered.
@@ -71,6 +81,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   const groupOptions: RouteGroupOptions = {
     core, restrictions: options.restrictions, maxInputBytes: options.maxInputBytes, working,
     tracer: options.tracer, logSettings: options.logSettings, sharedMemory: options.sharedMemory,
+    crossSite: new CrossSiteGuard(options.allowedHosts),
   };
   for (const routes of ROUTE_GROUPS) app.register(routes, groupOptions);
   return app;

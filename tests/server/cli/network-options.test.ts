@@ -87,6 +87,13 @@ describe("TLS flags", () => {
   });
   afterAll(() => certs?.remove());
 
+  it("takes host names for --http-allowed-host (none by default, '*' for any), and refuses a URL or a port", () => {
+    expect(parse([]).httpAllowedHosts).toEqual([]);
+    expect(parse(["--http-allowed-host", "triton.ml.svc", "--http-allowed-host", "*"]).httpAllowedHosts).toEqual(["triton.ml.svc", "*"]);
+    expectRefused(["--http-allowed-host", "http://triton.ml.svc"], /--http-allowed-host 'http:\/\/triton.ml.svc' is not a host name/);
+    expectRefused(["--http-allowed-host", "triton:8000"], /is not a host name \(no scheme, no port\)/);
+  });
+
   it("reads Triton's gRPC TLS flags and their HTTP twins", () => {
     const { serverCert, serverKey, caCert } = certs.files;
     const options = parse([

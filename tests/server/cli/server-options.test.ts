@@ -75,6 +75,12 @@ describe("parseServerOptions", () => {
     expect(parseServerOptions([...REPO, "--max-bytes-elements", "8", "--max-bytes-element-size", "16"])).toMatchObject({ maxBytesElements: 8, maxBytesElementSize: 16 });
   });
 
+  it("bounds a gRPC message at the HTTP body's 64 MiB (not Triton's 2 GiB) and requests in flight at 1 GiB unless told otherwise", () => {
+    expect(parseServerOptions(REPO)).toMatchObject({ grpcMaxMessageSize: 1 << 26, httpMaxInputSize: 1 << 26, maxInflightRequestBytes: 1 << 30 });
+    expect(parseServerOptions([...REPO, "--grpc-max-message-size", "2147483647", "--max-inflight-request-bytes", "1024"]))
+      .toMatchObject({ grpcMaxMessageSize: 2 ** 31 - 1, maxInflightRequestBytes: 1024 });
+  });
+
   it.each([["--max-bytes-elements", "0"], ["--max-bytes-elements", "2147483648"], ["--max-bytes-element-size", "-1"], ["--max-bytes-element-size", "4294967296"]])(
     "rejects %s %s", (flag, value) => {
       const quiet = buildCommand().configureOutput({ writeErr: () => undefined });

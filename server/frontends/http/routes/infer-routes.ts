@@ -5,6 +5,9 @@ import type { FastifyPluginCallback, FastifyReply } from "fastify";
 import { Cancellation, InferenceError } from "../../../core/index";
 import { inferWithSharedMemory } from "../../shared-memory/tensor-shared-memory";
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "../content-encoding";
+import { sendError } from "../error-reply";
+import { retainedBytes } from "../../request-bytes-budget";
+import { budgetLeaseOf } from "../request-budget-hook";
 import { traceHttpExchange } from "../http-trace";
 import { type EncodedInferResponse, encodeInferResponse } from "../infer-response-codec";
 import { InferRequestDecoder } from "../json-request-decoder";
@@ -59,7 +62,7 @@ async function sendInferResponse(reply: FastifyReply, encoded: EncodedInferRespo
  * Triton's inference group: a model's infer route, JSON and binary tensors (Triton's binary extension) and
  * shared memory regions in, gzip/deflate request bodies, and (as Triton) compressed responses.
  */
-export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, sharedMemory, restrictions, working, maxInputBytes }, done) => {
+export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, sharedMemory, restrictions, working, maxInputBytes, crossSite }, done) => {
   restrictApiGroup(scope, "inference", restrictions);
   scope.addHook("preHandler", working);
   const decoder = new InferRequestDecoder();
@@ -77,6 +80,13 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
         modelName: model, modelVersion, modelInputs: () => core.modelInputs(model, modelVersion),
       });
+      // The decoded tensors join the body (which binary ones view) in the budget, before the request is queued.
+      budgetLeaseOf(request)?.holdAtLeast(retainedBytes([request.body, body, ...inferRequest.inputs.map((input) => input.data)]));
+      // Writing an output into a region changes a file of this host: refused as the other changing APIs are.
+      if (tensorsInSharedMemory !== undefined && Object.keys(tensorsInSharedMemory.outputs).length > 0) {
+        const refusal = crossSite.refusal(request.headers);
+        if (refusal !== undefined) return sendError(reply, refusal.status, refusal.message);
+      }
       const signal = clientGone(reply);
       const { response, placed } = await inferWithSharedMemory(sharedMemory, tensorsInSharedMemory, inferRequest, (ready) => core.infer({ ...ready, signal, trace }));
       trace?.timestamp("HTTP_SEND_START", process.hrtime.bigint());

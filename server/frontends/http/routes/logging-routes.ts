@@ -5,10 +5,11 @@ import { restrictApiGroup } from "./restrict-api-group";
 import type { RawBody, RouteGroupOptions } from "./route-group-options";
 
 /** Triton's logging group: GET reads the log settings, POST changes them. */
-export const loggingRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { logSettings, restrictions, maxInputBytes }, done) => {
+export const loggingRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { logSettings, restrictions, maxInputBytes, crossSite }, done) => {
   restrictApiGroup(scope, "logging", restrictions);
   scope.route<{ Body: RawBody }>({
     method: ["GET", "POST"], url: "/v2/logging",
+    onRequest: crossSite.hook,
     handler: async (request) => {
       if (request.method === "GET") return logSettings.current();
       const update = await objectBody(request, maxInputBytes);

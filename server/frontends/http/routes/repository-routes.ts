@@ -1,6 +1,5 @@
-import type { FastifyPluginCallback, onRequestHookHandler } from "fastify";
+import type { FastifyPluginCallback } from "fastify";
 import { InferenceError, refuseRepositoryName } from "../../../core/index";
-import { crossSiteRefusal } from "../cross-site-guard";
 import { sendError } from "../error-reply";
 import { loadOverridesOf, unloadDependentsOf } from "../repository-requests";
 import { objectBody } from "./object-body";
@@ -9,15 +8,8 @@ import type { RawBody, RouteGroupOptions } from "./route-group-options";
 
 type ModelChange = { Params: { model: string }; Body: RawBody };
 
-/** Model load/unload change the server: refused when a page on another site could have sent them. */
-const refuseCrossSite: onRequestHookHandler = (request, reply, done) => {
-  const refusal = crossSiteRefusal(request.headers);
-  if (refusal === undefined) done();
-  else void sendError(reply, refusal.status, refusal.message);
-};
-
 /** Triton's model-repository group: the repository index, and explicit model load and unload. */
-export const repositoryRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, restrictions, working, maxInputBytes }, done) => {
+export const repositoryRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, restrictions, working, maxInputBytes, crossSite }, done) => {
   restrictApiGroup(scope, "model-repository", restrictions);
   scope.addHook("preHandler", working);
   scope.post<{ Body: RawBody }>("/v2/repository/index", async (request) => {
@@ -25,11 +17,11 @@ export const repositoryRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope
     if (ready !== undefined && typeof ready !== "boolean") throw new InferenceError("INVALID_ARG", "'ready' must be a boolean");
     return core.repositoryIndex(ready ?? false);
   });
-  scope.post<ModelChange>("/v2/repository/models/:model/load", { onRequest: refuseCrossSite }, async (request, reply) => {
+  scope.post<ModelChange>("/v2/repository/models/:model/load", { onRequest: crossSite.hook }, async (request, reply) => {
     await core.loadModel(request.params.model, loadOverridesOf(await objectBody(request, maxInputBytes)));
     return reply.code(200).send();
   });
-  scope.post<ModelChange>("/v2/repository/models/:model/unload", { onRequest: refuseCrossSite }, async (request, reply) => {
+  scope.post<ModelChange>("/v2/repository/models/:model/unload", { onRequest: crossSite.hook }, async (request, reply) => {
     await core.unloadModel(request.params.model, unloadDependentsOf(await objectBody(request, maxInputBytes)));
     return reply.code(200).send();
   });

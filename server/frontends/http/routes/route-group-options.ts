@@ -2,6 +2,7 @@ import type { preHandlerHookHandler } from "fastify";
 import type { InferenceCore, Tracer } from "../../../core/index";
 import type { LogSettings } from "../../../logging/log-settings";
 import type { ApiRestrictions } from "../../api-restrictions";
+import type { CrossSiteGuard } from "../cross-site-guard";
 import type { SystemSharedMemory } from "../../shared-memory/system-shared-memory";
 
 /** Every request body as its bytes (the server's one content-type parser); undefined when a request has none. */
@@ -22,4 +23,6 @@ export interface RouteGroupOptions {
   readonly logSettings: LogSettings;
   /** The system shared memory regions, shared with the gRPC frontend. */
   readonly sharedMemory: SystemSharedMemory;
+  /** Refuses what a browser on another site could send to the APIs that change the server. */
+  readonly crossSite: CrossSiteGuard;
 }

@@ -8,8 +8,10 @@ import type { RawBody, RouteGroupOptions } from "./route-group-options";
 type Region = { Params: { region: string } };
 
 /** Triton's shared-memory group: system shared memory regions, and the CUDA shared memory paths (no CUDA regions here). */
-export const sharedMemoryRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { sharedMemory, restrictions, maxInputBytes }, done) => {
+export const sharedMemoryRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { sharedMemory, restrictions, maxInputBytes, crossSite }, done) => {
   restrictApiGroup(scope, "shared-memory", restrictions);
+  // Every POST of this group registers or unregisters a region; GETs read status.
+  scope.addHook("onRequest", crossSite.hook);
   scope.get("/v2/systemsharedmemory/status", () => sharedMemory.status());
   scope.get<Region>("/v2/systemsharedmemory/region/:region/status", (request) => sharedMemory.status(request.params.region));
   scope.post<Region & { Body: RawBody }>("/v2/systemsharedmemory/region/:region/register", async (request, reply) => {
