@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { status } from "@grpc/grpc-js";
 import { type RunningServer, startServer } from "../helpers/server-process";
+import { parseExposition } from "../server/metrics/prometheus-text";
 import { type GrpcCallError, GrpcTestClient } from "./grpc-transport";
 
 /** Identity models whose every execution takes `delayMs`: queueing and batching become observable. */
@@ -42,9 +43,9 @@ describe("dynamic batching, instances and queue policy (Triton's scheduler seman
     identityModel(repository, "prioritized", 300, "max_batch_size: 1\ndynamic_batching { priority_levels: 2 default_priority_level: 2 }\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
     identityModel(repository, "two_instances", 400, "max_batch_size: 1\ninstance_group [ { count: 2 kind: KIND_CPU } ]");
     identityModel(repository, "one_instance", 400, "max_batch_size: 1\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
-    identityModel(repository, "cancellable", 400, "max_batch_size: 1\ndynamic_batching { }\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
+    identityModel(repository, "cancellable", 2000, "max_batch_size: 1\ndynamic_batching { }\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
     identityModel(repository, "cancellable_grpc", 400, "max_batch_size: 1\ndynamic_batching { }\ninstance_group [ { count: 1 kind: KIND_CPU } ]");
-    server = await startServer({ repository, services: ["http", "grpc"] });
+    server = await startServer({ repository, services: ["http", "grpc", "metrics"] });
   });
   afterAll(async () => {
     await server?.stop();
@@ -67,6 +68,11 @@ describe("dynamic batching, instances and queue policy (Triton's scheduler seman
   }
 
   const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+  async function pendingRequests(model: string): Promise<number | undefined> {
+    const metrics = parseExposition(await fetch(`${server.metricsUrl!}/metrics`).then((r) => r.text()));
+    return metrics.value("nv_inference_pending_request_count", { model, version: "1" });
+  }
 
   it("forms batches from concurrent requests, and every client gets exactly its own rows back", async () => {
     const first = infer("batched", [row(0)]); // occupies the only instance
@@ -170,7 +176,12 @@ describe("dynamic batching, instances and queue policy (Triton's scheduler seman
     await settle(50);
     const controller = new AbortController();
     const abandoned = infer("cancellable", [row(1)], {}, controller.signal).catch((e: Error) => e);
-    await settle(50);
+    // One request executing and one queued: the only instance takes whichever arrives first, so pending 1 means both
+    // are in; the model's 2 s keeps the first running while this is seen.
+    for (const deadline = Date.now() + 30_000; (await pendingRequests("cancellable")) !== 1;) {
+      if (Date.now() > deadline) throw new Error("the abandoned request never queued");
+      await settle(20);
+    }
     controller.abort();
     expect(await abandoned).toBeInstanceOf(Error);
     await running;

@@ -140,20 +140,20 @@ describe("dashboards and rules against a real Prometheus scraping the server", (
     const cluster = await startClusterExporters();
     exporters = cluster.server;
     prometheus = await startPrometheus(prometheusConfig(new URL(server.metricsUrl!).host, `127.0.0.1:${cluster.port}`));
-    await waitFor("every target to be scraped", 15_000, async () => {
+    await waitFor("every target to be scraped", 45_000, async () => {
       const { activeTargets } = await api<{ activeTargets: { health: string }[] }>("targets");
       return activeTargets.length === 5 && activeTargets.every((t) => t.health === "up") ? true : undefined;
     });
 
     await Promise.all([driveLoad(server.httpUrl), driveEnsemble(server.httpUrl)]);
-    await waitFor("the load to show in Prometheus and the alert states it implies", 20_000, async () => {
+    await waitFor("the load to show in Prometheus and the alert states it implies", 60_000, async () => {
       const rate = samplesOf(await query('sum(rate(nv_inference_request_success{model="simple"}[1m])) > 0'));
       const alerts = (await rules()).filter((rule) => rule.type === "alerting");
       return rate.length > 0 && alerts.every((rule) => rule.state === (EXPECTED_ALERT_STATES[rule.name] ?? "inactive")) ? true : undefined;
     }).catch(async (error: Error) => {
       throw new Error(`${error.message}\nrules: ${JSON.stringify(await rules().catch(() => []), null, 1)}`);
     });
-  }, 120_000);
+  }, 180_000);
 
   afterAll(async () => {
     await prometheus?.stop();
