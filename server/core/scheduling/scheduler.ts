@@ -1,3 +1,5 @@
+import { DrainLatch } from "./drain-latch";
+import { WakeTimer } from "./wake-timer";
 import type { BackendInstance, ModelCaller } from "../../backends/backend";
 import { executeItems, executionTimings, traceCompute } from "./batch-execution";
 import { type BatchSignature, batchSignature } from "./batch-tensors";
@@ -62,10 +64,8 @@ export class Scheduler implements RequestScheduler {
   readonly #listener: SchedulerListener;
   readonly #queue: PriorityQueue<QueueEntry>;
   readonly #outputNames: readonly string[];
-  #timer: NodeJS.Timeout | undefined;
-  #timerAtUs = Infinity;
-  #closed = false;
-  #drained: (() => void) | undefined;
+  readonly #wake = new WakeTimer(() => this.#schedule(), nowUs);
+  readonly #drain = new DrainLatch();
   // preserve_ordering: batches deliver their responses in dispatch order.
   #nextDispatchSeq = 0;
   #nextDeliverSeq = 0;
@@ -94,7 +94,7 @@ export class Scheduler implements RequestScheduler {
   }
 
   enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
-    if (this.#closed) return Promise.reject(new InferenceError("UNAVAILABLE", "model is unloading"));
+    if (this.#drain.closed) return Promise.reject(new InferenceError("UNAVAILABLE", "model is unloading"));
     const admission = this.#queue.admit(options.priority, options.timeoutUs);
     if (admission instanceof InferenceError) return Promise.reject(admission);
     if (options.signal?.aborted) return Promise.reject(new InferenceError("CANCELLED", "request was cancelled by the client"));
@@ -118,8 +118,7 @@ export class Scheduler implements RequestScheduler {
    * same batching and queue policy (Triton's unload lets in-flight requests complete).
    */
   close(): Promise<void> {
-    this.#closed = true;
-    const drained = new Promise<void>((resolve) => (this.#drained = resolve));
+    const drained = this.#drain.drained();
     this.#resolveIfDrained();
     return drained;
   }
@@ -129,15 +128,12 @@ export class Scheduler implements RequestScheduler {
    * (the server's exit timeout); executions already running finish and answer their requests.
    */
   refuseQueued(message: string): void {
-    this.#closed = true;
+    this.#drain.close();
     this.#failQueued(new InferenceError("UNAVAILABLE", message));
   }
 
   #resolveIfDrained(): void {
-    if (!this.#closed || this.#pool.busyCount > 0 || this.pendingCount > 0) return;
-    this.#clearTimer();
-    this.#drained?.();
-    this.#drained = undefined;
+    if (this.#drain.settleIfIdle(this.#pool.busyCount === 0 && this.pendingCount === 0)) this.#wake.clear();
   }
 
   #cancel(queued: Queued<QueueEntry>): void {
@@ -165,32 +161,14 @@ export class Scheduler implements RequestScheduler {
       const decision = decide(this.#queue.head(this.#settings.batch.maxBatchSize + 1), now, this.#settings.batch);
       if (decision.kind === "idle") break;
       if (decision.kind === "wait") {
-        this.#armTimer(now + decision.us);
+        this.#wake.armAt(now + decision.us);
         return;
       }
       const entries = this.#queue.take(decision.count);
       for (const entry of entries) entry.signal?.removeEventListener("abort", entry.onAbort);
       this.#dispatch(entries);
     }
-    this.#armTimer(this.#queue.nextDeadlineUs());
-  }
-
-  #armTimer(atUs: number): void {
-    if (atUs === Infinity || (this.#timer !== undefined && this.#timerAtUs <= atUs)) return;
-    this.#clearTimer();
-    this.#timerAtUs = atUs;
-    const delayMs = Math.max(0, (atUs - nowUs()) / 1000);
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#timerAtUs = Infinity;
-      this.#schedule();
-    }, delayMs);
-  }
-
-  #clearTimer(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAtUs = Infinity;
+    this.#wake.armAt(this.#queue.nextDeadlineUs());
   }
 
   #dispatch(entries: QueueEntry[]): void {

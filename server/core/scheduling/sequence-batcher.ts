@@ -1,3 +1,5 @@
+import { DrainLatch } from "./drain-latch";
+import { WakeTimer } from "./wake-timer";
 import type { BackendInstance } from "../../backends/backend";
 import { executeItems, type ExecutionItem, executionTimings, traceCompute } from "./batch-execution";
 import { type BatchSignature, batchSignature } from "./batch-tensors";
@@ -74,10 +76,8 @@ export class SequenceBatcher implements RequestScheduler {
   /** Per slot, the state inputs of its sequence's next request. */
   readonly #states = new Map<SequenceSlot<Entry>, Map<string, Tensor>>();
   #queued = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #timerAtUs = Infinity;
-  #closed = false;
-  #drained: (() => void) | undefined;
+  readonly #wake: WakeTimer;
+  readonly #drain = new DrainLatch();
 
   constructor(modelName: string, signature: ModelSignature, settings: SequenceBatcherSettings, pool: InstancePool, listener: SchedulerListener, nowUs = hrtimeUs) {
     this.#modelName = modelName;
@@ -97,6 +97,7 @@ export class SequenceBatcher implements RequestScheduler {
     this.#pool = pool;
     this.#listener = listener;
     this.#nowUs = nowUs;
+    this.#wake = new WakeTimer(() => this.#schedule(), nowUs);
     this.#slots = new SequenceSlots(pool.slotCount, settings.slotsPerInstance, settings.idleUs);
     this.#ready = Array.from({ length: pool.slotCount }, () => []);
     pool.listen({
@@ -114,7 +115,7 @@ export class SequenceBatcher implements RequestScheduler {
   }
 
   enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
-    if (this.#closed) return Promise.reject(new InferenceError("UNAVAILABLE", "model is unloading"));
+    if (this.#drain.closed) return Promise.reject(new InferenceError("UNAVAILABLE", "model is unloading"));
     let sequence: SequenceRequest;
     let controls: Tensor[];
     try {
@@ -148,22 +149,18 @@ export class SequenceBatcher implements RequestScheduler {
   }
 
   close(): Promise<void> {
-    this.#closed = true;
-    const drained = new Promise<void>((resolve) => (this.#drained = resolve));
+    const drained = this.#drain.drained();
     this.#resolveIfDrained();
     return drained;
   }
 
   refuseQueued(message: string): void {
-    this.#closed = true;
+    this.#drain.close();
     this.#failQueued(new InferenceError("UNAVAILABLE", message));
   }
 
   #resolveIfDrained(): void {
-    if (!this.#closed || this.#pool.busyCount > 0 || this.#queued > 0) return;
-    this.#clearTimer();
-    this.#drained?.();
-    this.#drained = undefined;
+    if (this.#drain.settleIfIdle(this.#pool.busyCount === 0 && this.#queued === 0)) this.#wake.clear();
   }
 
   #failQueued(error: InferenceError): void {
@@ -350,19 +347,6 @@ export class SequenceBatcher implements RequestScheduler {
   }
 
   #armTimer(atUs: number): void {
-    if (atUs === Infinity || (this.#closed && this.#queued === 0) || (this.#timer !== undefined && this.#timerAtUs <= atUs)) return;
-    this.#clearTimer();
-    this.#timerAtUs = atUs;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#timerAtUs = Infinity;
-      this.#schedule();
-    }, Math.max(0, (atUs - this.#nowUs()) / 1000));
-  }
-
-  #clearTimer(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAtUs = Infinity;
+    if (!(this.#drain.closed && this.#queued === 0)) this.#wake.armAt(atUs);
   }
 }

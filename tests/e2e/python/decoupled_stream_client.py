@@ -11,16 +11,7 @@ Prints one line per check and exits 1 on the first mismatch.
 import struct
 import sys
 
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
-    print(f"ok: {message}")
+from checks import check, fail
 
 
 def bytes_element(raw):

@@ -12,6 +12,8 @@ first mismatch.
 import struct
 import sys
 
+from checks import check, fail
+
 # Triton's field numbers (docs/triton-protocol.md section 3.2), written independently of our .proto file.
 TRITON_FIELD_NUMBERS = {
     "ModelInferRequest": {"model_name": 1, "model_version": 2, "id": 3, "parameters": 4, "inputs": 5, "outputs": 6, "raw_input_contents": 7},
@@ -29,17 +31,6 @@ TRITON_FIELD_NUMBERS = {
                         "inference_stats": 6, "batch_stats": 7, "memory_usage": 8, "response_stats": 9},
     "RepositoryIndexResponse.ModelIndex": {"name": 1, "version": 2, "state": 3, "reason": 4},
 }
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
-    print(f"ok: {message}")
 
 
 def int32s(data):
