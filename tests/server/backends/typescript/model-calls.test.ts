@@ -43,6 +43,7 @@ function recordingCaller(answer?: ModelCallResult) {
       answers.push(data);
       return Promise.resolve({ modelName: call.modelName, modelVersion: "2", outputs: new Map([["OUTPUT0", { datatype: "FP32", shape: [1, 2], data }]]) });
     },
+    stream: () => Promise.reject(new Error("this model streams no call")),
   };
   return { caller, calls, answers };
 }
