@@ -90,6 +90,16 @@ describe("TypeScript models streaming the responses of the models they call (BLS
     })).toEqual([0, 1]);
   });
 
+  it("cancels the callee's request when the caller's worker dies mid-stream, and the caller serves on", async () => {
+    const seen = await pipeline(0, { route: "numbers", behave: "endless", tag: "caller-died", exit_after: "2" });
+    expect(seen.at(-1)).toBe("the instance's worker thread exited with code 3");
+    expect(await report(numbersDir, "caller-died")).toMatchObject({ sendThrew: true });
+    expect(await waitFor("pipeline to serve again", 30_000, async () => {
+      const answers = await pipeline(1, { route: "numbers" });
+      return typeof answers[0] === "number" ? answers : undefined;
+    })).toEqual([0]);
+  });
+
   it("refuses a streamed call that could deadlock, as context.infer does", async () => {
     expect(await pipeline(1, { route: "pipeline" })).toEqual([
       "pipeline: model call 'pipeline' -> 'pipeline' refused: it would wait for an instance of 'pipeline' version 1, and all 1 of them are held by the executions waiting on this call",

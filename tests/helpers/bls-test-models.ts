@@ -71,7 +71,8 @@ export function writeCallerModel(repository: string, options: CallerModelOptions
  * pipeline), for the streamed BLS tests: COUNT (INT32) in, OUT (INT32) out, as the stream probe's. Parameters:
  * - `route`: the model it calls with `context.inferStream`, passing on COUNT and its other parameters;
  * - `take`: leave the loop after this many responses (then send the final flag);
- * - `report`: once a call fails, write `<report>.json` beside model.js with the ModelCallError's code and message.
+ * - `report`: once a call fails, write `<report>.json` beside model.js with the ModelCallError's code and message;
+ * - `exit_after`: the worker exits (code 3) once it forwarded this many responses.
  * A failed call ends the stream with an error response `<callee>: <message>` carrying the callee's code.
  */
 const STREAMING_CALLER_MODEL_JS = String.raw`
@@ -88,14 +89,15 @@ class StreamingCaller {
     await Promise.all(requests.map((request) => this.forward(request, context)));
   }
   async forward(request, context) {
-    const { route, take, report, ...parameters } = request.parameters;
+    const { route, take, report, exit_after: exitAfter, ...parameters } = request.parameters;
     const sender = request.responseSender;
     let forwarded = 0;
     try {
       for await (const result of context.inferStream(String(route), { COUNT: request.inputs.COUNT }, { request, parameters })) {
         // Once this request is cancelled its sends throw; reading on reaches the callee's CANCELLED error.
         if (!sender.isCancelled()) sender.send({ outputs: { OUT: result.outputs.OUT } });
-        if (++forwarded === Number(take)) break;
+        if (++forwarded === Number(exitAfter)) process.exit(3);
+        if (forwarded === Number(take)) break;
       }
       sender.send(undefined, { final: true });
     } catch (error) {
