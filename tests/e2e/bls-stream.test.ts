@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InferenceClient } from "../../client/index";
 import { writeCallerModel, writeStreamingCallerModel } from "../helpers/bls-test-models";
 import { writeStreamProbeModel } from "../helpers/decoupled-test-model";
-import { type RunningServer, startServer } from "../helpers/server-process";
+import { EXAMPLE_REPOSITORY, type RunningServer, startServer } from "../helpers/server-process";
 import { waitFor } from "../helpers/wait-for";
 
 /** What one streamed response says: OUT's value, or the error message. */
@@ -113,5 +113,33 @@ describe("TypeScript models streaming the responses of the models they call (BLS
     expect(await response.json()).toEqual({
       error: "numbers: model 'numbers' is decoupled (model_transaction_policy { decoupled: true }): call it with context.inferStream(), which yields its responses as they come",
     });
+  });
+});
+
+describe("the example streaming BLS model, text_words", () => {
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    server = await startServer({
+      repository: EXAMPLE_REPOSITORY, services: ["http"], args: ["--model-control-mode", "explicit", "--load-model", "text_generator", "--load-model", "text_words"],
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const generateStream = (body: Record<string, unknown>): Promise<Response> =>
+    fetch(`${server.httpUrl}/v2/models/text_words/generate_stream`, { method: "POST", body: JSON.stringify(body) });
+
+  it("streams text_generator's bytes regrouped into words, one event per word", async () => {
+    const response = await generateStream({ text_input: "a rose is a rose is a rose", max_tokens: 12 });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe([" rose", " rose", " r"].map((word) => `data: {"model_name":"text_words","model_version":"1","text_output":"${word}"}\n\n`).join(""));
+  });
+
+  it("answers text_generator's error as its own (a first response that is an error: a JSON 400)", async () => {
+    const response = await generateStream({ text_input: "a rose", max_tokens: -1 });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: "text_generator: request parameter 'max_tokens' must be an integer from 0 to 100000, got '-1'" });
   });
 });
