@@ -12,7 +12,12 @@ const PHOTOS = ["mug.jpg", "kitten_224.png", "fish.png", "image.jpg", "vulture.j
 
 /** A step of the pipeline run in this process: the same compiled model.js the server runs, called directly. */
 /** The pre- and postprocessing models call no other model. */
-const NO_MODEL_CALLS: ExecuteContext = { infer: (model) => Promise.reject(new Error(`no model calls here (to '${model}')`)) };
+const NO_MODEL_CALLS: ExecuteContext = {
+  infer: (model) => Promise.reject(new Error(`no model calls here (to '${model}')`)),
+  inferStream: (model) => {
+    throw new Error(`no model calls here (to '${model}')`);
+  },
+};
 
 async function localModel(client: InferenceClient, modelRepository: string, name: string): Promise<TypeScriptModel> {
   const directory = path.join(modelRepository, name);

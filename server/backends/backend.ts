@@ -152,8 +152,20 @@ export type BackendParameterValue = string | number | boolean | bigint;
  * request is; a call chain too deep or one that would wait on its own busy instance is refused.
  */
 export interface ModelCaller {
-  /** Never rejects: the callee's failure comes back as its error code and message. */
+  /** Never rejects: the callee's failure comes back as its error code and message. Refuses a decoupled callee. */
   infer(call: ModelCall): Promise<ModelCallResult>;
+  /**
+   * Runs the call and hands each of its responses to `listener` as they come, the last one marked final: a decoupled
+   * callee's zero or more responses, any other callee's one. A failure is a final error result; `call.signal`
+   * cancels the callee's request. Resolves once the final response was handed over; never rejects.
+   */
+  stream(call: ModelCall, listener: (event: ModelCallStreamEvent) => void): Promise<void>;
+}
+
+/** One response of a streamed model call; the result is absent on a final flag sent alone. */
+export interface ModelCallStreamEvent {
+  readonly result: ModelCallResult | undefined;
+  readonly final: boolean;
 }
 
 /** What an {@link AbortSignal} is to a {@link ModelCall}: the caller no longer waits for it once it aborts. */

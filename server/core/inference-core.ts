@@ -102,9 +102,13 @@ export class InferenceCore {
       modelCalls: new ModelCalls({
         callee: (name, version) => {
           const model = this.#resolve(name, version);
-          return { modelName: model.name, modelVersion: model.version, instanceCount: model.placements.length, sharesOutputs: this.#cacheFor(model) !== undefined };
+          return {
+            modelName: model.name, modelVersion: model.version, instanceCount: model.placements.length, sharesOutputs: this.#cacheFor(model) !== undefined,
+            decoupled: model.config.model_transaction_policy?.decoupled === true,
+          };
         },
         infer: (request) => this.infer(request),
+        inferStream: (request, listener) => this.inferStream(request, listener),
       }, settings.maxModelCallDepth),
     });
   }
@@ -271,7 +275,7 @@ export class InferenceCore {
       requested = validated.outputs;
       const options = {
         priority: integerParameter(request.parameters, "priority"), timeoutUs: integerParameter(request.parameters, "timeout"),
-        signal: stream.signal, parameters: request.parameters, trace: request.trace, sink: stream,
+        signal: stream.signal, parameters: request.parameters, trace: request.trace, sink: stream, chain: request.chain,
       };
       model.scheduler.enqueue(validated, options).then((result) => (queueNs = result.queueNs), (error: unknown) => stream.fail(asInferenceError(error)));
     } catch (error) {

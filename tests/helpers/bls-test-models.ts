@@ -65,3 +65,63 @@ export function writeCallerModel(repository: string, options: CallerModelOptions
     ...parameters,
   ].join("\n"));
 }
+
+/**
+ * model.js of a decoupled TypeScript model that streams another model's responses to its client (a streaming
+ * pipeline), for the streamed BLS tests: COUNT (INT32) in, OUT (INT32) out, as the stream probe's. Parameters:
+ * - `route`: the model it calls with `context.inferStream`, passing on COUNT and its other parameters;
+ * - `take`: leave the loop after this many responses (then send the final flag);
+ * - `report`: once a call fails, write `<report>.json` beside model.js with the ModelCallError's code and message;
+ * - `exit_after`: the worker exits (code 3) once it forwarded this many responses.
+ * A failed call ends the stream with an error response `<callee>: <message>` carrying the callee's code.
+ */
+const STREAMING_CALLER_MODEL_JS = String.raw`
+"use strict";
+const fs = require("node:fs");
+const path = require("node:path");
+const { isModelCallError } = require("gcp-inference-stack/typescript-backend");
+
+class StreamingCaller {
+  initialize(args) {
+    this.dir = args.versionDirectory;
+  }
+  async execute(requests, context) {
+    await Promise.all(requests.map((request) => this.forward(request, context)));
+  }
+  async forward(request, context) {
+    const { route, take, report, exit_after: exitAfter, ...parameters } = request.parameters;
+    const sender = request.responseSender;
+    let forwarded = 0;
+    try {
+      for await (const result of context.inferStream(String(route), { COUNT: request.inputs.COUNT }, { request, parameters })) {
+        // Once this request is cancelled its sends throw; reading on reaches the callee's CANCELLED error.
+        if (!sender.isCancelled()) sender.send({ outputs: { OUT: result.outputs.OUT } });
+        if (++forwarded === Number(exitAfter)) process.exit(3);
+        if (forwarded === Number(take)) break;
+      }
+      sender.send(undefined, { final: true });
+    } catch (error) {
+      if (!isModelCallError(error)) throw error;
+      if (report !== undefined) fs.writeFileSync(path.join(this.dir, String(report) + ".json"), JSON.stringify({ code: error.code, message: error.message }));
+      if (!sender.isCancelled()) sender.send({ error: { code: error.code, message: error.model + ": " + error.message } }, { final: true });
+    }
+  }
+}
+module.exports = StreamingCaller;
+`;
+
+/** Writes `<repository>/<name>` with the streaming caller (decoupled, one instance, no batching); returns its version folder. */
+export function writeStreamingCallerModel(repository: string, name: string): string {
+  const dir = path.join(repository, name);
+  mkdirSync(path.join(dir, "1"), { recursive: true });
+  writeFileSync(path.join(dir, "1", "model.js"), STREAMING_CALLER_MODEL_JS);
+  writeFileSync(path.join(dir, "config.pbtxt"), [
+    'backend: "typescript"',
+    "max_batch_size: 0",
+    'input [ { name: "COUNT" data_type: TYPE_INT32 dims: [ 1 ] } ]',
+    'output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]',
+    "model_transaction_policy { decoupled: true }",
+    "instance_group [ { count: 1 kind: KIND_CPU } ]",
+  ].join("\n"));
+  return path.join(dir, "1");
+}

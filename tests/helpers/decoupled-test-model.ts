@@ -85,8 +85,11 @@ class StreamProbe {
 module.exports = StreamProbe;
 `;
 
-/** Writes `<repository>/<name>` with the decoupled stream probe (one instance, no batching). */
-export function writeStreamProbeModel(repository: string, name: string): string {
+/**
+ * Writes `<repository>/<name>` with the decoupled stream probe (one instance, no batching); with `decoupled: false`,
+ * a model answering once, for requests with `behave: returns`.
+ */
+export function writeStreamProbeModel(repository: string, name: string, options: { readonly decoupled?: boolean } = {}): string {
   const dir = path.join(repository, name);
   mkdirSync(path.join(dir, "1"), { recursive: true });
   writeFileSync(path.join(dir, "1", "model.js"), STREAM_PROBE_JS);
@@ -95,7 +98,7 @@ export function writeStreamProbeModel(repository: string, name: string): string 
     "max_batch_size: 0",
     'input [ { name: "COUNT" data_type: TYPE_INT32 dims: [ 1 ] } ]',
     'output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]',
-    "model_transaction_policy { decoupled: true }",
+    `model_transaction_policy { decoupled: ${options.decoupled ?? true} }`,
     "instance_group [ { count: 1 kind: KIND_CPU } ]",
   ].join("\n"));
   return path.join(dir, "1");

@@ -11,6 +11,7 @@ import { buildMlpModel } from "./models/mlp-model";
 import { buildGpuResnet50Models, buildResnet50Model } from "./models/resnet50-model";
 import { buildSimpleModel } from "./models/simple-model";
 import { buildTextGeneratorModel } from "./models/text-generator-model";
+import { buildTextWordsModel } from "./models/text-words-model";
 
 /** The seed of the example repository that `npm run models` and `npm start` build. */
 export const DEFAULT_EXAMPLE_SEED = 20_240_601;
@@ -64,6 +65,7 @@ function* exampleModels(options: ResolvedBuildOptions, log: (line: string) => vo
   yield buildMlpModel(options.seed);
   yield buildResnet50Model(options.seed);
   yield buildTextGeneratorModel(PACKAGE_ROOT);
+  yield buildTextWordsModel(PACKAGE_ROOT);
   if (options.hasImageClassifierSources) {
     yield* buildImageClassifierModels(PACKAGE_ROOT, options.sharedDataDir);
   } else {

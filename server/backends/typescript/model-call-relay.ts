@@ -1,16 +1,20 @@
-import type { BackendRequest, TensorMap } from "../backend";
+import type { BackendRequest, ModelCall, ModelCallResult, TensorMap } from "../backend";
 import { type NamedTensor, postableTensors } from "../instance-worker";
-import type { ModelCallAnswer, ModelCallMessage } from "./model-call-protocol";
+import type { ModelCallAnswer, ModelCallCancel, ModelCallMessage } from "./model-call-protocol";
 
 /**
  * The main thread's side of one instance's model calls: each call its worker posts during an execution goes to
- * the caller the core gave the request it names, and the answer goes back with its output buffers transferred.
- * When the execution ends (answered, failed, timed out, its thread died), the calls still pending are cancelled.
+ * the caller the core gave the request it names, and the answers go back with their output buffers transferred
+ * (one for `context.infer`, one per response of the callee for `context.inferStream`). A streamed call the model
+ * stops reading is cancelled; when the execution ends (answered, failed, timed out, its thread died), every call
+ * still pending is.
  */
 export class ModelCallRelay {
   readonly #post: (answer: ModelCallAnswer, transfer: readonly ArrayBuffer[]) => void;
   #requests: readonly BackendRequest[] = [];
   #execution: AbortController | undefined;
+  /** The streamed calls of this execution not yet final, by call id: the model may stop any of them. */
+  readonly #streams = new Map<number, AbortController>();
 
   constructor(post: (answer: ModelCallAnswer, transfer: readonly ArrayBuffer[]) => void) {
     this.#post = post;
@@ -26,39 +30,63 @@ export class ModelCallRelay {
   end(): void {
     this.#execution?.abort();
     this.#execution = undefined;
+    this.#streams.clear();
     this.#requests = [];
   }
 
-  relay(message: ModelCallMessage): void {
-    const caller = this.#requests[message.request]?.caller;
-    if (caller === undefined) {
-      this.#answer(message.callId, { error: { code: "UNAVAILABLE", message: `model call to '${message.modelName}' refused: the request it is made for cannot call models (a warmup request)` } });
+  relay(message: ModelCallMessage | ModelCallCancel): void {
+    if (message.type === "model-call-cancel") {
+      this.#streams.get(message.callId)?.abort();
+      this.#streams.delete(message.callId);
       return;
     }
-    const signal = (this.#execution ??= new AbortController()).signal;
+    const caller = this.#requests[message.request]?.caller;
+    if (caller === undefined) {
+      this.#answer(message, { error: { code: "UNAVAILABLE", message: `model call to '${message.modelName}' refused: the request it is made for cannot call models (a warmup request)` } }, true);
+      return;
+    }
+    const execution = (this.#execution ??= new AbortController()).signal;
     const inputs: TensorMap = new Map(message.inputs.map(({ name, ...tensor }) => [name, tensor]));
-    void caller.infer({
-      modelName: message.modelName, modelVersion: message.modelVersion, inputs, outputs: message.outputs, parameters: message.parameters, signal,
-    }).then((result) => {
-      if ("error" in result) {
-        this.#answer(message.callId, result);
+    const call: ModelCall = { modelName: message.modelName, modelVersion: message.modelVersion, inputs, outputs: message.outputs, parameters: message.parameters };
+    if (!message.stream) {
+      void caller.infer({ ...call, signal: execution }).then((result) => this.#answer(message, result, true));
+      return;
+    }
+    const own = new AbortController();
+    this.#streams.set(message.callId, own);
+    const signal = AbortSignal.any([execution, own.signal]);
+    void caller.stream({ ...call, signal }, ({ result, final }) => {
+      if (final) this.#streams.delete(message.callId);
+      // The model stopped reading (it left its loop, or its execution ended): what the callee still sends is dropped.
+      if (!signal.aborted) this.#answer(message, result, final);
+    });
+  }
+
+  /** Posts one answer, its output buffers moved; an answer that cannot reach the model fails the call instead. */
+  #answer({ callId, modelName }: ModelCallMessage, result: ModelCallResult | undefined, final: boolean): void {
+    try {
+      if (result === undefined || "error" in result) {
+        this.#post({ type: "model-call-answer", callId, result, final }, []);
         return;
       }
       const transfer = new Set<ArrayBuffer>();
       const outputs: NamedTensor[] = postableTensors(result.outputs, transfer);
-      const answer = { modelName: result.modelName, modelVersion: result.modelVersion, outputs };
+      const answer: ModelCallAnswer = { type: "model-call-answer", callId, result: { modelName: result.modelName, modelVersion: result.modelVersion, outputs }, final };
       try {
-        this.#answer(message.callId, answer, [...transfer]);
+        this.#post(answer, [...transfer]);
       } catch {
         // A buffer that cannot move (one a native addon owns) is copied instead.
-        this.#answer(message.callId, answer);
+        this.#post(answer, []);
       }
-    }).catch((error: unknown) => {
-      this.#answer(message.callId, { error: { code: "INTERNAL", message: `model call to '${message.modelName}': its answer could not reach the model: ${(error as Error).message}` } });
-    });
-  }
-
-  #answer(callId: number, result: ModelCallAnswer["result"], transfer: readonly ArrayBuffer[] = []): void {
-    this.#post({ type: "model-call-answer", callId, result }, transfer);
+    } catch (error) {
+      const message = `model call to '${modelName}': its answer could not reach the model: ${(error as Error).message}`;
+      this.#streams.get(callId)?.abort();
+      this.#streams.delete(callId);
+      try {
+        this.#post({ type: "model-call-answer", callId, result: { error: { code: "INTERNAL", message } }, final: true }, []);
+      } catch {
+        // The worker is gone: the execution ends, and with it the call.
+      }
+    }
   }
 }

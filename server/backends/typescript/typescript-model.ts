@@ -116,7 +116,7 @@ export type ExecuteResponse =
   | { readonly outputs: Readonly<Record<string, OutputTensor>> }
   | { readonly error: { readonly message: string; readonly code?: ErrorCode } };
 
-/** How {@link ExecuteContext.infer} runs its call. */
+/** How {@link ExecuteContext.infer} and {@link ExecuteContext.inferStream} run their call. */
 export interface InferOptions {
   /** The callee's version; absent: its version policy (the highest ready version). */
   readonly version?: number | string;
@@ -132,7 +132,7 @@ export interface InferOptions {
   readonly request?: ExecuteRequest;
 }
 
-/** What {@link ExecuteContext.infer} resolves with. */
+/** What {@link ExecuteContext.infer} resolves with, and each response {@link ExecuteContext.inferStream} yields. */
 export interface InferResult {
   readonly modelName: string;
   readonly modelVersion: string;
@@ -147,10 +147,22 @@ export interface ExecuteContext {
    * policy, its statistics) and resolves with its outputs. The inputs are copied as they are sent: the model keeps
    * its arrays. Rejects with a `ModelCallError` carrying the callee's error code (`INVALID_ARG`, `NOT_FOUND`,
    * `UNAVAILABLE` for a call refused as too deep or as one that would wait on its own busy instance, `CANCELLED`
-   * once the request it serves is gone); rejects with a TypeError for a call that cannot be sent (an `options.request` not
+   * once the request it serves is gone, `UNSUPPORTED` for a decoupled callee: stream it with {@link inferStream}); rejects with a TypeError for a call that cannot be sent (an `options.request` not
    * of this batch, a malformed tensor, a call after `execute` returned).
    */
   infer(model: string, inputs: Readonly<Record<string, OutputTensor>>, options?: InferOptions): Promise<InferResult>;
+  /**
+   * Runs `model` as {@link infer} does and yields its responses as they come (Triton's Python
+   * `exec(decoupled=True)`): a decoupled callee's zero or more responses, ending after its final one; any other
+   * callee's one response. An error response rejects the read that reaches it with a `ModelCallError` and ends the
+   * stream, cancelling the rest; so does the callee's failure (its worker died: `INTERNAL`) and the cancellation of
+   * the request the call serves (`CANCELLED`). Leaving the loop early (`break`, `return`, a throw) cancels the
+   * callee's request: its `responseSender.isCancelled()` turns true. The call belongs to the `execute()` that made
+   * it: a stream still open when `execute` settles is cancelled, so a decoupled model forwarding a callee's
+   * responses to its own `responseSender` awaits the loop. Throws a TypeError, at once, for a call that cannot
+   * be sent (as {@link infer} rejects).
+   */
+  inferStream(model: string, inputs: Readonly<Record<string, OutputTensor>>, options?: InferOptions): AsyncIterableIterator<InferResult>;
 }
 
 /**

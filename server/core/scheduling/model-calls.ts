@@ -1,8 +1,9 @@
-import type { ModelCall, ModelCaller, ModelCallResult, ModelCallSignal } from "../../backends/backend";
+import type { ModelCall, ModelCaller, ModelCallResult, ModelCallSignal, ModelCallStreamEvent } from "../../backends/backend";
 import { isDataType } from "../../../protocol/datatypes";
 import { asInferenceError, InferenceError, invalidArg } from "../errors";
 import { Cancellation } from "../request/cancellation";
 import type { CallLink, CancellationSignal, InferenceTrace, InferRequest, InferResponse } from "../request/inference-request";
+import type { StreamListener } from "../request/response-stream";
 import type { Tensor } from "../request/tensor";
 
 /** Triton's python backend has no bound; this one keeps a model that calls itself from exhausting the server. */
@@ -24,6 +25,8 @@ export interface Callee {
   readonly instanceCount: number;
   /** Whether its answers may be shared (response cache hits): the caller then gets copies it owns. */
   readonly sharesOutputs: boolean;
+  /** Whether it answers with a stream of responses (`model_transaction_policy { decoupled: true }`). */
+  readonly decoupled: boolean;
 }
 
 /** What model calls need of the core. */
@@ -31,6 +34,8 @@ export interface ModelCallHost {
   /** Throws the core's error (NOT_FOUND, UNAVAILABLE) when the model cannot be served. */
   callee(modelName: string, modelVersion: string | undefined): Callee;
   infer(request: InferRequest): Promise<InferResponse>;
+  /** The core's inferStream: never rejects, resolves after the final response. */
+  inferStream(request: InferRequest, listener: StreamListener): Promise<void>;
 }
 
 /** Aborts when either signal does; `release` stops listening (the call ended). */
@@ -67,32 +72,58 @@ export class ModelCalls {
 
   /** The caller a request of `self` hands its model: its calls are made on that request's behalf. */
   callerFor(origin: CallOrigin, self: CallLink): ModelCaller {
-    return { infer: (call) => this.#infer([...(origin.chain ?? []), self], origin, call) };
+    const chain = (): readonly CallLink[] => [...(origin.chain ?? []), self];
+    return {
+      infer: (call) => this.#infer(chain(), origin, call),
+      stream: (call, listener) => this.#stream(chain(), origin, call, listener),
+    };
   }
 
   async #infer(chain: readonly CallLink[], origin: CallOrigin, call: ModelCall): Promise<ModelCallResult> {
     const { signal, release } = linkedSignal([origin.signal, call.signal]);
     try {
-      const callee = this.#host.callee(call.modelName, call.modelVersion || undefined);
-      this.#refuseDeadlock(chain, callee);
-      const inputs = [...call.inputs].map(([name, tensor]): Tensor => {
-        if (!isDataType(tensor.datatype)) throw invalidArg(`input '${name}' has an unknown datatype '${tensor.datatype}'`);
-        return { name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
-      });
-      const response = await this.#host.infer({
-        modelName: call.modelName, modelVersion: call.modelVersion, parameters: call.parameters, inputs,
-        outputs: call.outputs?.map((name) => ({ name })), signal, trace: origin.trace?.child(), chain,
-      });
-      return {
-        modelName: response.modelName, modelVersion: response.modelVersion,
-        outputs: new Map(response.outputs.map(({ name, ...tensor }) => [name, callee.sharesOutputs ? { ...tensor, data: tensor.data.slice() } : tensor])),
-      };
+      const { callee, request } = this.#request(chain, origin, call, signal);
+      if (callee.decoupled) {
+        throw new InferenceError("UNSUPPORTED", `model '${callee.modelName}' is decoupled (model_transaction_policy { decoupled: true }): call it with context.inferStream(), which yields its responses as they come`);
+      }
+      return resultOf(callee, await this.#host.infer(request));
     } catch (error) {
-      const failure = asInferenceError(error);
-      return { error: { code: failure.code, message: failure.message } };
+      return errorResult(error);
     } finally {
       release();
     }
+  }
+
+  async #stream(chain: readonly CallLink[], origin: CallOrigin, call: ModelCall, listener: (event: ModelCallStreamEvent) => void): Promise<void> {
+    const { signal, release } = linkedSignal([origin.signal, call.signal]);
+    try {
+      const { callee, request } = this.#request(chain, origin, call, signal);
+      await this.#host.inferStream(request, ({ response, final }) => {
+        const result = response === undefined ? undefined : response instanceof InferenceError ? errorResult(response) : resultOf(callee, response);
+        listener({ result, final });
+      });
+    } catch (error) {
+      listener({ result: errorResult(error), final: true });
+    } finally {
+      release();
+    }
+  }
+
+  /** The call as a request of the core, once it passed the deadlock checks; throws the core's error. */
+  #request(chain: readonly CallLink[], origin: CallOrigin, call: ModelCall, signal: CancellationSignal): { callee: Callee; request: InferRequest } {
+    const callee = this.#host.callee(call.modelName, call.modelVersion || undefined);
+    this.#refuseDeadlock(chain, callee);
+    const inputs = [...call.inputs].map(([name, tensor]): Tensor => {
+      if (!isDataType(tensor.datatype)) throw invalidArg(`input '${name}' has an unknown datatype '${tensor.datatype}'`);
+      return { name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data };
+    });
+    return {
+      callee,
+      request: {
+        modelName: call.modelName, modelVersion: call.modelVersion, parameters: call.parameters, inputs,
+        outputs: call.outputs?.map((name) => ({ name })), signal, trace: origin.trace?.child(), chain,
+      },
+    };
   }
 
   #refuseDeadlock(chain: readonly CallLink[], callee: Callee): void {
@@ -109,4 +140,16 @@ export class ModelCalls {
       );
     }
   }
+}
+
+function resultOf(callee: Callee, response: InferResponse): ModelCallResult {
+  return {
+    modelName: response.modelName, modelVersion: response.modelVersion,
+    outputs: new Map(response.outputs.map(({ name, ...tensor }) => [name, callee.sharesOutputs ? { ...tensor, data: tensor.data.slice() } : tensor])),
+  };
+}
+
+function errorResult(error: unknown): ModelCallResult {
+  const failure = asInferenceError(error);
+  return { error: { code: failure.code, message: failure.message } };
 }

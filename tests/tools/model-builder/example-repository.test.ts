@@ -17,7 +17,7 @@ const ONNX_IDENTITY_MODELS = [
   "identity_bytes",
 ];
 const IMAGE_CLASSIFIER_MODELS = ["image_classifier", "image_preprocess", "squeezenet", "image_postprocess", "image_classifier_bls"];
-const ALL_MODELS = ["simple", ...ONNX_IDENTITY_MODELS, "identity_bf16", "resnet50", "mlp", "text_generator", ...IMAGE_CLASSIFIER_MODELS];
+const ALL_MODELS = ["simple", ...ONNX_IDENTITY_MODELS, "identity_bf16", "resnet50", "mlp", "text_generator", "text_words", ...IMAGE_CLASSIFIER_MODELS];
 
 let workDir: string;
 let repositoryDir: string;

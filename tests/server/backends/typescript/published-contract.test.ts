@@ -32,6 +32,30 @@ export default class Scale implements TypeScriptModel {
 }
 `;
 
+/** A decoupled model forwarding the responses of a model it calls (a streaming pipeline). */
+const STREAMING_MODEL_TS = `
+import type { ExecuteContext, ExecuteRequest, InferResult, TypeScriptModel } from "gcp-inference-stack/typescript-backend";
+import { isModelCallError } from "gcp-inference-stack/typescript-backend";
+
+export default class Forward implements TypeScriptModel {
+  async execute(requests: readonly ExecuteRequest[], context: ExecuteContext): Promise<void> {
+    for (const request of requests) {
+      const sender = request.responseSender!;
+      try {
+        for await (const result of context.inferStream("tokens", request.inputs, { request, parameters: { max_tokens: 4 } })) {
+          const { outputs }: InferResult = result;
+          sender.send({ outputs });
+        }
+        sender.send(undefined, { final: true });
+      } catch (error) {
+        if (!isModelCallError(error)) throw error;
+        sender.send({ error: { code: error.code, message: error.message } }, { final: true });
+      }
+    }
+  }
+}
+`;
+
 let project: string;
 let repository: string;
 
@@ -64,13 +88,15 @@ afterAll(() => {
 });
 
 describe("the published TypeScript-backend contract (gcp-inference-stack/typescript-backend)", () => {
-  it("type-checks a model written against it, and catches FP16 data that is not its bits or an error code Triton lacks", () => {
+  it("type-checks models written against it (one streaming a callee's responses), and catches FP16 data that is not its bits or an error code Triton lacks", () => {
     const errors = typeErrors({
       model: MODEL_TS,
+      streaming: STREAMING_MODEL_TS,
       wrongArray: MODEL_TS.replace("data: scaled }", "data: new Float32Array(1) }"),
       wrongCode: MODEL_TS.replace('code: "INVALID_ARG"', 'code: "BAD_INPUT"'),
     });
     expect(errors["model"]).toEqual([]);
+    expect(errors["streaming"]).toEqual([]);
     expect(errors["wrongArray"]!.join("\n")).toMatch(/Float32Array.* is not assignable/);
     expect(errors["wrongCode"]!.join("\n")).toMatch(/"BAD_INPUT"/);
   });

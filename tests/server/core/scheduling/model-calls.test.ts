@@ -1,24 +1,34 @@
 import { describe, expect, it } from "vitest";
-import type { ModelCallResult } from "../../../../server/backends/backend";
-import { Cancellation, InferenceError, type InferenceTrace, type InferRequest } from "../../../../server/core/index";
+import type { ModelCallResult, ModelCallStreamEvent } from "../../../../server/backends/backend";
+import { Cancellation, InferenceError, type InferenceTrace, type InferRequest, type StreamListener } from "../../../../server/core/index";
 import { type Callee, type CallOrigin, ModelCalls } from "../../../../server/core/scheduling/model-calls";
 
 const ECHO_INPUT = { datatype: "FP32", shape: [1], data: new Uint8Array(new Float32Array([2]).buffer) };
 
-/** A core that answers every request with its inputs, after `gate` (if any) resolves; records what it got. */
+/**
+ * A core that answers every request with its inputs, after `gate` (if any) resolves; records what it got. Streamed,
+ * it answers the inputs, an INVALID_ARG error response, then the final flag alone.
+ */
 function echoHost(callees: Readonly<Record<string, Partial<Callee>>>, gate?: Promise<void>) {
   const requests: InferRequest[] = [];
   const host = {
     callee: (modelName: string): Callee => {
       const callee = callees[modelName];
       if (callee === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${modelName}' is not found`);
-      return { modelName, modelVersion: 1, instanceCount: 1, sharesOutputs: false, ...callee };
+      return { modelName, modelVersion: 1, instanceCount: 1, sharesOutputs: false, decoupled: false, ...callee };
     },
     infer: async (request: InferRequest) => {
       requests.push(request);
       await gate;
       if (request.signal?.aborted) throw new InferenceError("CANCELLED", "request was cancelled by the client");
       return { modelName: request.modelName, modelVersion: "1", outputs: request.inputs };
+    },
+    inferStream: async (request: InferRequest, listener: StreamListener) => {
+      requests.push(request);
+      await gate;
+      listener({ response: { modelName: request.modelName, modelVersion: "1", outputs: request.inputs }, final: false });
+      listener({ response: new InferenceError("INVALID_ARG", "response 1 is refused"), final: false });
+      listener({ response: undefined, final: true });
     },
   };
   return { host, requests };
@@ -94,5 +104,56 @@ describe("ModelCalls", () => {
       const same = !("error" in result) && result.outputs.get("X")!.data === sent.inputs.get("X")!.data;
       expect(same).toBe(!sharesOutputs);
     }
+  });
+
+  describe("streamed", () => {
+    const a = { modelName: "a", modelVersion: 1 };
+    async function collect(calls: ModelCalls, chain: CallOrigin["chain"], modelName: string): Promise<ModelCallStreamEvent[]> {
+      const events: ModelCallStreamEvent[] = [];
+      await calls.callerFor(origin(chain), a).stream(call(modelName), (event) => events.push(event));
+      return events;
+    }
+
+    it("hands on each response as a result, error responses as errors, the final flag alone as no result", async () => {
+      const { host, requests } = echoHost({ b: { decoupled: true } });
+      expect(await collect(new ModelCalls(host), [], "b")).toEqual([
+        { result: { modelName: "b", modelVersion: "1", outputs: new Map([["X", expect.objectContaining({ datatype: "FP32" })]]) }, final: false },
+        { result: { error: { code: "INVALID_ARG", message: "response 1 is refused" } }, final: false },
+        { result: undefined, final: true },
+      ]);
+      expect(requests[0]!.chain).toEqual([a]);
+    });
+
+    it("refuses, as one final error, what infer refuses: an unknown model, a call nested too deep or into its own busy instance", async () => {
+      const { host, requests } = echoHost({ a: { decoupled: true }, b: { decoupled: true } });
+      const calls = new ModelCalls(host, 1);
+      expect(await collect(calls, [], "gone")).toEqual([{ result: { error: { code: "NOT_FOUND", message: "Request for unknown model: 'gone' is not found" } }, final: true }]);
+      expect(await collect(calls, [], "a")).toEqual([{ result: { error: { code: "UNAVAILABLE", message: expect.stringContaining("all 1 of them are held") } }, final: true }]);
+      expect(await collect(calls, [{ modelName: "x", modelVersion: 1 }, { modelName: "y", modelVersion: 1 }], "b")).toEqual([
+        { result: { error: { code: "UNAVAILABLE", message: expect.stringContaining("beyond the maximum of 1") } }, final: true },
+      ]);
+      expect(requests).toEqual([]);
+    });
+
+    it("cancels the callee's request when the request it serves is cancelled, or when the call's own signal aborts", async () => {
+      const { host, requests } = echoHost({ b: { decoupled: true } });
+      const parent = new Cancellation();
+      const mine = new AbortController();
+      const calls = new ModelCalls(host);
+      void calls.callerFor(origin([], { signal: parent }), a).stream(call("b"), () => undefined);
+      void calls.callerFor(origin([]), a).stream({ ...call("b"), signal: mine.signal }, () => undefined);
+      void calls.callerFor(origin([]), a).stream(call("b"), () => undefined);
+      parent.abort();
+      mine.abort();
+      expect(requests.map((request) => request.signal?.aborted)).toEqual([true, true, false]);
+    });
+  });
+
+  it("refuses infer on a decoupled callee, pointing to inferStream", async () => {
+    const { host, requests } = echoHost({ b: { decoupled: true } });
+    expect(await new ModelCalls(host).callerFor(origin([]), { modelName: "a", modelVersion: 1 }).infer(call("b"))).toEqual({
+      error: { code: "UNSUPPORTED", message: "model 'b' is decoupled (model_transaction_policy { decoupled: true }): call it with context.inferStream(), which yields its responses as they come" },
+    });
+    expect(requests).toEqual([]);
   });
 });
