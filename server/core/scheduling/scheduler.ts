@@ -252,7 +252,7 @@ export class Scheduler implements RequestScheduler {
   /** The requests concatenated into one execution, its outputs cut back per request. */
   async #runBatched(instance: BackendInstance, entries: readonly QueueEntry[], startNs: bigint): Promise<Execution> {
     const requests = entries.map((entry) => entry.request);
-    const inputs = assembleBatch(requests, this.#signature);
+    const inputs = await assembleBatch(requests, this.#signature);
     const assembledNs = process.hrtime.bigint();
     const result = await instance.execute(inputs, this.#outputNames);
     const perRequest = splitBatch(result.outputs, requests, this.#signature);
@@ -264,10 +264,13 @@ export class Scheduler implements RequestScheduler {
 
   /** For a backend that takes the batch request by request: each request gets its own outputs or error. */
   async #runPerRequest(instance: BackendInstance, entries: readonly QueueEntry[], startNs: bigint): Promise<Execution> {
-    const requests = entries.map((entry) => ({
-      inputs: assembleBatch([entry.request], this.#signature), parameters: userParameters(entry.parameters),
-      requestedOutputs: entry.request.outputs.map((output) => output.name),
-    }));
+    const requests = [];
+    for (const entry of entries) {
+      requests.push({
+        inputs: await assembleBatch([entry.request], this.#signature), parameters: userParameters(entry.parameters),
+        requestedOutputs: entry.request.outputs.map((output) => output.name),
+      });
+    }
     const assembledNs = process.hrtime.bigint();
     const result = await instance.executeRequests!(requests);
     if (result.responses.length !== entries.length) {
