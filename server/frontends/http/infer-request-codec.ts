@@ -8,7 +8,7 @@ import {
 import type { SharedMemoryReference } from "../shared-memory/system-shared-memory";
 import { jsonText, parseExactJson } from "./exact-json";
 import { encodeJsonData } from "./json-tensor-data";
-import { encodeNumericJsonData, type NumericDataArray, splitHeader } from "./numeric-json-data";
+import { encodeJsonDataArray, type JsonDataArray, splitHeader } from "./json-data-arrays";
 
 /** How the client wants each output back. */
 export interface OutputEncoding {
@@ -85,11 +85,11 @@ class BinarySection {
   }
 }
 
-/** Where an input's data comes from besides its JSON: the binary section, or its numeric array in the body. */
+/** Where an input's data comes from besides its JSON: the binary section, or its data array in the body. */
 interface InputSources {
   readonly binary: BinarySection;
   readonly body: Uint8Array;
-  readonly numericArrays: ReadonlyMap<number, NumericDataArray>;
+  readonly dataArrays: ReadonlyMap<number, JsonDataArray>;
 }
 
 function decodeInput(raw: unknown, index: number, sources: InputSources, modelName: string, shared: Record<string, SharedMemoryReference>): Tensor {
@@ -121,10 +121,10 @@ function decodeInput(raw: unknown, index: number, sources: InputSources, modelNa
     return { name, datatype, shape, data: sources.binary.take(binarySize, name) };
   }
   if (!("data" in raw)) throw invalid(`input '${name}' has neither 'data' nor a binary_data_size parameter`);
-  const numeric = sources.numericArrays.get(index);
-  const data = numeric === undefined
+  const array = sources.dataArrays.get(index);
+  const data = array === undefined
     ? encodeJsonData(datatype, raw["data"], elementCount(shape), name)
-    : encodeNumericJsonData(datatype, sources.body, numeric, elementCount(shape), name);
+    : encodeJsonDataArray(datatype, sources.body, array, elementCount(shape), name);
   return { name, datatype, shape, data };
 }
 
@@ -246,7 +246,7 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
   if (binaryDefault !== undefined && typeof binaryDefault !== "boolean") throw invalid("binary_data_output must be a boolean");
   const rawInputs = header["inputs"];
   if (!Array.isArray(rawInputs)) throw invalid("the inference request must have an 'inputs' array");
-  const sources: InputSources = { binary: new BinarySection(body.subarray(jsonLength)), body, numericArrays: split.arrays };
+  const sources: InputSources = { binary: new BinarySection(body.subarray(jsonLength)), body, dataArrays: split.arrays };
   const sharedInputs: Record<string, SharedMemoryReference> = {};
   const inputs = rawInputs.map((raw, index) => decodeInput(raw, index, sources, context.modelName, sharedInputs));
   sources.binary.assertConsumed();

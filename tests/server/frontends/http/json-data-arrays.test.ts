@@ -4,7 +4,7 @@ import { type DataType, InferenceError } from "../../../../server/core/index";
 import { parseExactJson } from "../../../../server/frontends/http/exact-json";
 import { decodeInferRequest } from "../../../../server/frontends/http/infer-request-codec";
 import { encodeJsonData } from "../../../../server/frontends/http/json-tensor-data";
-import { splitHeader } from "../../../../server/frontends/http/numeric-json-data";
+import { splitHeader } from "../../../../server/frontends/http/json-data-arrays";
 
 const context = {
   modelName: "m", modelVersion: undefined, modelInputs: () => {
@@ -14,7 +14,7 @@ const context = {
 
 type Outcome = { bytes: number[] } | { error: string };
 
-/** What the body's input decodes to through the request decoder (which reads numeric arrays from the bytes). */
+/** What the body's input decodes to through the request decoder (which reads data arrays from the bytes). */
 function decoded(text: string): Outcome {
   try {
     return { bytes: [...decodeInferRequest(Buffer.from(text), undefined, context).request.inputs[0]!.data] };
@@ -43,7 +43,7 @@ function throughJsonParse(text: string): Outcome {
 const body = (datatype: string, count: number, data: string): string =>
   `{"id":"r","inputs":[{"name":"x","datatype":"${datatype}","shape":[${count}],"data":${data}}],"outputs":[{"name":"y"}]}`;
 
-const DATATYPES: DataType[] = ["UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "UINT64", "INT64", "FP32", "FP64", "BOOL"];
+const DATATYPES: DataType[] = ["UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "UINT64", "INT64", "FP32", "FP64", "BOOL", "BYTES", "FP16"];
 
 /** Number tokens as clients write them: ints, floats, exponents, -0, long integers, NaN and infinities by name. */
 const numberToken = fc.oneof(
@@ -58,8 +58,16 @@ const numberToken = fc.oneof(
   fc.constantFrom("-0", "-0.0", "0e5", "-0E-3", "NaN", "-NaN", "Inf", "-Inf", "Infinity", "1E400", "-1e-400", "9007199254740993", "123456789012345678"),
 );
 
+/** String tokens: plain ASCII, escapes, other scripts, control characters JSON.parse refuses. */
+const stringToken = fc.oneof(
+  fc.string({ unit: fc.constantFrom(..." azAZ09~!#$%&'()*+,-./:;<=>?@[]^_`{|}") }).map((text) => `"${text}"`),
+  fc.string().map((text) => JSON.stringify(text)),
+  fc.string({ unit: "grapheme" }).map((text) => JSON.stringify(text)),
+  fc.constantFrom(`""`, `"\\u0041\\n"`, `"\\""`, `"a\\\\"`, `"tab\there"`, `"\u00e9"`, `"\u{1F600}"`),
+);
+
 /** Tokens JSON.parse refuses, or reads as something else than a number. */
-const oddToken = fc.constantFrom("01", "1.", ".5", "+1", "NaNa", "-", "1e", "Infinit", "true", "null", `"1"`, "{}", "0x10", "00000000000000001", "1 2");
+const oddToken = fc.constantFrom(`"a`, `"a\\u00"`, "01", "1.", ".5", "+1", "NaNa", "-", "1e", "Infinit", "true", "null", `"1"`, "{}", "0x10", "00000000000000001", "1 2");
 
 const space = fc.constantFrom("", "", " ", "\n", "\t ", "\r\n");
 
@@ -71,7 +79,7 @@ function arrayText(tokens: string[], rows: number, gap: string): string {
   return `[${gap}${inner.join(`${gap},`)}]`;
 }
 
-describe("numeric JSON data read from the body's bytes", () => {
+describe("JSON data arrays read from the body's bytes", () => {
   it("gives the bytes and the errors JSON.parse and encodeJsonData give, for random numbers of every datatype", () => {
     fc.assert(fc.property(
       fc.constantFrom(...DATATYPES), fc.array(numberToken, { maxLength: 24 }), fc.integer({ min: 1, max: 4 }), space, fc.integer({ min: -1, max: 1 }),
@@ -80,6 +88,18 @@ describe("numeric JSON data read from the body's bytes", () => {
         expect(decoded(text)).toEqual(throughJsonParse(text));
       },
     ), { numRuns: 3000 });
+  });
+
+  it("gives the BYTES JSON.parse and encodeJsonData give, and their errors, for random strings (and strings among numbers)", () => {
+    fc.assert(fc.property(
+      fc.constantFrom<DataType>("BYTES", "BYTES", "INT32", "BOOL"), fc.array(stringToken, { maxLength: 16 }), fc.array(numberToken, { maxLength: 2 }),
+      fc.integer({ min: 1, max: 4 }), space, fc.integer({ min: -1, max: 1 }),
+      (datatype, strings, numbers, rows, gap, countSkew) => {
+        const tokens = [...strings, ...numbers];
+        const text = body(datatype, Math.max(0, tokens.length + countSkew), arrayText(tokens, rows, gap));
+        expect(decoded(text)).toEqual(throughJsonParse(text));
+      },
+    ), { numRuns: 2000 });
   });
 
   it("leaves malformed arrays to JSON.parse, with its message", () => {
@@ -100,13 +120,13 @@ describe("numeric JSON data read from the body's bytes", () => {
     expect([...new Float64Array(fp64.request.inputs[0]!.data.slice().buffer)]).toEqual([-0, Number.NaN, -Infinity, Infinity, Infinity, 0.1]);
   });
 
-  it("cuts only the inputs' numeric data arrays out of the header's text", () => {
-    const text = `{"parameters":{"data":[1,2]},"inputs":[{"name":"a","data":[1, [2]]},{"name":"b","data":["s"]},{"name":"c","data": [3,4] }],`
+  it("cuts only the inputs' data arrays of numbers or plain strings out of the header's text", () => {
+    const text = `{"parameters":{"data":[1,2]},"inputs":[{"name":"a","data":[1, [2]]},{"name":"b","data":["s\\n"]},{"name":"c","data": [3,4] },{"name":"d","data":[1,"s"]},{"name":"e","data":[["x y"], ["z"]]}],`
       + `"outputs":[{"name":"data","data":[5]}]}`;
     const split = splitHeader(Buffer.from(text), text.length);
-    expect(split.text).toBe(`{"parameters":{"data":[1,2]},"inputs":[{"name":"a","data":0},{"name":"b","data":["s"]},{"name":"c","data": 0 }],`
+    expect(split.text).toBe(`{"parameters":{"data":[1,2]},"inputs":[{"name":"a","data":0},{"name":"b","data":["s\\n"]},{"name":"c","data": 0 },{"name":"d","data":[1,"s"]},{"name":"e","data":0}],`
       + `"outputs":[{"name":"data","data":[5]}]}`);
-    expect([...split.arrays].map(([index, array]) => [index, array.elements])).toEqual([[0, 2], [2, 2]]);
+    expect([...split.arrays].map(([index, array]) => [index, array.elements])).toEqual([[0, 2], [2, 2], [4, 2]]);
   });
 
   it("parses headers with escaped or repeated keys as a whole, as JSON.parse reads them", () => {

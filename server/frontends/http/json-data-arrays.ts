@@ -3,23 +3,27 @@ import { parseExactJson } from "./exact-json";
 import { assertElementCount, encodeJsonData, numberWriter } from "./json-tensor-data";
 
 /**
- * Numeric JSON tensor data read straight from the body's bytes. JSON.parse would make a JS value of every
- * element first (a boxed double, ~90 bytes, for every non-integer), 5-25x the body for a 64 MiB FP tensor; here
- * the header is parsed without its inputs' numeric `data` arrays, and each array is read into the tensor later,
- * once its datatype is known, with JSON.parse's numbers (and exact-json.ts's long integers, NaN and infinities).
+ * JSON tensor data read straight from the body's bytes. JSON.parse would make a JS value of every element first
+ * (a boxed double, ~90 bytes, for every non-integer; a string and its text for every BYTES element), 5-25x the
+ * body for a 64 MiB tensor; here the header is parsed without its inputs' `data` arrays of numbers or of plain
+ * strings, and each array is read into the tensor later, once its datatype is known, with JSON.parse's numbers
+ * (and exact-json.ts's long integers, NaN and infinities).
  */
 
-/** A numeric `data` array of one input, found valid and counted: [start, end) of the body. */
-export interface NumericDataArray {
+/** A `data` array of one input, all numbers or all plain strings, found valid and counted: [start, end) of the body. */
+export interface JsonDataArray {
   readonly start: number;
   readonly end: number;
   readonly elements: number;
+  /** Strings (then `stringBytes` is their length in all) or numbers (empty arrays too). */
+  readonly strings: boolean;
+  readonly stringBytes: number;
 }
 
-/** The header's text without its inputs' numeric data arrays, and those arrays by input index. */
+/** The header's text without its inputs' data arrays of numbers or plain strings, and those arrays by input index. */
 export interface SplitHeader {
   readonly text: string;
-  readonly arrays: ReadonlyMap<number, NumericDataArray>;
+  readonly arrays: ReadonlyMap<number, JsonDataArray>;
 }
 
 /** What stands for a cut array in the header's text: a value, so that `"data" in input` still holds. */
@@ -120,10 +124,25 @@ function skipSpace(bytes: Uint8Array, at: number, limit: number): number {
   return i;
 }
 
-/** The array of numbers (nested or flat) at `at`, valid JSON to its closing bracket, or undefined. */
-function numericArray(bytes: Uint8Array, at: number, limit: number): NumericDataArray | undefined {
+/**
+ * Where the string at `at` ends (after its closing quote) when it is plain: printable ASCII without escapes, whose
+ * bytes are the element's bytes as they are; else undefined (JSON.parse reads it).
+ */
+function plainStringEnd(bytes: Uint8Array, at: number, limit: number): number | undefined {
+  for (let i = at + 1; i < limit; i++) {
+    const code = bytes[i]!;
+    if (code === QUOTE) return i + 1;
+    if (code < 0x20 || code >= 0x7f || code === BACKSLASH) return undefined;
+  }
+  return undefined;
+}
+
+/** The array of numbers or of plain strings (nested or flat) at `at`, valid JSON to its closing bracket, or undefined. */
+function dataArray(bytes: Uint8Array, at: number, limit: number): JsonDataArray | undefined {
   let depth = 0;
   let elements = 0;
+  let numbers = 0;
+  let stringBytes = 0;
   let i = at;
   for (;;) {
     // A value is expected at i.
@@ -134,10 +153,17 @@ function numericArray(bytes: Uint8Array, at: number, limit: number): NumericData
       if (bytes[i] !== CLOSE_ARRAY) continue;
     } else {
       if (depth === 0) return undefined;
-      const token = numberToken(bytes, i, limit);
-      if (token === undefined) return undefined;
+      let end: number | undefined;
+      if (bytes[i] === QUOTE) {
+        end = plainStringEnd(bytes, i, limit);
+        if (end !== undefined) stringBytes += end - i - 2;
+      } else {
+        end = numberToken(bytes, i, limit)?.end;
+        numbers++;
+      }
       elements++;
-      i = skipSpace(bytes, token.end, limit);
+      if (end === undefined || (numbers !== 0 && numbers !== elements)) return undefined;
+      i = skipSpace(bytes, end, limit);
       if (bytes[i] === COMMA) {
         i++;
         continue;
@@ -147,7 +173,7 @@ function numericArray(bytes: Uint8Array, at: number, limit: number): NumericData
     for (;;) {
       if (i >= limit || bytes[i] !== CLOSE_ARRAY) return undefined;
       i++;
-      if (--depth === 0) return { start: at, end: i, elements };
+      if (--depth === 0) return { start: at, end: i, elements, strings: elements > 0 && numbers === 0, stringBytes };
       i = skipSpace(bytes, i, limit);
       if (bytes[i] === COMMA) {
         i++;
@@ -195,7 +221,7 @@ function skipValue(bytes: Uint8Array, at: number, limit: number): number {
 
 /**
  * Walks `{ ..., "inputs": [ { ..., "data": [...] }, ... ] }` through the bytes, calling `found` with each input's
- * index and its data array when it is numeric. Throws Unsplittable for what it cannot be sure of (escaped or
+ * index and its data array when it holds numbers or plain strings. Throws Unsplittable for what it cannot be sure of (escaped or
  * repeated keys that matter, a malformed structure): JSON.parse of the whole header then decides as before.
  */
 function walkObject(bytes: Uint8Array, at: number, limit: number, onKey: (key: Uint8Array, valueAt: number) => number): number {
@@ -217,8 +243,8 @@ function walkObject(bytes: Uint8Array, at: number, limit: number, onKey: (key: U
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.byteLength === b.byteLength && startsWith(a, 0, b);
 
-function findNumericArrays(bytes: Uint8Array, limit: number): Map<number, NumericDataArray> {
-  const arrays = new Map<number, NumericDataArray>();
+function findDataArrays(bytes: Uint8Array, limit: number): Map<number, JsonDataArray> {
+  const arrays = new Map<number, JsonDataArray>();
   const start = skipSpace(bytes, 0, limit);
   if (bytes[start] !== OPEN_OBJECT) return arrays;
   let inputsSeen = false;
@@ -236,7 +262,7 @@ function findNumericArrays(bytes: Uint8Array, limit: number): Map<number, Numeri
           if (!sameBytes(inputKey, DATA)) return skipValue(bytes, valueAt, limit);
           if (dataSeen) throw new Unsplittable();
           dataSeen = true;
-          const array = bytes[valueAt] === OPEN_ARRAY ? numericArray(bytes, valueAt, limit) : undefined;
+          const array = bytes[valueAt] === OPEN_ARRAY ? dataArray(bytes, valueAt, limit) : undefined;
           if (array === undefined) return skipValue(bytes, valueAt, limit);
           arrays.set(index, array);
           return array.end;
@@ -253,12 +279,12 @@ function findNumericArrays(bytes: Uint8Array, limit: number): Map<number, Numeri
   return arrays;
 }
 
-/** The first `length` bytes of `body` as the header's text, its inputs' numeric data arrays cut out. */
+/** The first `length` bytes of `body` as the header's text, its inputs' data arrays of numbers or plain strings cut out. */
 export function splitHeader(body: Uint8Array, length: number): SplitHeader {
   const whole = Buffer.from(body.buffer, body.byteOffset, length);
-  let arrays: Map<number, NumericDataArray>;
+  let arrays: Map<number, JsonDataArray>;
   try {
-    arrays = findNumericArrays(whole, length);
+    arrays = findDataArrays(whole, length);
   } catch (error) {
     if (!(error instanceof Unsplittable)) throw error;
     arrays = new Map();
@@ -287,14 +313,30 @@ function tokenValue(bytes: Buffer, start: number, token: NumberToken): number | 
   return token.integerDigits > 0 ? BigInt(text) : Number(text);
 }
 
-/** Datatypes read here; the others (BOOL, BYTES, unsupported ones) take the generic path and its messages. */
+/** Datatypes whose numbers are read here; the others (BOOL, unsupported ones) take the generic path and its messages. */
 const NUMERIC: ReadonlySet<DataType> = new Set(["UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "UINT64", "INT64", "FP32", "FP64"]);
 
-/** An input's numeric data array -> the core's little-endian bytes, as encodeJsonData would make them from JSON.parse. */
-export function encodeNumericJsonData(datatype: DataType, body: Uint8Array, array: NumericDataArray, elementCount: number, tensorName: string): Uint8Array {
+/** Plain strings -> Triton's BYTES layout (each element's length, then its bytes), as joinBytesStrings would make it. */
+function encodeStrings(bytes: Buffer, array: JsonDataArray): Uint8Array {
+  // Exactly sized and never pooled, like joinBytesStrings' buffer: it may move to another thread as it is.
+  const out = Buffer.allocUnsafeSlow(4 * array.elements + array.stringBytes);
+  let offset = 0;
+  for (let i = bytes.indexOf(QUOTE, array.start); i >= 0; i = bytes.indexOf(QUOTE, i + 1)) {
+    const end = bytes.indexOf(QUOTE, i + 1);
+    out.writeUInt32LE(end - i - 1, offset);
+    offset += 4 + bytes.copy(out, offset + 4, i + 1, end);
+    i = end;
+  }
+  return out;
+}
+
+/** An input's data array -> the core's little-endian bytes, as encodeJsonData would make them from JSON.parse. */
+export function encodeJsonDataArray(datatype: DataType, body: Uint8Array, array: JsonDataArray, elementCount: number, tensorName: string): Uint8Array {
   const bytes = Buffer.from(body.buffer, body.byteOffset, array.end);
-  if (!NUMERIC.has(datatype)) return encodeJsonData(datatype, parseExactJson(bytes.toString("latin1", array.start, array.end)), elementCount, tensorName);
+  const direct = array.strings ? datatype === "BYTES" : NUMERIC.has(datatype);
+  if (!direct) return encodeJsonData(datatype, parseExactJson(bytes.toString("latin1", array.start, array.end)), elementCount, tensorName);
   assertElementCount(array.elements, elementCount, tensorName);
+  if (array.strings) return encodeStrings(bytes, array);
   const size = ELEMENT_BYTE_SIZE[datatype];
   const write = numberWriter(datatype, tensorName);
   const out = new Uint8Array(array.elements * size);
