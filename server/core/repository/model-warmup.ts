@@ -132,7 +132,7 @@ export async function warmUpInstances(
     for (const sample of samples) {
       for (let run = 0; run < sample.runs; run++) {
         try {
-          await instance.execute(assembleBatch([sample.request], batch), outputNames);
+          await instance.execute(await assembleBatch([sample.request], batch), outputNames);
         } catch (error) {
           throw new Error(`model_warmup sample '${sample.name}' failed on instance ${index}: ${(error as Error).message}`, { cause: error });
         }

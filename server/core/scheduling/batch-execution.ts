@@ -1,4 +1,4 @@
-import type { BackendInstance, BackendResponder, BackendResponse, ExecutionResult, ModelCaller } from "../../backends/backend";
+import type { BackendInstance, BackendRequest, BackendResponder, BackendResponse, ExecutionResult, ModelCaller } from "../../backends/backend";
 import { assembleBatch, type BatchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { asInferenceError, InferenceError } from "../errors";
 import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
@@ -45,17 +45,20 @@ export async function executeItems(
   }
   if (instance.executeRequests === undefined) {
     const requests = items.map((item) => item.request);
-    const inputs = assembleBatch(requests, signature);
+    const inputs = await assembleBatch(requests, signature);
     const assembledNs = process.hrtime.bigint();
     const result = await instance.execute(inputs, outputNames);
     return { assembledNs, endNs: process.hrtime.bigint(), backend: result, results: splitBatch(result.outputs, requests, signature) };
   }
-  const requests = items.map((item) => ({
-    inputs: assembleBatch([item.request], signature), parameters: userParameters(item.parameters),
-    requestedOutputs: item.request.outputs.map((output) => output.name),
-    responder: item.sink === undefined ? undefined : responderFor(item.request, item.sink, signature),
-    caller: callerFor?.({ chain: item.chain, signal: item.signal, trace: item.trace }),
-  }));
+  const requests: BackendRequest[] = [];
+  for (const item of items) {
+    requests.push({
+      inputs: await assembleBatch([item.request], signature), parameters: userParameters(item.parameters),
+      requestedOutputs: item.request.outputs.map((output) => output.name),
+      responder: item.sink === undefined ? undefined : responderFor(item.request, item.sink, signature),
+      caller: callerFor?.({ chain: item.chain, signal: item.signal, trace: item.trace }),
+    });
+  }
   const assembledNs = process.hrtime.bigint();
   const result = await instance.executeRequests(requests);
   // Decoupled: the responses went to the sinks; the execution returning frees the instance and nothing more.

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { BackendTensor, TensorMap } from "../../backends/backend";
 import { bytesElementOffsets } from "../../../protocol/tensor-bytes";
 import { type DataType, ELEMENT_BYTE_SIZE } from "../../../protocol/datatypes";
@@ -27,10 +28,24 @@ export function batchSignature(signature: ModelSignature): BatchSignature {
 }
 
 /**
+ * Bytes copied between turns of the event loop: one 64 MiB input's copy takes tens of milliseconds (hundreds on a
+ * busy machine), which every other request and health check would wait for.
+ */
+export const COPY_SLICE_BYTES = 4 * 1024 * 1024;
+
+/** Copies `source` into `target` at `offset`, letting the event loop run between slices of a large one. */
+async function copyInSlices(target: Uint8Array, source: Uint8Array, offset: number): Promise<void> {
+  for (let start = 0; start < source.byteLength; start += COPY_SLICE_BYTES) {
+    if (start > 0) await yieldToEventLoop();
+    target.set(source.subarray(start, start + COPY_SLICE_BYTES), offset + start);
+  }
+}
+
+/**
  * Concatenates the requests' inputs along the batch dimension into fresh buffers the backend may own (and move
  * to its thread). With one request this is the single copy that makes the bytes aligned and transferable.
  */
-export function assembleBatch(requests: readonly ValidatedRequest[], signature: BatchSignature): TensorMap {
+export async function assembleBatch(requests: readonly ValidatedRequest[], signature: BatchSignature): Promise<TensorMap> {
   const batch: TensorMap = new Map();
   const totalBatch = requests.reduce((sum, r) => sum + r.batchSize, 0);
   for (const spec of signature.inputs) {
@@ -43,7 +58,7 @@ export function assembleBatch(requests: readonly ValidatedRequest[], signature: 
     let offset = 0;
     for (const part of parts) {
       if (part === undefined) continue;
-      data.set(part.data, offset);
+      await copyInSlices(data, part.data, offset);
       offset += part.data.byteLength;
     }
     const itemShape = signature.maxBatchSize > 0 ? first.shape.slice(1) : first.shape;

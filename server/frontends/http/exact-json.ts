@@ -83,9 +83,9 @@ interface MarkedText {
   readonly nanStandIns: boolean;
 }
 
-/** Whether the number token [start, end) is a negative zero (`-0`, `-0.0`, `-0e5`...). */
+/** Whether the number token [start, end) reads as a negative zero (`-0`, `-0.0`, `-0e5`, `-1e-400`...). */
 function isNegativeZero(text: string, start: number, end: number): boolean {
-  return text.charCodeAt(start) === MINUS && text.charCodeAt(start + 1) === 48 && Object.is(Number(text.slice(start, end)), -0);
+  return text.charCodeAt(start) === MINUS && Object.is(Number(text.slice(start, end)), -0);
 }
 
 /**

@@ -8,6 +8,7 @@ import {
 import type { SharedMemoryReference } from "../shared-memory/system-shared-memory";
 import { jsonText, parseExactJson } from "./exact-json";
 import { encodeJsonData } from "./json-tensor-data";
+import { encodeJsonDataArray, type JsonDataArray, splitHeader } from "./json-data-arrays";
 
 /** How the client wants each output back. */
 export interface OutputEncoding {
@@ -84,7 +85,14 @@ class BinarySection {
   }
 }
 
-function decodeInput(raw: unknown, index: number, binary: BinarySection, modelName: string, shared: Record<string, SharedMemoryReference>): Tensor {
+/** Where an input's data comes from besides its JSON: the binary section, or its data array in the body. */
+interface InputSources {
+  readonly binary: BinarySection;
+  readonly body: Uint8Array;
+  readonly dataArrays: ReadonlyMap<number, JsonDataArray>;
+}
+
+function decodeInput(raw: unknown, index: number, sources: InputSources, modelName: string, shared: Record<string, SharedMemoryReference>): Tensor {
   if (!isRecord(raw)) throw invalid(`inputs[${index}] must be a JSON object`);
   const name = raw["name"];
   if (typeof name !== "string" || name === "") throw invalid(`inputs[${index}] must have a non-empty string 'name'`);
@@ -110,10 +118,14 @@ function decodeInput(raw: unknown, index: number, binary: BinarySection, modelNa
       throw invalid(`input '${name}' has an invalid binary_data_size ${jsonText(binarySize)}`);
     }
     if ("data" in raw) throw invalid(`input '${name}' has both 'data' and binary_data_size: use one`);
-    return { name, datatype, shape, data: binary.take(binarySize, name) };
+    return { name, datatype, shape, data: sources.binary.take(binarySize, name) };
   }
   if (!("data" in raw)) throw invalid(`input '${name}' has neither 'data' nor a binary_data_size parameter`);
-  return { name, datatype, shape, data: encodeJsonData(datatype, raw["data"], elementCount(shape), name) };
+  const array = sources.dataArrays.get(index);
+  const data = array === undefined
+    ? encodeJsonData(datatype, raw["data"], elementCount(shape), name)
+    : encodeJsonDataArray(datatype, sources.body, array, elementCount(shape), name);
+  return { name, datatype, shape, data };
 }
 
 interface DecodedOutputs {
@@ -195,6 +207,16 @@ function decodeRawRequest(body: Uint8Array, context: RawBodyContext): DecodedInf
   };
 }
 
+/** The message of what `run` throws, or undefined when it does not. */
+function messageOf(run: () => unknown): string | undefined {
+  try {
+    run();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /**
  * Decodes a KServe v2 infer body: plain JSON, JSON header + binary tensors (binary tensor data extension), or a
  * raw single-input binary body. Every problem is an INVALID_ARG naming the tensor at fault.
@@ -206,11 +228,15 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
   if (jsonLength > body.byteLength) {
     throw invalid(`Inference-Header-Content-Length ${jsonLength} is larger than the body (${body.byteLength} bytes)`);
   }
+  const split = splitHeader(body, jsonLength);
   let header: unknown;
   try {
-    header = parseExactJson(Buffer.from(body.buffer, body.byteOffset, jsonLength).toString("utf8"));
+    header = parseExactJson(split.text);
   } catch (error) {
-    throw invalid(`failed to parse the request JSON buffer: ${(error as Error).message}`);
+    // The message (its positions) as the whole header gives it: cutting arrays out never makes a header invalid.
+    const text = split.arrays.size === 0 ? undefined : Buffer.from(body.buffer, body.byteOffset, jsonLength).toString("utf8");
+    const message = text === undefined ? (error as Error).message : messageOf(() => parseExactJson(text)) ?? (error as Error).message;
+    throw invalid(`failed to parse the request JSON buffer: ${message}`);
   }
   if (!isRecord(header)) throw invalid("the inference request must be a JSON object");
   const id = header["id"];
@@ -220,10 +246,10 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
   if (binaryDefault !== undefined && typeof binaryDefault !== "boolean") throw invalid("binary_data_output must be a boolean");
   const rawInputs = header["inputs"];
   if (!Array.isArray(rawInputs)) throw invalid("the inference request must have an 'inputs' array");
-  const binary = new BinarySection(body.subarray(jsonLength));
+  const sources: InputSources = { binary: new BinarySection(body.subarray(jsonLength)), body, dataArrays: split.arrays };
   const sharedInputs: Record<string, SharedMemoryReference> = {};
-  const inputs = rawInputs.map((raw, index) => decodeInput(raw, index, binary, context.modelName, sharedInputs));
-  binary.assertConsumed();
+  const inputs = rawInputs.map((raw, index) => decodeInput(raw, index, sources, context.modelName, sharedInputs));
+  sources.binary.assertConsumed();
   const { outputs, binary: binaryOutputs, shared: sharedOutputs } = decodeOutputs(header["outputs"]);
   // Without an 'outputs' list every output is returned, binary when binary_data_output asks for it.
   const allBinary = outputs === undefined && binaryDefault === true;

@@ -38,7 +38,8 @@ function forEachElement(data: unknown, visit: (value: unknown, index: number) =>
 
 type Writer = (view: DataView, offset: number, value: unknown) => void;
 
-function numberWriter(datatype: DataType, tensorName: string): Writer {
+/** Writes one JSON element (a number, or a bigint for a long integer: exact-json.ts) at a byte offset, checking its type and range. */
+export function numberWriter(datatype: DataType, tensorName: string): Writer {
   const bad = (value: unknown): InferenceError =>
     invalid(`unable to parse 'data' of input '${tensorName}': expected ${datatype} elements, got ${jsonText(value)}`);
   const range = INTEGER_RANGES[datatype];
@@ -77,12 +78,16 @@ function numberWriter(datatype: DataType, tensorName: string): Writer {
   }
 }
 
-/** JSON `data` (nested or flat) -> the core's little-endian bytes, checking every element's type and range. */
-export function encodeJsonData(datatype: DataType, data: unknown, elementCount: number, tensorName: string): Uint8Array {
-  const count = countElements(data, tensorName);
+export function assertElementCount(count: number, elementCount: number, tensorName: string): void {
   if (count !== elementCount) {
     throw invalid(`unexpected number of elements for input '${tensorName}': its shape has ${elementCount}, the data has ${count}`);
   }
+}
+
+/** JSON `data` (nested or flat) -> the core's little-endian bytes, checking every element's type and range. */
+export function encodeJsonData(datatype: DataType, data: unknown, elementCount: number, tensorName: string): Uint8Array {
+  const count = countElements(data, tensorName);
+  assertElementCount(count, elementCount, tensorName);
   if (datatype === "BYTES") {
     const texts = new Array<string>(count);
     forEachElement(data, (value, i) => {

@@ -10,6 +10,11 @@ import type { StateSpec } from "../../../../server/core/scheduling/sequence-stat
 const int32 = (values: readonly number[]): Uint8Array => new Uint8Array(new Int32Array(values).buffer);
 const values = (data: Uint8Array): number[] => [...new Int32Array(data.slice().buffer)];
 
+/** Lets the event loop turn until `done` holds, at most 20 turns: enough for the batcher to react, no clock involved. */
+async function turns(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 20 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
 /** A backend instance whose executions the test finishes one at a time: OUTPUT = STATE_OUT = INPUT + STATE_IN. */
 class SteppedInstance implements BackendInstance {
   readonly io = undefined;
@@ -28,10 +33,11 @@ class SteppedInstance implements BackendInstance {
     })));
   }
 
-  /** Finishes the oldest running execution and lets the batcher react. */
+  /** Finishes the oldest running execution and lets the batcher react (assembling a batch is asynchronous). */
   async finish(): Promise<void> {
+    await turns(() => this.#pending.length > 0);
     this.#pending.shift()!();
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    await turns(() => false);
   }
 
   async close(): Promise<void> {}

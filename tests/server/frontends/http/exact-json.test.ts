@@ -34,6 +34,8 @@ describe("parseExactJson", () => {
     });
     expect(parseExactJson('{"p":{"x":NaN,"y":[[1,NaN]]},"z":NaN}')).toEqual({ p: { x: Number.NaN, y: [[1, Number.NaN]] }, z: Number.NaN });
     expect(Object.is((parseExactJson("[NaN,-0e3]") as number[])[1], -0)).toBe(true);
+    // A number that underflows to -0 is a -0 of the text too, not a NaN.
+    expect(Object.is((parseExactJson("[NaN,-1e-400]") as number[])[1], -0)).toBe(true);
     expect(() => parseExactJson("[Infin]")).toThrow(SyntaxError);
     expect(() => parseExactJson("[NaNx]")).toThrow(SyntaxError);
     expect(() => parseExactJson("[nan]")).toThrow(SyntaxError);
