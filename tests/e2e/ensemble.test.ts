@@ -208,14 +208,20 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(error).toMatch(/^in ensemble step model 'add_sub': unexpected shape for input 'INPUT0'/);
   });
 
-  it("hands each step the request's parameters, so a sequence model among the steps sees its sequence", async () => {
+  it("hands each step the request's parameters, so a sequence model among the steps sees its sequence; the ensemble counts its own statistics", async () => {
     const x = (value: number): unknown => ({ name: "X", datatype: "INT32", shape: [1, 1], data: [value] });
+    const before = await stats("counter");
     // The same answers as simple_sequence called directly (see the model repository tests).
     expect(await infer("counter", { parameters: { sequence_id: 11, sequence_start: true }, inputs: [x(5)] })).toMatchObject({ status: 200, outputs: [{ name: "Y", data: [6] }] });
     expect(await infer("counter", { parameters: { sequence_id: 11 }, inputs: [x(5)] })).toMatchObject({ status: 200, outputs: [{ data: [5] }] });
     const noSequence = await infer("counter", { inputs: [x(5)] });
     expect(noSequence.status).toBe(400);
     expect(noSequence.error).toMatch(/^in ensemble step model 'simple_sequence': .*sequence/);
+    const after = await stats("counter");
+    expect(after.inference_count - before.inference_count).toBe(2);
+    expect(after.execution_count - before.execution_count).toBe(2);
+    expect(after.inference_stats.success.count - before.inference_stats.success.count).toBe(2);
+    expect(after.last_inference).toBeGreaterThan(0);
   });
 
   it("refuses at load what Triton refuses, with Triton's messages: unknown models, unmapped or unknown tensors, cycles, type, shape and batch mismatches", async () => {
