@@ -11,6 +11,8 @@ export class FramedMessage {
 
 /** Field 6 (`raw_output_contents`), wire type 2 (length-delimited). */
 const RAW_OUTPUT_CONTENTS_KEY = (6 << 3) | 2;
+/** ModelStreamInferResponse's field 2 (`infer_response`), wire type 2. */
+const INFER_RESPONSE_KEY = (2 << 3) | 2;
 const PREFIX_BYTES = 5;
 
 function varintBytes(value: number): number {
@@ -32,21 +34,30 @@ function writeVarint(target: Buffer, value: number, offset: number): number {
 
 /**
  * A `ModelInferResponse` serialized and framed with one copy of its output bytes, in slices with turns of the event
- * loop between them. Left to grpc-js, protobufjs writes the whole message into a buffer of its own and grpc-js then
- * copies it into the framed one: two synchronous copies of every output (for a 64 MiB output, 100-160 ms of
- * main-thread time each on a busy 2-core machine, and 128 MiB held at once besides the output). Here `serialize`
- * (the method's protobufjs serializer) writes only the small fields, and `raw_output_contents` (field 6, the last)
- * follows them, byte for byte as protobufjs would write it.
+ * loop between them; `streamed`: as the `infer_response` of a ModelStreamInferResponse (with no `error_message`).
+ * Left to grpc-js, protobufjs writes the whole message into a buffer of its own and grpc-js then copies it into the
+ * framed one: two synchronous copies of every output (for a 64 MiB output, 100-160 ms of main-thread time each on a
+ * busy 2-core machine, and 128 MiB held at once besides the output). Here `serialize` (ModelInfer's protobufjs
+ * serializer) writes only the small fields, and `raw_output_contents` (field 6, the last) follows them, byte for
+ * byte as protobufjs would write it.
  */
-export async function frameInferResponse(message: ModelInferResponseMessage, serialize: (message: ModelInferResponseMessage) => Buffer): Promise<FramedMessage> {
+export async function frameInferResponse(
+  message: ModelInferResponseMessage, serialize: (message: ModelInferResponseMessage) => Buffer, streamed = false,
+): Promise<FramedMessage> {
   const head = serialize({ ...message, raw_output_contents: [] });
   let length = head.byteLength;
   for (const raw of message.raw_output_contents) length += 1 + varintBytes(raw.byteLength) + raw.byteLength;
-  const frame = Buffer.allocUnsafe(PREFIX_BYTES + length);
+  const frameLength = streamed ? 1 + varintBytes(length) + length : length;
+  const frame = Buffer.allocUnsafe(PREFIX_BYTES + frameLength);
   frame[0] = 0; // not compressed
-  frame.writeUInt32BE(length, 1);
-  head.copy(frame, PREFIX_BYTES);
-  let offset = PREFIX_BYTES + head.byteLength;
+  frame.writeUInt32BE(frameLength, 1);
+  let offset = PREFIX_BYTES;
+  if (streamed) {
+    frame[offset++] = INFER_RESPONSE_KEY;
+    offset = writeVarint(frame, length, offset);
+  }
+  head.copy(frame, offset);
+  offset += head.byteLength;
   for (const raw of message.raw_output_contents) {
     frame[offset++] = RAW_OUTPUT_CONTENTS_KEY;
     offset = writeVarint(frame, raw.byteLength, offset);

@@ -80,7 +80,7 @@ export function inferenceServiceHandlers(
     ...systemSharedMemoryHandlers(sharedMemory, logger),
     ModelInfer: modelInferCall,
     ModelStreamInfer: (call: ModelStreamInferCall) => {
-      const session = serveModelStreamInfer(core, sharedMemory, budget, call, logger, tracer);
+      const session = serveModelStreamInfer(core, sharedMemory, budget, call, logger, tracer, serializeInferResponse);
       streams.add(session);
       void session.done.then(() => streams.delete(session));
     },

@@ -3,7 +3,9 @@ import { frameInferResponse } from "../../../../server/frontends/grpc/framed-inf
 import type { ModelInferResponseMessage } from "../../../../server/frontends/grpc/grpc-messages";
 import { loadGrpcServiceDefinitions } from "../../../../server/frontends/grpc/grpc-service-definitions";
 
-const serialize = loadGrpcServiceDefinitions().inference["ModelInfer"]!.responseSerialize as (message: ModelInferResponseMessage) => Buffer;
+const { inference } = loadGrpcServiceDefinitions();
+const serialize = inference["ModelInfer"]!.responseSerialize as (message: ModelInferResponseMessage) => Buffer;
+const stream = inference["ModelStreamInfer"]!;
 
 /** What grpc-js writes for a message: its serializeMessage's prefix, then protobufjs's bytes. */
 function grpcJsFrame(message: ModelInferResponseMessage): Buffer {
@@ -40,6 +42,14 @@ describe("frameInferResponse", () => {
   it.each(responses)("writes what grpc-js and protobufjs would: %s", async (_name, message) => {
     const { frame } = await frameInferResponse(message, serialize);
     expect(frame.equals(grpcJsFrame(message))).toBe(true);
+  });
+
+  it.each(responses)("writes a ModelStreamInferResponse that decodes as protobufjs's: %s", async (_name, message) => {
+    const { frame } = await frameInferResponse(message, serialize, true);
+    expect(frame.readUInt32BE(1)).toBe(frame.byteLength - 5);
+    const expected = stream.responseSerialize({ error_message: "", infer_response: message });
+    // Decoded and written again by protobufjs: the same bytes (the frame leaves the empty error_message out).
+    expect(stream.responseSerialize(stream.responseDeserialize(frame.subarray(5))).equals(expected)).toBe(true);
   });
 
   it("lets other work run while a large output is copied", async () => {
