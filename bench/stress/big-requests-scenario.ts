@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -84,25 +86,31 @@ function memory(pid: number): { rss: number; peak: number } {
   return { rss: kB("VmRSS"), peak: kB("VmHWM") };
 }
 
-/** Health answers' latencies, polled every 10 ms on a connection of their own until `until` settles. */
-async function healthDuring<T>(server: StressServer, until: Promise<T>): Promise<{ result: T; healthMs: number[] }> {
-  const pool = new Pool(server.httpUrl, { connections: 1 });
-  const healthMs: number[] = [];
-  let done = false;
-  const settled = until.finally(() => {
-    done = true;
+/**
+ * Health answers' latencies, polled every 10 ms on a connection of its own from a process of its own (which starts
+ * before `send` is called) until what `send` returns settles.
+ */
+async function healthDuring<T>(server: StressServer, send: () => Promise<T>): Promise<{ result: T; healthMs: number[] }> {
+  const poller = spawn(process.execPath, [path.join(__dirname, "health-poller-process.js"), server.httpUrl], { stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  const exited = once(poller, "exit");
+  const ready = new Promise<void>((resolve) => {
+    poller.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.startsWith("ready\n")) resolve();
+    });
   });
-  const poll = (async () => {
-    while (!done) {
-      const outcome = await restCall(pool, server.httpUrl, { method: "GET", path: "/v2/health/live" }, 30_000);
-      healthMs.push(outcome.latencyMs);
-      await sleep(10);
-    }
-  })();
-  const result = await settled;
-  await poll;
-  await pool.close();
-  return { result, healthMs };
+  await Promise.race([ready, exited]);
+  let result: T;
+  try {
+    result = await send();
+  } finally {
+    poller.kill("SIGTERM");
+    await exited;
+  }
+  const [first, latencies] = output.split("\n");
+  if (first !== "ready" || latencies === undefined) throw new Error(`the health poller failed: ${output.slice(0, 300)}`);
+  return { result, healthMs: JSON.parse(latencies) as number[] };
 }
 
 interface Measured {
@@ -120,7 +128,7 @@ async function measureOne(server: StressServer, bodyBytes: number, send: () => P
   await sleep(1500);
   writeFileSync(`/proc/${pid}/clear_refs`, "5");
   const before = memory(pid).rss;
-  const { result: outcome, healthMs } = await healthDuring(server, send());
+  const { result: outcome, healthMs } = await healthDuring(server, send);
   const peak = memory(pid).peak - before;
   return {
     outcome, peakMiB: round(peak / MiB), ratio: round(peak / bodyBytes, 2),

@@ -5,6 +5,7 @@ export { Cancellation } from "./request/cancellation";
 export type { StreamListener, StreamResponse } from "./request/response-stream";
 export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./request/inference-request";
 export type { Tensor } from "./request/tensor";
+export { copyInSlices } from "./scheduling/batch-tensors";
 export { bytesElementTexts, elementCount, joinBytesElements, joinBytesStrings } from "./request/tensor";
 export { DATATYPES, ELEMENT_BYTE_SIZE, isDataType, type DataType } from "../../protocol/datatypes";
 export type { CoreObserver, ExecutionOutcome, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";

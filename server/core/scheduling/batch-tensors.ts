@@ -34,7 +34,7 @@ export function batchSignature(signature: ModelSignature): BatchSignature {
 export const COPY_SLICE_BYTES = 4 * 1024 * 1024;
 
 /** Copies `source` into `target` at `offset`, letting the event loop run between slices of a large one. */
-async function copyInSlices(target: Uint8Array, source: Uint8Array, offset: number): Promise<void> {
+export async function copyInSlices(target: Uint8Array, source: Uint8Array, offset: number): Promise<void> {
   for (let start = 0; start < source.byteLength; start += COPY_SLICE_BYTES) {
     if (start > 0) await yieldToEventLoop();
     target.set(source.subarray(start, start + COPY_SLICE_BYTES), offset + start);

@@ -8,7 +8,7 @@ import type { ServerTls } from "../server-tls";
 import { loadGrpcServiceDefinitions } from "./grpc-service-definitions";
 import { healthServiceHandlers } from "./health-service";
 import { configureHttp2Servers } from "./http2-servers";
-import { decodedChunkRelease } from "./decoded-chunk-release";
+import { checkGrpcCallInternals, grpcCallInternals } from "./grpc-call-internals";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferenceServiceHandlers } from "./inference-service";
 import type { StreamInferSession } from "./model-stream-infer";
@@ -149,19 +149,22 @@ function bindAddress(host: string, port: number): string {
 export async function startGrpcServer(core: InferenceCore, options: GrpcServerOptions): Promise<GrpcEndpoint> {
   const { limits, logSettings } = options;
   const logger = logSettings.logger;
+  checkGrpcCallInternals();
   const definitions = loadGrpcServiceDefinitions();
   const server = new Server({
     ...connectionOptions(limits),
     "grpc.max_receive_message_length": options.maxMessageBytes,
     "grpc.max_send_message_length": options.maxMessageBytes,
     interceptors: [
-      decodedChunkRelease(),
+      grpcCallInternals(),
       callLogger(logSettings),
       ...(options.restrictions.size > 0 ? [restrictedProtocolInterceptor(options.restrictions)] : []),
     ],
   });
   const streams = new Set<StreamInferSession>();
-  server.addService(definitions.inference, inferenceServiceHandlers(core, logSettings, streams, options.tracer, options.sharedMemory, options.requestBudget));
+  server.addService(definitions.inference, inferenceServiceHandlers(
+    core, logSettings, streams, options.tracer, options.sharedMemory, options.requestBudget, definitions.inference["ModelInfer"]!.responseSerialize,
+  ));
   server.addService(definitions.health, healthServiceHandlers(core, logger));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(bindAddress(options.host, options.port), credentialsOf(options.tls, limits.requestTimeoutMs), (error, boundPort) =>

@@ -11,6 +11,7 @@ import { systemSharedMemoryHandlers } from "./system-shared-memory-rpcs";
 import { traceGrpcReceive, tracedCallback, traceSettingRequestOf, traceSettingResponseOf } from "./grpc-trace";
 import { logSettingsRpc } from "./log-settings-rpc";
 import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
+import { type FramedMessage, frameInferResponse } from "./framed-infer-response";
 import { modelInfer, refuseDecoupledModelInfer } from "./model-infer";
 import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
 import { unaryHandler } from "./unary-handler";
@@ -34,18 +35,18 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
  */
 export function inferenceServiceHandlers(
   core: InferenceCore, logSettings: LogSettings, streams: Set<StreamInferSession>, tracer: Tracer, sharedMemory: SystemSharedMemory,
-  budget: RequestBytesBudget,
+  budget: RequestBytesBudget, serializeInferResponse: (message: ModelInferResponseMessage) => Buffer,
 ): UntypedServiceImplementation {
   const logger = logSettings.logger;
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
   const inferWith = (trace?: RequestTrace) =>
-    unary<ModelInferRequestMessage, ModelInferResponseMessage>((request, call) => {
+    unary<ModelInferRequestMessage, FramedMessage>(async (request, call) => {
       refuseDecoupledModelInfer(core, request);
-      return modelInfer(core, sharedMemory, budget, request, callCancelled(call), trace);
+      return frameInferResponse(await modelInfer(core, sharedMemory, budget, request, callCancelled(call), trace), serializeInferResponse);
     });
   const infer = inferWith();
-  const modelInferCall: handleUnaryCall<ModelInferRequestMessage, ModelInferResponseMessage> = (call, callback) => {
+  const modelInferCall: handleUnaryCall<ModelInferRequestMessage, FramedMessage> = (call, callback) => {
     const trace = tracer.sample(call.request.model_name);
     if (trace === undefined) return infer(call, callback);
     traceGrpcReceive(trace);
@@ -79,7 +80,7 @@ export function inferenceServiceHandlers(
     ...systemSharedMemoryHandlers(sharedMemory, logger),
     ModelInfer: modelInferCall,
     ModelStreamInfer: (call: ModelStreamInferCall) => {
-      const session = serveModelStreamInfer(core, sharedMemory, budget, call, logger, tracer);
+      const session = serveModelStreamInfer(core, sharedMemory, budget, call, logger, tracer, serializeInferResponse);
       streams.add(session);
       void session.done.then(() => streams.delete(session));
     },

@@ -1,7 +1,8 @@
 import { type ServerDuplexStream, status, type StatusObject } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { InferenceCore, RequestTrace, Tracer } from "../../core/index";
-import type { ModelInferRequestMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
+import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
+import { type FramedMessage, frameInferResponse } from "./framed-infer-response";
 import { grpcErrorOf } from "./grpc-status";
 import { traceGrpcReceive, traceGrpcSend } from "./grpc-trace";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
@@ -9,7 +10,7 @@ import { modelInfer } from "./model-infer";
 import { decoupledStreamInfer, type StreamedResponse } from "./decoupled-stream-infer";
 import type { RequestBytesBudget } from "../request-bytes-budget";
 
-export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
+export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage | FramedMessage>;
 
 /**
  * Requests one stream may have in the core at once. Beyond it the server stops reading, so HTTP/2 flow control
@@ -35,17 +36,19 @@ export interface StreamInferSession {
   readonly done: Promise<void>;
 }
 
-type Outcome = { readonly response: ModelStreamInferResponseMessage } | { readonly error: Pick<StatusObject, "code" | "details">; readonly id: string };
+type Outcome = { readonly response: FramedMessage } | { readonly error: Pick<StatusObject, "code" | "details">; readonly id: string };
 
 /**
  * Serves a ModelStreamInfer call: requests run concurrently, responses are written in request order, each marked
  * `triton_final_response`, and a failed request answers `error_message` (with its `id`) while the stream goes
  * on, as in Triton. With the
  * `triton_grpc_error: true` header the first failure instead ends the stream with its gRPC status. A client
- * that cancels drops whatever it still had queued.
+ * that cancels drops whatever it still had queued. `serializeInferResponse` is ModelInfer's response serializer
+ * (frameInferResponse).
  */
 export function serveModelStreamInfer(
   core: InferenceCore, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, call: ModelStreamInferCall, logger: Logger, tracer: Tracer,
+  serializeInferResponse: (message: ModelInferResponseMessage) => Buffer,
 ): StreamInferSession {
   const statusOnError = call.metadata.get(STATUS_ON_ERROR_HEADER).some((v) => String(v).toLowerCase() === "true");
   const controller = new AbortController();
@@ -69,7 +72,7 @@ export function serveModelStreamInfer(
   const run = async (message: ModelInferRequestMessage, trace: RequestTrace | undefined): Promise<Outcome> => {
     try {
       const response = await modelInfer(core, sharedMemory, budget, message, controller.signal, trace);
-      return { response: { error_message: "", infer_response: { ...response, parameters: FINAL_RESPONSE_PARAMETERS } } };
+      return { response: await frameInferResponse({ ...response, parameters: FINAL_RESPONSE_PARAMETERS }, serializeInferResponse, true) };
     } catch (error) {
       const failure = grpcErrorOf(error);
       if (failure.code === status.INTERNAL) logger.error({ err: error }, "ModelStreamInfer request failed");
