@@ -7,6 +7,7 @@ import { InferenceClient, type InferInput } from "../client/index";
 import { type ComparisonResult, measureThroughput, preparedSender, runAbComparison } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
+import { SCRAPER_READY_LINE, type ScraperReport } from "./metrics-scraper-process";
 
 /** One side of a side-channel comparison: the server's extra flags, and whether /metrics is scraped while measured. */
 interface SideChannelSide {
@@ -76,12 +77,14 @@ async function runSideChannelComparison(context: BenchContext, comparison: SideC
   const measure = (side: SideChannelSide) => async () => {
     const server = await startInferenceServerProcess(context.modelRepository, [...flags, ...side.flags]);
     const client = new InferenceClient({ url: server.httpUrl });
-    const scraper = side.scrape ? startScraper(`${server.metricsUrl!}/metrics`) : undefined;
+    const scraper = side.scrape ? await startScraper(`${server.metricsUrl!}/metrics`) : undefined;
     try {
       return await measureThroughput(preparedSender(client, "simple", inputs), { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
     } finally {
       const scraped = await scraper?.stop();
-      if (scraped !== undefined) log(`${comparison.name}: ${side.label}: ${scraped.scrapes} scrapes, slowest ${scraped.slowestMs.toFixed(1)} ms`);
+      if (scraped !== undefined) {
+        log(`${comparison.name}: ${side.label}: ${scraped.scrapes} scrapes, slowest ${scraped.slowestMs.toFixed(1)} ms, scraper CPU ${scraped.cpuMs.toFixed(1)} ms`);
+      }
       await client.close();
       await server.process.stop();
     }
@@ -97,18 +100,25 @@ async function runSideChannelComparison(context: BenchContext, comparison: SideC
 /**
  * Scrapes `url` once a second from a process of its own, as Prometheus does: scraping from the load generator's
  * process slowed the load generator (measured: the server's CPU per request rose 10-15% after a single in-process
- * scrape, but not after one from another process), which the ratio charged to metrics.
+ * scrape, but not after one from another process), which the ratio charged to metrics. Resolves once the scraper's
+ * first scrape is done, so that neither its start-up nor the server's first scrape falls in the measured window.
  */
-function startScraper(url: string): { stop(): Promise<{ scrapes: number; slowestMs: number }> } {
+async function startScraper(url: string): Promise<{ stop(): Promise<ScraperReport> }> {
   const child = spawn(process.execPath, [path.join(__dirname, "metrics-scraper-process.js"), url, "1000"], { stdio: ["ignore", "pipe", "inherit"] });
   let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(child, "exit");
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.startsWith(`${SCRAPER_READY_LINE}\n`)) resolve();
+    });
+    void exited.then(([code]) => reject(new Error(`the metrics scraper exited with code ${String(code)} before its first scrape`)));
+  });
   return {
     async stop() {
       child.kill("SIGTERM");
       await exited;
-      return JSON.parse(output) as { scrapes: number; slowestMs: number };
+      return JSON.parse(output.slice(SCRAPER_READY_LINE.length + 1)) as ScraperReport;
     },
   };
 }
