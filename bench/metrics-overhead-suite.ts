@@ -7,6 +7,8 @@ import { InferenceClient, type InferInput } from "../client/index";
 import { type ComparisonResult, measureThroughput, preparedSender, runAbComparison } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
+import { SCRAPER_READY_LINE, type ScraperReport } from "./metrics-scraper-process";
+import { startQuietServerProcess } from "./quiet-server-process";
 
 /** One side of a side-channel comparison: the server's extra flags, and whether /metrics is scraped while measured. */
 interface SideChannelSide {
@@ -17,6 +19,8 @@ interface SideChannelSide {
 
 interface SideChannelComparison {
   readonly name: string;
+  /** Start both sides on a port the harness chose, ready once /v2/health/ready says so (servers that log nothing). */
+  readonly quiet?: boolean;
   readonly a: SideChannelSide;
   readonly b: SideChannelSide;
 }
@@ -27,9 +31,10 @@ interface SideChannelComparison {
  * while measured from a process of its own, as a Prometheus would, more often than the usual 15 s to be pessimistic) against
  * `--allow-metrics false`. Tracing: configured at TIMESTAMPS with a trace file but a rate that samples nothing
  * in the run, against no trace setting. Metrics are off on both sides of the tracing comparison, so each ratio is
- * one channel's alone. (Logging has no row: no server runs without its logger, and one with every line off cannot
- * be started here, as its port is announced in a log line; at `--log-verbose 0` a request's logging work is the
- * pino child logger fastify makes for it, with or without the logging extension, and one boolean read.)
+ * one channel's alone. Logging: the default (info, warning and error lines on, `--log-verbose 0`) against every line
+ * off (`--log-info false --log-warning false --log-error false`); no server runs without its logger and the logging
+ * extension, so that is as far as logging goes off. Those servers announce no port, so both sides of that
+ * comparison start on a port chosen here.
  */
 export async function runMetricsOverheadSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options } = context;
@@ -50,10 +55,17 @@ export async function runMetricsOverheadSuite(context: BenchContext): Promise<Co
       },
       b: { label: "tracing off", flags: metricsOff, scrape: false },
     },
+    {
+      name: "simple: logging default (verbose 0) / every line off",
+      quiet: true,
+      a: { label: "logging default", flags: [], scrape: false },
+      b: { label: "logging off", flags: ["--log-info", "false", "--log-warning", "false", "--log-error", "false"], scrape: false },
+    },
   ];
   context.notes.push(
     `side channels: simple at concurrency ${options.simpleConcurrency}, HTTP binary, a fresh server per side and round, the two sides differing only in that channel's flags; ` +
-    "metrics: /metrics scraped every second while measured, from a separate process; tracing: TIMESTAMPS with a trace file at rate 1e9 (samples nothing) against no setting",
+    "metrics: /metrics scraped every second while measured, from a separate process; tracing: TIMESTAMPS with a trace file at rate 1e9 (samples nothing) against no setting; " +
+    "logging: the default lines (verbose 0) against every line off, metrics off on both sides of tracing and logging",
   );
   const results: ComparisonResult[] = [];
   try {
@@ -71,19 +83,26 @@ export async function runMetricsOverheadSuite(context: BenchContext): Promise<Co
  */
 async function runSideChannelComparison(context: BenchContext, comparison: SideChannelComparison): Promise<ComparisonResult> {
   const { options, log } = context;
-  const flags = ["--allow-grpc", "false", "--model-control-mode", "explicit", "--load-model", "simple"];
+  const modelFlags = ["--model-control-mode", "explicit", "--load-model", "simple"];
+  const start = async (side: SideChannelSide): Promise<{ httpUrl: string; metricsUrl?: string; stop(): Promise<void> }> => {
+    if (comparison.quiet === true) return startQuietServerProcess(context.modelRepository, [...modelFlags, ...side.flags]);
+    const server = await startInferenceServerProcess(context.modelRepository, ["--allow-grpc", "false", ...modelFlags, ...side.flags]);
+    return { httpUrl: server.httpUrl, metricsUrl: server.metricsUrl, stop: () => server.process.stop() };
+  };
   const inputs: InferInput[] = ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }));
   const measure = (side: SideChannelSide) => async () => {
-    const server = await startInferenceServerProcess(context.modelRepository, [...flags, ...side.flags]);
+    const server = await start(side);
     const client = new InferenceClient({ url: server.httpUrl });
-    const scraper = side.scrape ? startScraper(`${server.metricsUrl!}/metrics`) : undefined;
+    const scraper = side.scrape ? await startScraper(`${server.metricsUrl!}/metrics`) : undefined;
     try {
       return await measureThroughput(preparedSender(client, "simple", inputs), { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
     } finally {
       const scraped = await scraper?.stop();
-      if (scraped !== undefined) log(`${comparison.name}: ${side.label}: ${scraped.scrapes} scrapes, slowest ${scraped.slowestMs.toFixed(1)} ms`);
+      if (scraped !== undefined) {
+        log(`${comparison.name}: ${side.label}: ${scraped.scrapes} scrapes, slowest ${scraped.slowestMs.toFixed(1)} ms, scraper CPU ${scraped.cpuMs.toFixed(1)} ms`);
+      }
       await client.close();
-      await server.process.stop();
+      await server.stop();
     }
   };
   return runAbComparison(
@@ -97,18 +116,25 @@ async function runSideChannelComparison(context: BenchContext, comparison: SideC
 /**
  * Scrapes `url` once a second from a process of its own, as Prometheus does: scraping from the load generator's
  * process slowed the load generator (measured: the server's CPU per request rose 10-15% after a single in-process
- * scrape, but not after one from another process), which the ratio charged to metrics.
+ * scrape, but not after one from another process), which the ratio charged to metrics. Resolves once the scraper's
+ * first scrape is done, so that neither its start-up nor the server's first scrape falls in the measured window.
  */
-function startScraper(url: string): { stop(): Promise<{ scrapes: number; slowestMs: number }> } {
+async function startScraper(url: string): Promise<{ stop(): Promise<ScraperReport> }> {
   const child = spawn(process.execPath, [path.join(__dirname, "metrics-scraper-process.js"), url, "1000"], { stdio: ["ignore", "pipe", "inherit"] });
   let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(child, "exit");
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.startsWith(`${SCRAPER_READY_LINE}\n`)) resolve();
+    });
+    void exited.then(([code]) => reject(new Error(`the metrics scraper exited with code ${String(code)} before its first scrape`)));
+  });
   return {
     async stop() {
       child.kill("SIGTERM");
       await exited;
-      return JSON.parse(output) as { scrapes: number; slowestMs: number };
+      return JSON.parse(output.slice(SCRAPER_READY_LINE.length + 1)) as ScraperReport;
     },
   };
 }
