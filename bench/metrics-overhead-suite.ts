@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -7,7 +5,7 @@ import { InferenceClient, type InferInput } from "../client/index";
 import { type ComparisonResult, measureThroughput, preparedSender, runAbComparison } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
-import { SCRAPER_READY_LINE, type ScraperReport } from "./metrics-scraper-process";
+import { startScraper } from "./metrics-scraper";
 import { startQuietServerProcess } from "./quiet-server-process";
 
 /** One side of a side-channel comparison: the server's extra flags, and whether /metrics is scraped while measured. */
@@ -93,7 +91,7 @@ async function runSideChannelComparison(context: BenchContext, comparison: SideC
   const measure = (side: SideChannelSide) => async () => {
     const server = await start(side);
     const client = new InferenceClient({ url: server.httpUrl });
-    const scraper = side.scrape ? await startScraper(`${server.metricsUrl!}/metrics`) : undefined;
+    const scraper = side.scrape ? await startScraper(`${server.metricsUrl!}/metrics`, 1000) : undefined;
     try {
       return await measureThroughput(preparedSender(client, "simple", inputs), { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
     } finally {
@@ -111,30 +109,4 @@ async function runSideChannelComparison(context: BenchContext, comparison: SideC
     options.rounds,
     (round, r) => log(`${comparison.name} round ${round}: ${r.a.throughput.toFixed(0)} / ${r.b.throughput.toFixed(0)} req/s (${r.ratio.toFixed(2)})`),
   );
-}
-
-/**
- * Scrapes `url` once a second from a process of its own, as Prometheus does: scraping from the load generator's
- * process slowed the load generator (measured: the server's CPU per request rose 10-15% after a single in-process
- * scrape, but not after one from another process), which the ratio charged to metrics. Resolves once the scraper's
- * first scrape is done, so that neither its start-up nor the server's first scrape falls in the measured window.
- */
-async function startScraper(url: string): Promise<{ stop(): Promise<ScraperReport> }> {
-  const child = spawn(process.execPath, [path.join(__dirname, "metrics-scraper-process.js"), url, "1000"], { stdio: ["ignore", "pipe", "inherit"] });
-  let output = "";
-  const exited = once(child, "exit");
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.startsWith(`${SCRAPER_READY_LINE}\n`)) resolve();
-    });
-    void exited.then(([code]) => reject(new Error(`the metrics scraper exited with code ${String(code)} before its first scrape`)));
-  });
-  return {
-    async stop() {
-      child.kill("SIGTERM");
-      await exited;
-      return JSON.parse(output.slice(SCRAPER_READY_LINE.length + 1)) as ScraperReport;
-    },
-  };
 }

@@ -5,6 +5,7 @@ import { InferenceClient, type InferInput } from "../client/index";
 import { type ComparisonResult, measureThroughput, preparedSender, type RequestSender, runAbComparison, summarizeRatios } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
+import { startScraper } from "./metrics-scraper";
 
 /** Models in the repository whose /metrics is scraped: Triton-sized deployments hold this many. */
 export const SCRAPED_MODELS = 200;
@@ -56,20 +57,14 @@ export async function runMetricsScrapeSuite(context: BenchContext): Promise<Comp
       requests.push([start, nowNs()]);
       return timing;
     };
-    const ownScrapes: Span[] = [];
-    const scraper = scrape
-      ? setInterval(() => {
-        const start = nowNs();
-        void fetch(metricsUrl).then((r) => r.text()).then((text) => {
-          scrapeBytes = text.length;
-          ownScrapes.push([start, nowNs()]);
-        });
-      }, SCRAPE_INTERVAL_MS)
-      : undefined;
+    // From a process of its own, as Prometheus scrapes (see metrics-scraper.ts); its spans are on this process's clock.
+    const scraper = scrape ? await startScraper(metricsUrl, SCRAPE_INTERVAL_MS) : undefined;
     try {
       return await measureThroughput(send, { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
     } finally {
-      clearInterval(scraper);
+      const report = await scraper?.stop();
+      const ownScrapes = report?.spans ?? [];
+      if (report !== undefined) scrapeBytes = report.bytes;
       scrapes.push(...ownScrapes);
       for (const [start, end] of requests) {
         all.push(end - start);
@@ -91,7 +86,7 @@ export async function runMetricsScrapeSuite(context: BenchContext): Promise<Comp
     const requestNs = summarizeRatios(all);
     const overlapping = duringScrape.length > 0 ? summarizeRatios(duringScrape) : undefined;
     context.notes.push(
-      `scrape: ${SCRAPED_MODELS} identity models loaded, ${scrapes.length} scrapes of ${(scrapeBytes / 1024).toFixed(0)} KiB took ${ms(scrapeNs.median)} ms median ` +
+      `scrape: ${SCRAPED_MODELS} identity models loaded, ${scrapes.length} scrapes of ${(scrapeBytes / 1024).toFixed(0)} KiB (from a process of its own) took ${ms(scrapeNs.median)} ms median ` +
       `(${ms(scrapeNs.min)}-${ms(scrapeNs.max)}) request to last byte; requests in flight during a scrape: ${overlapping === undefined ? "none" : `${duringScrape.length}, ` +
       `latency median ${ms(overlapping.median)} ms, max ${ms(overlapping.max)} ms`}, against ${ms(requestNs.median)} ms median of all ${all.length}`,
     );

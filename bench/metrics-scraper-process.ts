@@ -5,6 +5,13 @@ export interface ScraperReport {
   readonly scrapes: number;
   readonly slowestMs: number;
   readonly cpuMs: number;
+  /**
+   * Each scrape's start and end (request to last byte), in `process.hrtime.bigint()` nanoseconds: the monotonic
+   * clock every process on the machine shares, so a caller can tell which of its requests overlapped a scrape.
+   */
+  readonly spans: readonly (readonly [number, number])[];
+  /** Bytes of the last scrape's body. */
+  readonly bytes: number;
 }
 
 /** The line the scraper prints once its first scrape is done, before it starts scraping on its interval. */
@@ -27,28 +34,31 @@ async function main(): Promise<void> {
   if (url === undefined) throw new Error("usage: metrics-scraper-process <url> [interval-ms]");
   const intervalMs = Number(interval ?? 1000);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  let bytes = 0;
   const scrape = (): Promise<void> => new Promise((resolve, reject) => {
     get(url, { agent }, (response) => {
-      response.on("data", () => undefined);
-      response.once("end", () => (response.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${response.statusCode}`))));
+      let received = 0;
+      response.on("data", (chunk: Buffer) => (received += chunk.byteLength));
+      response.once("end", () => {
+        bytes = received;
+        if (response.statusCode === 200) resolve();
+        else reject(new Error(`HTTP ${response.statusCode}`));
+      });
       response.once("error", reject);
     }).once("error", reject);
   });
   await scrape();
   const cpuAtReady = process.cpuUsage();
-  let scrapes = 0;
-  let slowestMs = 0;
+  const spans: [number, number][] = [];
   const timer = setInterval(() => {
-    const start = performance.now();
-    scrape().then(() => {
-      scrapes++;
-      slowestMs = Math.max(slowestMs, performance.now() - start);
-    }, () => undefined);
+    const start = process.hrtime.bigint();
+    scrape().then(() => spans.push([Number(start), Number(process.hrtime.bigint())]), () => undefined);
   }, intervalMs);
   process.once("SIGTERM", () => {
     clearInterval(timer);
     const cpu = process.cpuUsage(cpuAtReady);
-    const report: ScraperReport = { scrapes, slowestMs, cpuMs: (cpu.user + cpu.system) / 1000 };
+    const slowestMs = spans.reduce((slowest, [start, end]) => Math.max(slowest, (end - start) / 1e6), 0);
+    const report: ScraperReport = { scrapes: spans.length, slowestMs, cpuMs: (cpu.user + cpu.system) / 1000, spans, bytes };
     process.stdout.write(`${JSON.stringify(report)}\n`, () => process.exit(0));
   });
   process.stdout.write(`${SCRAPER_READY_LINE}\n`);

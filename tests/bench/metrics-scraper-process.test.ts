@@ -47,6 +47,14 @@ describe("metrics-scraper-process", () => {
     expect(report.scrapes).toBeGreaterThanOrEqual(2);
     expect(report.scrapes).toBeLessThanOrEqual(requests - 1);
     expect(report.slowestMs).toBeGreaterThan(0);
+    // Spans on the clock this process shares: inside the time the scraper ran, one per counted scrape.
+    expect(report.spans).toHaveLength(report.scrapes);
+    const now = Number(process.hrtime.bigint());
+    for (const [start, end] of report.spans) {
+      expect(end).toBeGreaterThan(start);
+      expect(end).toBeLessThanOrEqual(now);
+    }
+    expect(report.bytes).toBe("metric 1\n".length);
     expect(report.cpuMs).toBeGreaterThan(0);
     expect(connections.size).toBe(1);
   });
