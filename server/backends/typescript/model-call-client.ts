@@ -21,8 +21,11 @@ export class ModelCallClient {
     this.#post = post;
   }
 
-  /** The context of one execute() call; `end` closes it when execute() has settled. */
-  open(requests: readonly ExecuteRequest[]): { context: ExecuteContext; end: () => void } {
+  /**
+   * The context of one execute() call; `end` closes it when execute() has settled. `requestOffset`: where its
+   * requests start among those the main thread handed over at once (several executions in one message).
+   */
+  open(requests: readonly ExecuteRequest[], requestOffset = 0): { context: ExecuteContext; end: () => void } {
     let open = true;
     const ids: number[] = [];
     const streams: ModelCallStream[] = [];
@@ -30,7 +33,7 @@ export class ModelCallClient {
       if (!open) throw new TypeError(`context.${method}('${model}') was called after execute() returned: the request it served is answered`);
       const id = this.#nextId++;
       ids.push(id);
-      this.#send(id, method, requestIndex(method, requests, options), model, inputs, options, stream, listener);
+      this.#send(id, method, requestOffset + requestIndex(method, requests, options), model, inputs, options, stream, listener);
       return id;
     };
     const context: ExecuteContext = {

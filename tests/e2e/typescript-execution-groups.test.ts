@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../helpers/server-process";
+import { writeProbeModel } from "../helpers/typescript-test-models";
+
+interface Stats {
+  inference_count: number;
+  execution_count: number;
+  batch_stats: { batch_size: number; compute_infer: { count: number } }[];
+}
+
+interface InferAnswer {
+  readonly status: number;
+  readonly body: { outputs?: { name: string; data: number[] }[]; error?: string };
+}
+
+/**
+ * A TypeScript model without a dynamic batcher, under concurrent requests: the queued requests may reach its worker
+ * together, yet each is its own execution (execute() once per request), answered, counted and failed on its own.
+ */
+describe("TypeScript model without dynamic batching, concurrent requests", () => {
+  let repository: string;
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    repository = mkdtempSync(path.join(os.tmpdir(), "typescript-groups-"));
+    writeProbeModel(repository, { name: "probe", dynamicBatching: false });
+    server = await startServer({ repository, services: ["http"] });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(repository, { recursive: true, force: true });
+  });
+
+  async function infer(value: number, behave?: string): Promise<InferAnswer> {
+    const response = await fetch(`${server.httpUrl}/v2/models/probe/infer`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: [value] }], outputs: [{ name: "OUTPUT0" }],
+        ...(behave === undefined ? {} : { parameters: { behave } }),
+      }),
+    });
+    return { status: response.status, body: await response.json() as InferAnswer["body"] };
+  }
+
+  async function stats(): Promise<Stats> {
+    const body = await fetch(`${server.httpUrl}/v2/models/probe/stats`).then((r) => r.json()) as { model_stats: Stats[] };
+    return body.model_stats[0]!;
+  }
+
+  /** The first request holds the instance for a while, so that the others wait in the queue together. */
+  function concurrently(behaviours: readonly (string | undefined)[]): Promise<InferAnswer[]> {
+    return Promise.all(behaviours.map((behave, i) => infer(i + 1, i === 0 ? "pause" : behave)));
+  }
+
+  it("answers each request with its own outputs, and counts one execution of batch size 1 per request", async () => {
+    const before = await stats();
+    const answers = await concurrently(Array.from({ length: 12 }, () => undefined));
+    answers.forEach((answer, i) => {
+      expect(answer.status).toBe(200);
+      expect(answer.body.outputs).toEqual([expect.objectContaining({ name: "OUTPUT0", data: [i + 1] })]);
+    });
+    const after = await stats();
+    expect(after.inference_count - before.inference_count).toBe(12);
+    expect(after.execution_count - before.execution_count).toBe(12);
+    expect(after.batch_stats.map((b) => b.batch_size)).toEqual([1]);
+    const executedBefore = before.batch_stats[0]?.compute_infer.count ?? 0;
+    expect(after.batch_stats[0]!.compute_infer.count - executedBefore).toBe(12);
+  });
+
+  it("fails only the request whose execution failed, or whose response is an error", async () => {
+    const behaviours = [undefined, undefined, "invalid", undefined, "throw", undefined, undefined, undefined];
+    const answers = await concurrently(behaviours);
+    expect(answers[2]).toEqual({ status: 400, body: { error: "the model refuses this request" } });
+    expect(answers[4]).toEqual({ status: 500, body: { error: "TypeScript model execute() failed: execute exploded" } });
+    answers.forEach((answer, i) => {
+      if (i === 2 || i === 4) return;
+      expect(answer.status).toBe(200);
+      expect(answer.body.outputs).toEqual([expect.objectContaining({ name: "OUTPUT0", data: [i + 1] })]);
+    });
+  });
+});
