@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../helpers/server-process";
+import { writeCallerModel } from "../helpers/bls-test-models";
 import { writeProbeModel } from "../helpers/typescript-test-models";
 
 interface Stats {
@@ -27,6 +28,7 @@ describe("TypeScript model without dynamic batching, concurrent requests", () =>
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "typescript-groups-"));
     writeProbeModel(repository, { name: "probe", dynamicBatching: false });
+    writeCallerModel(repository, { name: "caller", dynamicBatching: false });
     server = await startServer({ repository, services: ["http"] });
   });
   afterAll(async () => {
@@ -34,12 +36,12 @@ describe("TypeScript model without dynamic batching, concurrent requests", () =>
     rmSync(repository, { recursive: true, force: true });
   });
 
-  async function infer(value: number, behave?: string): Promise<InferAnswer> {
-    const response = await fetch(`${server.httpUrl}/v2/models/probe/infer`, {
+  async function infer(value: number, behave?: string, model = "probe", parameters: Record<string, string> = {}): Promise<InferAnswer> {
+    const response = await fetch(`${server.httpUrl}/v2/models/${model}/infer`, {
       method: "POST", headers: { "content-type": "application/json" },
       body: JSON.stringify({
         inputs: [{ name: "INPUT0", datatype: "FP32", shape: [1, 1], data: [value] }], outputs: [{ name: "OUTPUT0" }],
-        ...(behave === undefined ? {} : { parameters: { behave } }),
+        parameters: { ...parameters, ...(behave === undefined ? {} : { behave }) },
       }),
     });
     return { status: response.status, body: await response.json() as InferAnswer["body"] };
@@ -77,6 +79,20 @@ describe("TypeScript model without dynamic batching, concurrent requests", () =>
     expect(answers[4]).toEqual({ status: 500, body: { error: "TypeScript model execute() failed: execute exploded" } });
     answers.forEach((answer, i) => {
       if (i === 2 || i === 4) return;
+      expect(answer.status).toBe(200);
+      expect(answer.body.outputs).toEqual([expect.objectContaining({ name: "OUTPUT0", data: [i + 1] })]);
+    });
+  });
+
+  it("ties each model call (BLS) to the request whose execution made it", async () => {
+    // The first call holds the callee for a while, so that the caller's other requests wait in its queue together.
+    const callBehaviours = ["pause", undefined, undefined, "invalid", undefined, undefined, undefined, undefined];
+    const answers = await Promise.all(callBehaviours.map((callBehave, i) => {
+      return infer(i + 1, undefined, "caller", { route: "probe", ...(callBehave === undefined ? {} : { call_behave: callBehave }) });
+    }));
+    expect(answers[3]).toEqual({ status: 400, body: { error: "probe: the model refuses this request" } });
+    answers.forEach((answer, i) => {
+      if (i === 3) return;
       expect(answer.status).toBe(200);
       expect(answer.body.outputs).toEqual([expect.objectContaining({ name: "OUTPUT0", data: [i + 1] })]);
     });

@@ -22,10 +22,12 @@ export class ModelCallClient {
   }
 
   /**
-   * The context of one execute() call; `end` closes it when execute() has settled. `requestOffset`: where its
-   * requests start among those the main thread handed over at once (several executions in one message).
+   * The context of one execute() call; `end` closes it when execute() has settled. `group`: the execution is one of
+   * several the main thread handed over at once: its requests start at `requestOffset` among theirs, and the main
+   * thread learns from `end` which of its calls to cancel (it sees the group end only).
    */
-  open(requests: readonly ExecuteRequest[], requestOffset = 0): { context: ExecuteContext; end: () => void } {
+  open(requests: readonly ExecuteRequest[], group?: { readonly requestOffset: number }): { context: ExecuteContext; end: () => void } {
+    const requestOffset = group?.requestOffset ?? 0;
     let open = true;
     const ids: number[] = [];
     const streams: ModelCallStream[] = [];
@@ -58,7 +60,10 @@ export class ModelCallClient {
     return {
       context, end: () => {
         open = false;
-        for (const id of ids) this.#pending.delete(id);
+        for (const id of ids) {
+          if (group !== undefined && this.#pending.has(id)) this.#post({ type: "model-call-cancel", callId: id }, []);
+          this.#pending.delete(id);
+        }
         // A read still waiting would wait forever: the main thread cancelled the call with the execution.
         for (const stream of streams) stream.push(new ModelCallError("CANCELLED", "the call was cancelled: the execute() that made it returned", stream.model), true);
       },

@@ -79,12 +79,12 @@ function closeSenders(requests: readonly ExecuteRequest[]): void {
 }
 
 /** Runs one execute() call: how it ended, and the buffers its responses move to the main thread. */
-async function execute(model: TypeScriptModel, wire: readonly WireRequest[], requestOffset: number): Promise<{ reply: ExecutionReply; transfer: ArrayBuffer[] }> {
+async function execute(model: TypeScriptModel, wire: readonly WireRequest[], group?: { readonly requestOffset: number }): Promise<{ reply: ExecutionReply; transfer: ArrayBuffer[] }> {
   let endCalls = (): void => undefined;
   try {
     const t0 = process.hrtime.bigint();
     const requests = wire.map(toExecuteRequest);
-    const calls = modelCalls.open(requests, requestOffset);
+    const calls = modelCalls.open(requests, group);
     endCalls = calls.end;
     const t1 = process.hrtime.bigint();
     let responses: Awaited<ReturnType<TypeScriptModel["execute"]>>;
@@ -122,7 +122,7 @@ async function execute(model: TypeScriptModel, wire: readonly WireRequest[], req
 }
 
 async function executeOne(model: TypeScriptModel, id: number, wire: readonly WireRequest[]): Promise<void> {
-  const { reply, transfer } = await execute(model, wire, 0);
+  const { reply, transfer } = await execute(model, wire);
   post({ ...reply, id }, transfer);
 }
 
@@ -133,7 +133,7 @@ async function executeEach(model: TypeScriptModel, id: number, executions: reado
   let requestOffset = 0;
   for (const wire of executions) {
     const startNs = process.hrtime.bigint();
-    const outcome = await execute(model, wire, requestOffset);
+    const outcome = await execute(model, wire, { requestOffset });
     results.push({ ...outcome.reply, startNs, endNs: process.hrtime.bigint() });
     transfer.push(...outcome.transfer);
     requestOffset += wire.length;
