@@ -29,7 +29,7 @@ describe("TypeScript model without dynamic batching, concurrent requests", () =>
     repository = mkdtempSync(path.join(os.tmpdir(), "typescript-groups-"));
     writeProbeModel(repository, { name: "probe", dynamicBatching: false });
     writeCallerModel(repository, { name: "caller", dynamicBatching: false });
-    server = await startServer({ repository, services: ["http"] });
+    server = await startServer({ repository, services: ["http"], args: ["--exit-on-error", "false", "--instance-restart-backoff-ms", "10"] });
   });
   afterAll(async () => {
     await server?.stop();
@@ -96,5 +96,18 @@ describe("TypeScript model without dynamic batching, concurrent requests", () =>
       expect(answer.status).toBe(200);
       expect(answer.body.outputs).toEqual([expect.objectContaining({ name: "OUTPUT0", data: [i + 1] })]);
     });
+  });
+
+  it("fails the requests handed over with a worker that dies with its error, and serves again once it restarted", async () => {
+    const answers = await concurrently([undefined, undefined, undefined, "exit", undefined, undefined]);
+    const died = { status: 500, body: { error: "the instance's worker thread exited with code 3" } };
+    expect(answers[0]!.status).toBe(200);
+    expect(answers[3]).toEqual(died);
+    // A request that reached the worker with the one that exited fails with it; one still queued ran after the restart.
+    answers.forEach((answer, i) => {
+      if (answer.status !== 200) expect(answer).toEqual(died);
+      else expect(answer.body.outputs).toEqual([expect.objectContaining({ name: "OUTPUT0", data: [i + 1] })]);
+    });
+    expect((await infer(7)).body.outputs).toEqual([expect.objectContaining({ name: "OUTPUT0", data: [7] })]);
   });
 });
