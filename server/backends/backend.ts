@@ -129,6 +129,13 @@ export interface BackendInstance {
    */
   executeRequests?(requests: readonly BackendRequest[]): Promise<RequestsExecutionResult>;
   /**
+   * Optional, beside {@link executeRequests}: runs several executions one after the other, in order, as if
+   * executeRequests were called for each in turn, but handed over at once (one thread hop for all). Each settles
+   * on its own: its responses, or the error that fails all its requests. Rejecting fails every execution not
+   * reported (the instance died). Never called concurrently with the other execute methods.
+   */
+  executeEach?(executions: readonly (readonly BackendRequest[])[]): Promise<readonly EachExecutionResult[]>;
+  /**
    * Present on instances that can die on their own (their worker thread crashed, exited or ran out of memory):
    * resolves with the reason once that happened. The execution it held has been rejected with that reason by
    * then; the instance never serves again and the core replaces it. Never rejects.
@@ -234,6 +241,14 @@ export interface RequestsExecutionResult {
   readonly computeInputNs: number;
   readonly computeInferNs: number;
   readonly computeOutputNs: number;
+}
+
+/** One execution of {@link BackendInstance.executeEach}, timed on process.hrtime.bigint()'s clock (one for all threads). */
+export interface EachExecutionResult {
+  readonly startNs: bigint;
+  readonly endNs: bigint;
+  /** Its responses, or why the execution failed as a whole (the message is safe to show to the client). */
+  readonly result: RequestsExecutionResult | Error;
 }
 
 /** Outputs plus the backend's own split of the execution time (Triton's compute_input/infer/output). */

@@ -47,9 +47,11 @@ export interface CallerModelOptions {
   /** Instances (default 1). */
   readonly count?: number;
   readonly parameters?: Readonly<Record<string, string>>;
+  /** Whether the config has a dynamic batcher; default true. */
+  readonly dynamicBatching?: boolean;
 }
 
-/** Writes `<repository>/<name>` with the caller model: INPUT0 -> OUTPUT0 (FP32, dims [-1]), batching up to 8. */
+/** Writes `<repository>/<name>` with the caller model: INPUT0 -> OUTPUT0 (FP32, dims [-1]), batching up to 8 (dynamically unless told). */
 export function writeCallerModel(repository: string, options: CallerModelOptions): void {
   const dir = path.join(repository, options.name);
   mkdirSync(path.join(dir, "1"), { recursive: true });
@@ -60,7 +62,7 @@ export function writeCallerModel(repository: string, options: CallerModelOptions
     "max_batch_size: 8",
     'input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]',
     'output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]',
-    "dynamic_batching { }",
+    options.dynamicBatching === false ? "" : "dynamic_batching { }",
     `instance_group [ { count: ${options.count ?? 1} kind: KIND_CPU } ]`,
     ...parameters,
   ].join("\n"));

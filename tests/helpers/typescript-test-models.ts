@@ -14,6 +14,7 @@ import path from "node:path";
  * - execute() never returns: `spin` (a busy loop), `hang` (a promise that never settles), `wait` (Atomics.wait)
  * - `kill`: process.kill(process.pid, "SIGTERM") in execute(); `limits`: fails with INVALID_ARG, the message
  *   being the worker's resourceLimits as JSON
+ * - `pause`: blocks its worker thread for 300 ms, then answers (requests sent meanwhile wait in the queue)
  * The config parameter `init_fail` makes initialize() throw; finalize() writes `finalized` beside model.js.
  */
 const PROBE_MODEL_JS = String.raw`
@@ -36,6 +37,7 @@ class ProbeModel {
     if (behaviours.includes("spin")) for (;;);
     if (behaviours.includes("hang")) return new Promise(() => undefined);
     if (behaviours.includes("wait")) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    if (behaviours.includes("pause")) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
     if (behaviours.includes("kill")) process.kill(process.pid, "SIGTERM");
     if (behaviours.includes("grow")) { const hoard = []; for (;;) hoard.push(new Array(100000).fill(Math.random())); }
     return requests.map((request) => {
@@ -72,9 +74,11 @@ export interface ProbeModelOptions {
   readonly maxBatchSize?: number;
   /** The dynamic batcher's max_queue_delay_microseconds; default none. */
   readonly maxQueueDelayUs?: number;
+  /** Whether the config has a dynamic batcher; default true. */
+  readonly dynamicBatching?: boolean;
 }
 
-/** Writes `<repository>/<name>` with the probe model: INPUT0 -> OUTPUT0 (dims [-1]) and INFO, batching (up to 8 by default). */
+/** Writes `<repository>/<name>` with the probe model: INPUT0 -> OUTPUT0 (dims [-1]) and INFO, batching (up to 8 by default, dynamically unless told). */
 export function writeProbeModel(repository: string, options: ProbeModelOptions): void {
   const dir = path.join(repository, options.name);
   mkdirSync(path.join(dir, "1"), { recursive: true });
@@ -85,7 +89,7 @@ export function writeProbeModel(repository: string, options: ProbeModelOptions):
     `max_batch_size: ${options.maxBatchSize ?? 8}`,
     'input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]',
     'output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] }, { name: "INFO" data_type: TYPE_STRING dims: [ 1 ] } ]',
-    `dynamic_batching { ${options.maxQueueDelayUs === undefined ? "" : `max_queue_delay_microseconds: ${options.maxQueueDelayUs}`} }`,
+    options.dynamicBatching === false ? "" : `dynamic_batching { ${options.maxQueueDelayUs === undefined ? "" : `max_queue_delay_microseconds: ${options.maxQueueDelayUs}`} }`,
     "instance_group [ { count: 1 kind: KIND_CPU } ]",
     ...parameters,
   ].join("\n"));

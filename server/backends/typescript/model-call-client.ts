@@ -21,8 +21,13 @@ export class ModelCallClient {
     this.#post = post;
   }
 
-  /** The context of one execute() call; `end` closes it when execute() has settled. */
-  open(requests: readonly ExecuteRequest[]): { context: ExecuteContext; end: () => void } {
+  /**
+   * The context of one execute() call; `end` closes it when execute() has settled. `group`: the execution is one of
+   * several the main thread handed over at once: its requests start at `requestOffset` among theirs, and the main
+   * thread learns from `end` which of its calls to cancel (it sees the group end only).
+   */
+  open(requests: readonly ExecuteRequest[], group?: { readonly requestOffset: number }): { context: ExecuteContext; end: () => void } {
+    const requestOffset = group?.requestOffset ?? 0;
     let open = true;
     const ids: number[] = [];
     const streams: ModelCallStream[] = [];
@@ -30,7 +35,7 @@ export class ModelCallClient {
       if (!open) throw new TypeError(`context.${method}('${model}') was called after execute() returned: the request it served is answered`);
       const id = this.#nextId++;
       ids.push(id);
-      this.#send(id, method, requestIndex(method, requests, options), model, inputs, options, stream, listener);
+      this.#send(id, method, requestOffset + requestIndex(method, requests, options), model, inputs, options, stream, listener);
       return id;
     };
     const context: ExecuteContext = {
@@ -55,7 +60,10 @@ export class ModelCallClient {
     return {
       context, end: () => {
         open = false;
-        for (const id of ids) this.#pending.delete(id);
+        for (const id of ids) {
+          if (group !== undefined && this.#pending.has(id)) this.#post({ type: "model-call-cancel", callId: id }, []);
+          this.#pending.delete(id);
+        }
         // A read still waiting would wait forever: the main thread cancelled the call with the execution.
         for (const stream of streams) stream.push(new ModelCallError("CANCELLED", "the call was cancelled: the execute() that made it returned", stream.model), true);
       },

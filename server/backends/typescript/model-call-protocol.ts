@@ -17,7 +17,10 @@ export interface ModelCallMessage {
   readonly parameters: Readonly<Record<string, BackendParameterValue>> | undefined;
 }
 
-/** Worker -> main thread: the model left a streamed call's loop early; the callee's request is cancelled. */
+/**
+ * Worker -> main thread: the model left a streamed call's loop early, or the execution that made a call ended
+ * within a group of executions; the callee's request is cancelled.
+ */
 export interface ModelCallCancel {
   readonly type: "model-call-cancel";
   readonly callId: number;

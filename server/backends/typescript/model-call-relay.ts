@@ -5,16 +5,16 @@ import type { ModelCallAnswer, ModelCallCancel, ModelCallMessage } from "./model
 /**
  * The main thread's side of one instance's model calls: each call its worker posts during an execution goes to
  * the caller the core gave the request it names, and the answers go back with their output buffers transferred
- * (one for `context.infer`, one per response of the callee for `context.inferStream`). A streamed call the model
- * stops reading is cancelled; when the execution ends (answered, failed, timed out, its thread died), every call
- * still pending is.
+ * (one for `context.infer`, one per response of the callee for `context.inferStream`). A call the worker cancels
+ * (a streamed call the model stopped reading; in a group of executions, a call of one that ended) is cancelled;
+ * when the execution (or group) ends (answered, failed, timed out, its thread died), every call still pending is.
  */
 export class ModelCallRelay {
   readonly #post: (answer: ModelCallAnswer, transfer: readonly ArrayBuffer[]) => void;
   #requests: readonly BackendRequest[] = [];
   #execution: AbortController | undefined;
-  /** The streamed calls of this execution not yet final, by call id: the model may stop any of them. */
-  readonly #streams = new Map<number, AbortController>();
+  /** The calls of this execution not yet final, by call id: the model may stop any of them. */
+  readonly #calls = new Map<number, AbortController>();
 
   constructor(post: (answer: ModelCallAnswer, transfer: readonly ArrayBuffer[]) => void) {
     this.#post = post;
@@ -30,14 +30,14 @@ export class ModelCallRelay {
   end(): void {
     this.#execution?.abort();
     this.#execution = undefined;
-    this.#streams.clear();
+    this.#calls.clear();
     this.#requests = [];
   }
 
   relay(message: ModelCallMessage | ModelCallCancel): void {
     if (message.type === "model-call-cancel") {
-      this.#streams.get(message.callId)?.abort();
-      this.#streams.delete(message.callId);
+      this.#calls.get(message.callId)?.abort();
+      this.#calls.delete(message.callId);
       return;
     }
     const caller = this.#requests[message.request]?.caller;
@@ -48,15 +48,18 @@ export class ModelCallRelay {
     const execution = (this.#execution ??= new AbortController()).signal;
     const inputs: TensorMap = new Map(message.inputs.map(({ name, ...tensor }) => [name, tensor]));
     const call: ModelCall = { modelName: message.modelName, modelVersion: message.modelVersion, inputs, outputs: message.outputs, parameters: message.parameters };
+    const own = new AbortController();
+    this.#calls.set(message.callId, own);
+    const signal = AbortSignal.any([execution, own.signal]);
     if (!message.stream) {
-      void caller.infer({ ...call, signal: execution }).then((result) => this.#answer(message, result, true));
+      void caller.infer({ ...call, signal }).then((result) => {
+        this.#calls.delete(message.callId);
+        this.#answer(message, result, true);
+      });
       return;
     }
-    const own = new AbortController();
-    this.#streams.set(message.callId, own);
-    const signal = AbortSignal.any([execution, own.signal]);
     void caller.stream({ ...call, signal }, ({ result, final }) => {
-      if (final) this.#streams.delete(message.callId);
+      if (final) this.#calls.delete(message.callId);
       // The model stopped reading (it left its loop, or its execution ended): what the callee still sends is dropped.
       if (!signal.aborted) this.#answer(message, result, final);
     });
@@ -80,8 +83,8 @@ export class ModelCallRelay {
       }
     } catch (error) {
       const message = `model call to '${modelName}': its answer could not reach the model: ${(error as Error).message}`;
-      this.#streams.get(callId)?.abort();
-      this.#streams.delete(callId);
+      this.#calls.get(callId)?.abort();
+      this.#calls.delete(callId);
       try {
         this.#post({ type: "model-call-answer", callId, result: { error: { code: "INTERNAL", message } }, final: true }, []);
       } catch {

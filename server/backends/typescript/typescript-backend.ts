@@ -2,14 +2,14 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import type { ResourceLimits } from "node:worker_threads";
 import type {
-  Backend, BackendInstance, BackendRequest, BackendResponse, ExecutionResult, InstanceSpec, RequestsExecutionResult, TensorMap,
+  Backend, BackendInstance, BackendRequest, BackendResponse, EachExecutionResult, ExecutionResult, InstanceSpec, RequestsExecutionResult, TensorMap,
 } from "../backend";
 import { CallTimeoutError, InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
 import { isModelCallMessage } from "./model-call-protocol";
 import { ModelCallRelay } from "./model-call-relay";
 import type { InitializeArgs, ModelConfigJson } from "./typescript-model";
 import { OpenStreams } from "./open-streams";
-import type { StreamResponseMessage, TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
+import type { ExecutionReply, StreamResponseMessage, TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
 
 /**
  * Model parameter capping an instance's JS heap (V8 old generation), in MiB: beyond it the worker dies and
@@ -92,6 +92,13 @@ function toBackendResponse(response: WireResponse): BackendResponse {
   return { outputs: new Map(response.outputs.map(({ name, ...tensor }) => [name, tensor])) };
 }
 
+function requestsResult(reply: ExecutionReply & { readonly type: "responses" }): RequestsExecutionResult {
+  return {
+    responses: reply.responses.map(toBackendResponse),
+    computeInputNs: reply.computeInputNs, computeInferNs: reply.computeInferNs, computeOutputNs: reply.computeOutputNs,
+  };
+}
+
 class TypeScriptInstance implements BackendInstance {
   readonly io = undefined;
   readonly executionThread = "worker";
@@ -105,6 +112,7 @@ class TypeScriptInstance implements BackendInstance {
   constructor(worker: InstanceWorker<TypeScriptWorkerReply>, timeouts: InstanceTimeouts) {
     this.#worker = worker;
     this.#timeouts = timeouts;
+    this.executeEach = timeouts.executionMs === undefined ? (executions) => this.#executeEach(executions) : undefined;
     this.#modelCalls = new ModelCallRelay((answer, transfer) => worker.post(answer, transfer));
     worker.onMessage((message) => {
       if (isModelCallMessage(message)) this.#modelCalls.relay(message);
@@ -158,14 +166,46 @@ class TypeScriptInstance implements BackendInstance {
     } finally {
       this.#modelCalls.end();
     }
+    if (reply.type === "each-results") throw new Error("the worker answered each-results to execute");
     if (reply.type === "execute-error") {
       this.#streams.fail({ code: "INTERNAL", message: reply.message }, streams);
       throw new Error(reply.message);
     }
-    return {
-      responses: reply.responses.map(toBackendResponse),
-      computeInputNs: reply.computeInputNs, computeInferNs: reply.computeInferNs, computeOutputNs: reply.computeOutputNs,
-    };
+    return requestsResult(reply);
+  }
+
+  /**
+   * The executions in one message to the worker, which runs them in order; their model calls name their requests
+   * across all of them. Absent with an execution timeout: its timer covers one execution, so each goes on its own.
+   * While the model unloads, a group gets unload_timeout_ms as a whole.
+   */
+  readonly executeEach: ((executions: readonly (readonly BackendRequest[])[]) => Promise<readonly EachExecutionResult[]>) | undefined;
+
+  async #executeEach(executions: readonly (readonly BackendRequest[])[]): Promise<readonly EachExecutionResult[]> {
+    const transfer = new Set<ArrayBuffer>();
+    const wire = executions.map((requests) => requests.map((request): WireRequest => ({
+      inputs: postableTensors(request.inputs, transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
+    })));
+    const startNs = process.hrtime.bigint();
+    let reply: TypeScriptWorkerReply;
+    this.#modelCalls.begin(executions.flat());
+    try {
+      reply = await this.#worker.call({ type: "execute-each", executions: wire }, [...transfer], this.#executionLimit());
+    } catch (error) {
+      if (!(error instanceof CallTimeoutError)) throw error;
+      // As executeRequests answers a timed-out execution: UNAVAILABLE, the instance restarts.
+      const response: BackendResponse = { error: { code: "UNAVAILABLE", message: error.message } };
+      const endNs = process.hrtime.bigint();
+      return executions.map((requests) => ({
+        startNs, endNs, result: { responses: requests.map(() => response), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 },
+      }));
+    } finally {
+      this.#modelCalls.end();
+    }
+    if (reply.type !== "each-results") throw new Error(`the worker answered ${reply.type} to execute-each`);
+    return reply.results.map((result) => ({
+      startNs: result.startNs, endNs: result.endNs, result: result.type === "execute-error" ? new Error(result.message) : requestsResult(result),
+    }));
   }
 
   /** One request without parameters (model warmup): its outputs, or its error thrown. */

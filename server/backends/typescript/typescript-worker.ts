@@ -13,7 +13,8 @@ import type { ModelCallAnswer } from "./model-call-protocol";
 import { backendTensor, modelTensor } from "./model-tensors";
 import type { ExecuteRequest, ExecuteResponse, TypeScriptModel } from "./typescript-model";
 import type {
-  StreamResponseMessage, TypeScriptStartupMessage, TypeScriptWorkerData, TypeScriptWorkerReply, TypeScriptWorkerRequest, WireRequest, WireResponse,
+  ExecutionReply, StreamResponseMessage, TimedExecutionReply, TypeScriptStartupMessage, TypeScriptWorkerData, TypeScriptWorkerReply, TypeScriptWorkerRequest,
+  WireRequest, WireResponse,
 } from "./typescript-worker-protocol";
 import { WorkerResponseSender } from "./worker-response-sender";
 
@@ -77,12 +78,13 @@ function closeSenders(requests: readonly ExecuteRequest[]): void {
   for (const request of requests) (request.responseSender as WorkerResponseSender | undefined)?.close();
 }
 
-async function execute(model: TypeScriptModel, id: number, wire: readonly WireRequest[]): Promise<void> {
+/** Runs one execute() call: how it ended, and the buffers its responses move to the main thread. */
+async function execute(model: TypeScriptModel, wire: readonly WireRequest[], group?: { readonly requestOffset: number }): Promise<{ reply: ExecutionReply; transfer: ArrayBuffer[] }> {
   let endCalls = (): void => undefined;
   try {
     const t0 = process.hrtime.bigint();
     const requests = wire.map(toExecuteRequest);
-    const calls = modelCalls.open(requests);
+    const calls = modelCalls.open(requests, group);
     endCalls = calls.end;
     const t1 = process.hrtime.bigint();
     let responses: Awaited<ReturnType<TypeScriptModel["execute"]>>;
@@ -100,8 +102,7 @@ async function execute(model: TypeScriptModel, id: number, wire: readonly WireRe
         // As Triton's Python backend insists that a decoupled model's execute returns None.
         throw new Error("the model is decoupled, so execute() must return nothing (it answers through request.responseSender)");
       }
-      post({ type: "responses", id, responses: [], computeInputNs: Number(t1 - t0), computeInferNs: Number(t2 - t1), computeOutputNs: 0 });
-      return;
+      return { reply: { type: "responses", responses: [], computeInputNs: Number(t1 - t0), computeInferNs: Number(t2 - t1), computeOutputNs: 0 }, transfer: [] };
     }
     if (!Array.isArray(responses) || responses.length !== requests.length) {
       const count = Array.isArray(responses) ? `${responses.length} responses` : typeof responses;
@@ -110,14 +111,34 @@ async function execute(model: TypeScriptModel, id: number, wire: readonly WireRe
     const transfer: ArrayBuffer[] = [];
     const answers = responses.map((response: ExecuteResponse | undefined) => toWireResponse(response, transfer));
     const t3 = process.hrtime.bigint();
-    post({
-      type: "responses", id, responses: answers,
-      computeInputNs: Number(t1 - t0), computeInferNs: Number(t2 - t1), computeOutputNs: Number(t3 - t2),
-    }, transfer);
+    return {
+      reply: { type: "responses", responses: answers, computeInputNs: Number(t1 - t0), computeInferNs: Number(t2 - t1), computeOutputNs: Number(t3 - t2) },
+      transfer,
+    };
   } catch (error) {
     endCalls();
-    post({ type: "execute-error", id, message: `TypeScript model execute() failed: ${messageOf(error)}` });
+    return { reply: { type: "execute-error", message: `TypeScript model execute() failed: ${messageOf(error)}` }, transfer: [] };
   }
+}
+
+async function executeOne(model: TypeScriptModel, id: number, wire: readonly WireRequest[]): Promise<void> {
+  const { reply, transfer } = await execute(model, wire);
+  post({ ...reply, id }, transfer);
+}
+
+/** The executions one after the other, in order, answered together; a model call names its request across all of them. */
+async function executeEach(model: TypeScriptModel, id: number, executions: readonly (readonly WireRequest[])[]): Promise<void> {
+  const results: TimedExecutionReply[] = [];
+  const transfer: ArrayBuffer[] = [];
+  let requestOffset = 0;
+  for (const wire of executions) {
+    const startNs = process.hrtime.bigint();
+    const outcome = await execute(model, wire, { requestOffset });
+    results.push({ ...outcome.reply, startNs, endNs: process.hrtime.bigint() });
+    transfer.push(...outcome.transfer);
+    requestOffset += wire.length;
+  }
+  post({ type: "each-results", id, results }, transfer);
 }
 
 async function main(): Promise<void> {
@@ -140,7 +161,9 @@ async function main(): Promise<void> {
     if (request.type === "model-call-answer") {
       modelCalls.settle(request);
     } else if (request.type === "execute") {
-      void execute(model, request.id, request.requests);
+      void executeOne(model, request.id, request.requests);
+    } else if (request.type === "execute-each") {
+      void executeEach(model, request.id, request.executions);
     } else {
       Promise.resolve(model.finalize?.()).catch((error: unknown) => console.error(`TypeScript model finalize() failed: ${messageOf(error)}`))
         .finally(() => process.exit(0));

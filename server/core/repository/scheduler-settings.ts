@@ -35,11 +35,18 @@ export function sequenceBatcherSettings(
   };
 }
 
+/**
+ * Without a dynamic batcher (and not decoupled), how many queued requests one instance may take at once, each its
+ * own execution, from a backend that can take them in one hop.
+ */
+const EXECUTION_GROUP_LIMIT = 8;
+
 /** Triton's scheduler choice for a model without sequence batching: the dynamic batcher when configured, else one request per execution. */
 export function schedulerSettings(config: ModelConfig): SchedulerSettings {
   const batching = config.dynamic_batching;
   if (batching === undefined) {
-    return { batch: { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 }, levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: false };
+    const groupLimit = config.model_transaction_policy?.decoupled === true ? 1 : EXECUTION_GROUP_LIMIT;
+    return { batch: { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 }, levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: false, groupLimit };
   }
   const levelCount = Math.max(1, batching.priority_levels);
   // validateModelConfig has checked the default level against the levels.
@@ -51,6 +58,6 @@ export function schedulerSettings(config: ModelConfig): SchedulerSettings {
       preferredBatchSizes: batching.preferred_batch_size.map(Number),
       maxQueueDelayUs: batching.max_queue_delay_microseconds,
     },
-    levels, defaultLevel, preserveOrdering: batching.preserve_ordering,
+    levels, defaultLevel, preserveOrdering: batching.preserve_ordering, groupLimit: 1,
   };
 }

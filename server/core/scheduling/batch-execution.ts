@@ -51,14 +51,7 @@ export async function executeItems(
     return { assembledNs, endNs: process.hrtime.bigint(), backend: result, results: splitBatch(result.outputs, requests, signature) };
   }
   const requests: BackendRequest[] = [];
-  for (const item of items) {
-    requests.push({
-      inputs: await assembleBatch([item.request], signature), parameters: userParameters(item.parameters),
-      requestedOutputs: item.request.outputs.map((output) => output.name),
-      responder: item.sink === undefined ? undefined : responderFor(item.request, item.sink, signature),
-      caller: callerFor?.({ chain: item.chain, signal: item.signal, trace: item.trace }),
-    });
-  }
+  for (const item of items) requests.push(await backendRequest(item, signature, callerFor));
   const assembledNs = process.hrtime.bigint();
   const result = await instance.executeRequests(requests);
   // Decoupled: the responses went to the sinks; the execution returning frees the instance and nothing more.
@@ -68,6 +61,50 @@ export async function executeItems(
   }
   const results = items.map((item, i) => outputsOf(result.responses[i]!, item.request, signature));
   return { assembledNs, endNs: process.hrtime.bigint(), backend: result, results };
+}
+
+/** One item as its own request to the backend. */
+async function backendRequest(item: ExecutionItem, signature: BatchSignature, callerFor?: (origin: CallOrigin) => ModelCaller): Promise<BackendRequest> {
+  return {
+    inputs: await assembleBatch([item.request], signature), parameters: userParameters(item.parameters),
+    requestedOutputs: item.request.outputs.map((output) => output.name),
+    responder: item.sink === undefined ? undefined : responderFor(item.request, item.sink, signature),
+    caller: callerFor?.({ chain: item.chain, signal: item.signal, trace: item.trace }),
+  };
+}
+
+/** One execution of {@link executeEachItem}: when it began, and its outcome or the error that fails its request. */
+export interface EachOutcome {
+  readonly startNs: bigint;
+  readonly outcome: ExecutionOutcome | InferenceError;
+}
+
+/**
+ * Runs each item as an execution of its own on `instance`, all handed over at once ({@link BackendInstance.executeEach},
+ * which the caller checked is present). The first execution is timed from now (it includes handing the group
+ * over), the last until its answer is back here, those between by the backend's own clock. Rejects when the
+ * instance failed as a whole.
+ */
+export async function executeEachItem(
+  instance: BackendInstance, items: readonly ExecutionItem[], signature: BatchSignature, callerFor?: (origin: CallOrigin) => ModelCaller,
+): Promise<EachOutcome[]> {
+  const groupStartNs = process.hrtime.bigint();
+  const executions: BackendRequest[][] = [];
+  for (const item of items) executions.push([await backendRequest(item, signature, callerFor)]);
+  const assembledNs = process.hrtime.bigint();
+  const results = await instance.executeEach!(executions);
+  const groupEndNs = process.hrtime.bigint();
+  if (results.length !== items.length) throw new InferenceError("INTERNAL", `the backend answered ${results.length} executions of ${items.length}`);
+  return results.map(({ startNs: backendStartNs, endNs: backendEndNs, result }, i): EachOutcome => {
+    const startNs = i === 0 ? groupStartNs : backendStartNs;
+    if (result instanceof Error) return { startNs, outcome: asInferenceError(result) };
+    const response = result.responses[0];
+    if (result.responses.length !== 1 || response === undefined) {
+      return { startNs, outcome: new InferenceError("INTERNAL", `the model answered ${result.responses.length} responses to an execution of 1 request`) };
+    }
+    const endNs = i === results.length - 1 ? groupEndNs : backendEndNs;
+    return { startNs, outcome: { assembledNs: i === 0 ? assembledNs : startNs, endNs, backend: result, results: [outputsOf(response, items[i]!.request, signature)] } };
+  });
 }
 
 /** One response of the backend as the request's outputs (the requested ones, checked), or its error. */

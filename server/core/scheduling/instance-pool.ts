@@ -69,6 +69,11 @@ export class InstancePool {
     return this.#busySinceNs.size;
   }
 
+  /** Instances alive and not running an execution now. */
+  get idleCount(): number {
+    return this.#idle.length;
+  }
+
   get hasIdle(): boolean {
     return this.#idle.length > 0;
   }

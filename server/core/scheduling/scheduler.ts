@@ -1,11 +1,11 @@
 import { DrainLatch } from "./drain-latch";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance, ModelCaller } from "../../backends/backend";
-import { executeItems, executionTimings, traceCompute } from "./batch-execution";
+import { executeEachItem, executeItems, executionTimings, traceCompute } from "./batch-execution";
 import { type BatchSignature, batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "../errors";
-import type { CallLink, CancellationSignal, InferenceTrace, ParameterValue } from "../request/inference-request";
+import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
 import type { CallOrigin } from "./model-calls";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
@@ -23,6 +23,11 @@ export interface SchedulerSettings {
   /** Level used for priority 0 (1-based). */
   readonly defaultLevel: number;
   readonly preserveOrdering: boolean;
+  /**
+   * Without a dynamic batcher: how many queued requests one idle instance may take at once, each still its own
+   * execution, where its backend offers {@link BackendInstance.executeEach} (one thread hop for all). 1: one at a time.
+   */
+  readonly groupLimit: number;
 }
 
 /** Reports of the scheduler's own work, for statistics and metrics. */
@@ -164,17 +169,19 @@ export class Scheduler implements RequestScheduler {
         this.#wake.armAt(now + decision.us);
         return;
       }
-      const entries = this.#queue.take(decision.count);
+      const share = Math.min(this.#settings.groupLimit, Math.ceil(this.#queue.length / this.#pool.idleCount));
+      const instance = this.#pool.acquire()!;
+      const grouped = decision.count === 1 && share > 1 && instance.executeEach !== undefined;
+      const entries = this.#queue.take(grouped ? share : decision.count);
       for (const entry of entries) entry.signal?.removeEventListener("abort", entry.onAbort);
-      this.#dispatch(entries);
+      this.#dispatch(instance, entries, grouped && entries.length > 1);
     }
     this.#wake.armAt(this.#queue.nextDeadlineUs());
   }
 
-  #dispatch(entries: QueueEntry[]): void {
-    const instance = this.#pool.acquire()!;
+  #dispatch(instance: BackendInstance, entries: QueueEntry[], grouped: boolean): void {
     const seq = this.#nextDispatchSeq++;
-    void this.#execute(instance, entries).then((deliver) => {
+    void (grouped ? this.#executeEach(instance, entries) : this.#execute(instance, entries)).then((deliver) => {
       this.#pool.release(instance);
       if (this.#settings.preserveOrdering) {
         this.#finished.set(seq, deliver);
@@ -197,14 +204,38 @@ export class Scheduler implements RequestScheduler {
       const outcome = await executeItems(instance, entries, this.#signature, this.#outputNames, this.#listener.callerFor);
       this.#listener.executed(executionTimings(startNs, outcome, entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), entries.length));
       for (const entry of entries) if (entry.trace !== undefined) traceCompute(entry.trace, startNs, outcome);
-      return () => entries.forEach((entry, i) => {
-        const result = outcome.results[i]!;
-        if (result instanceof InferenceError) entry.reject(result);
-        else entry.resolve({ outputs: result, queueNs: Number(startNs - entry.enqueueNs) });
+      return () => entries.forEach((entry, i) => settle(entry, outcome.results[i]!, startNs));
+    } catch (error) {
+      const failure = asInferenceError(error);
+      return () => entries.forEach((entry) => entry.reject(failure));
+    }
+  }
+
+  /**
+   * Runs each request as its own execution, handed to the instance at once: each is counted, timed and traced as
+   * one execution of batch size 1, and fails on its own. The instance failing as a whole fails them all.
+   */
+  async #executeEach(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
+    try {
+      const executions = await executeEachItem(instance, entries, this.#signature, this.#listener.callerFor);
+      executions.forEach(({ startNs, outcome }, i) => {
+        if (outcome instanceof InferenceError) return;
+        const entry = entries[i]!;
+        this.#listener.executed(executionTimings(startNs, outcome, entry.request.batchSize, 1));
+        if (entry.trace !== undefined) traceCompute(entry.trace, startNs, outcome);
+      });
+      return () => executions.forEach(({ startNs, outcome }, i) => {
+        settle(entries[i]!, outcome instanceof InferenceError ? outcome : outcome.results[0]!, startNs);
       });
     } catch (error) {
       const failure = asInferenceError(error);
       return () => entries.forEach((entry) => entry.reject(failure));
     }
   }
+}
+
+/** Answers a request that ran in an execution that began at `startNs`. */
+function settle(entry: QueueEntry, result: OutputTensor[] | InferenceError, startNs: bigint): void {
+  if (result instanceof InferenceError) entry.reject(result);
+  else entry.resolve({ outputs: result, queueNs: Number(startNs - entry.enqueueNs) });
 }
