@@ -14,70 +14,21 @@ import { loadGrpcServiceDefinitions } from "../../server/frontends/grpc/grpc-ser
 import type { ModelInferRequestMessage, ModelInferResponseMessage } from "../../server/frontends/grpc/grpc-messages";
 import { grpcErrorOf } from "../../server/frontends/grpc/grpc-status";
 import { modelInfer } from "../../server/frontends/grpc/model-infer";
+import { fieldHeader, INFER_RESPONSE_KEY, RAW_OUTPUT_CONTENTS_KEY } from "../../server/frontends/grpc/framed-infer-response";
+import { GrpcMessageAssembler } from "../../server/frontends/grpc/grpc-message-assembler";
 import type { SharedFrontendParts } from "../../server/server-wiring";
 
 const SERVICE = "/inference.GRPCInferenceService/";
 const FINAL_RESPONSE_PARAMETERS = { triton_final_response: { bool_param: true } };
-/** ModelInferResponse.raw_output_contents: field 6, length-delimited. */
-const RAW_OUTPUT_TAG = (6 << 3) | 2;
-/** ModelStreamInferResponse.infer_response: field 2, length-delimited. */
-const INFER_RESPONSE_TAG = (2 << 3) | 2;
-
-function varint(value: number): Buffer {
-  const bytes: number[] = [];
-  while (value > 0x7f) {
-    bytes.push((value & 0x7f) | 0x80);
-    value = Math.floor(value / 128);
-  }
-  bytes.push(value);
-  return Buffer.from(bytes);
-}
-
 /** grpc-message as the gRPC spec encodes it: only bytes outside printable ASCII, and '%', percent-encoded (UTF-8). */
 function percentEncoded(details: string): string {
   return details.replace(/[^\x20-\x24\x26-\x7e]/gu, (c) => encodeURIComponent(c));
 }
 
-/** Splits one direction of a gRPC stream into whole messages as DATA chunks arrive. */
-class MessageReader {
-  #prefix = Buffer.alloc(5);
-  #prefixSeen = 0;
-  #body: Buffer | undefined;
-  #bodySeen = 0;
-
-  constructor(private readonly onMessage: (message: Buffer) => void) {}
-
-  push(chunk: Buffer): void {
-    let offset = 0;
-    while (offset < chunk.byteLength) {
-      if (this.#body === undefined) {
-        const taken = Math.min(5 - this.#prefixSeen, chunk.byteLength - offset);
-        chunk.copy(this.#prefix, this.#prefixSeen, offset, offset + taken);
-        this.#prefixSeen += taken;
-        offset += taken;
-        if (this.#prefixSeen < 5) return;
-        this.#prefixSeen = 0;
-        const length = this.#prefix.readUInt32BE(1);
-        // The whole message in this chunk: a view, no copy.
-        if (chunk.byteLength - offset >= length) {
-          this.onMessage(chunk.subarray(offset, offset + length));
-          offset += length;
-          continue;
-        }
-        this.#body = Buffer.allocUnsafe(length);
-        this.#bodySeen = 0;
-      }
-      const taken = Math.min(this.#body.byteLength - this.#bodySeen, chunk.byteLength - offset);
-      chunk.copy(this.#body, this.#bodySeen, offset, offset + taken);
-      this.#bodySeen += taken;
-      offset += taken;
-      if (this.#bodySeen === this.#body.byteLength) {
-        const message = this.#body;
-        this.#body = undefined;
-        this.onMessage(message);
-      }
-    }
-  }
+/** Splits one direction of a gRPC stream into whole messages (without their prefix) as DATA chunks arrive. */
+function messageReader(onMessage: (message: Buffer) => void): { push(chunk: Buffer): void } {
+  const assembler = new GrpcMessageAssembler(-1);
+  return { push: (chunk) => assembler.write(chunk).forEach((framed) => onMessage(framed.subarray(5))) };
 }
 
 /** Serves ModelInfer and ModelStreamInfer of `core` on `server`'s streams. */
@@ -92,7 +43,7 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, { sharedM
     const parts: Uint8Array[] = [head];
     let length = head.byteLength;
     for (const data of response.raw_output_contents) {
-      const tag = Buffer.concat([Buffer.of(RAW_OUTPUT_TAG), varint(data.byteLength)]);
+      const tag = fieldHeader(RAW_OUTPUT_CONTENTS_KEY, data.byteLength);
       parts.push(tag, data);
       length += tag.byteLength + data.byteLength;
     }
@@ -128,7 +79,7 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, { sharedM
     stream.once("close", () => cancellation.abort());
     if (path === `${SERVICE}ModelInfer`) {
       let request: Buffer | undefined;
-      const reader = new MessageReader((message) => (request = message));
+      const reader = messageReader((message) => (request = message));
       stream.on("data", (chunk: Buffer) => reader.push(chunk));
       stream.once("end", () => {
         if (request === undefined) return end(stream, 13, "no request message");
@@ -144,12 +95,12 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, { sharedM
     if (path === `${SERVICE}ModelStreamInfer`) {
       stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
       let written: Promise<void> = Promise.resolve();
-      const reader = new MessageReader((message) => {
+      const reader = messageReader((message) => {
         const outcome = modelInfer(core, sharedMemory, requestBudget, decode(message), cancellation);
         written = written.then(async () => {
           try {
             const inner = responseParts(await outcome, FINAL_RESPONSE_PARAMETERS);
-            const tag = Buffer.concat([Buffer.of(INFER_RESPONSE_TAG), varint(inner.length)]);
+            const tag = fieldHeader(INFER_RESPONSE_KEY, inner.length);
             writeMessage(stream, [tag, ...inner.parts], tag.byteLength + inner.length);
           } catch (error) {
             fail(stream, error);

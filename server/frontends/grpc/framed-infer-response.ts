@@ -10,15 +10,23 @@ export class FramedMessage {
 }
 
 /** Field 6 (`raw_output_contents`), wire type 2 (length-delimited). */
-const RAW_OUTPUT_CONTENTS_KEY = (6 << 3) | 2;
+export const RAW_OUTPUT_CONTENTS_KEY = (6 << 3) | 2;
 /** ModelStreamInferResponse's field 2 (`infer_response`), wire type 2. */
-const INFER_RESPONSE_KEY = (2 << 3) | 2;
+export const INFER_RESPONSE_KEY = (2 << 3) | 2;
 const PREFIX_BYTES = 5;
 
 function varintBytes(value: number): number {
   let bytes = 1;
   for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) bytes++;
   return bytes;
+}
+
+/** A length-delimited field's key and length, as protobuf writes them before the field's bytes. */
+export function fieldHeader(key: number, length: number): Buffer {
+  const header = Buffer.allocUnsafe(1 + varintBytes(length));
+  header[0] = key;
+  writeVarint(header, length, 1);
+  return header;
 }
 
 function writeVarint(target: Buffer, value: number, offset: number): number {
