@@ -86,7 +86,10 @@ async function run(options: ServerOptions): Promise<void> {
       intervalMs: options.metricsIntervalMs,
     });
     core.observe(metrics.observer);
-    const endpoint = await startMetricsServer(metrics, { host: options.metricsAddress, port: options.metricsPort });
+    const endpoint = await startMetricsServer(metrics, {
+      host: options.metricsAddress, port: options.metricsPort,
+      onThreadError: (error) => logger.error(`the metrics endpoint stopped: ${error.message}`),
+    });
     logger.info({ service: "metrics", port: endpoint.port }, `Started Metrics Service at ${endpoint.address}:${endpoint.port}`);
     closers.push(async () => {
       metrics.close();

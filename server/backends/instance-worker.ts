@@ -1,5 +1,3 @@
-import { existsSync } from "node:fs";
-import path from "node:path";
 import { Worker, type WorkerOptions } from "node:worker_threads";
 import type { BackendTensor, TensorMap } from "./backend";
 
@@ -10,13 +8,6 @@ import type { BackendTensor, TensorMap } from "./backend";
 export type WorkerFactory = (file: string, options: WorkerOptions) => Worker;
 
 export const startWorkerThread: WorkerFactory = (file, options) => new Worker(file, options);
-
-/** The worker script `<name>.js` beside the compiled module, or `<name>.ts` through tsx when running from sources. */
-export function workerScript(directory: string, name: string): { file: string; execArgv: string[] } {
-  const compiled = path.join(directory, `${name}.js`);
-  if (existsSync(compiled)) return { file: compiled, execArgv: [] };
-  return { file: path.join(directory, `${name}.ts`), execArgv: ["--require", "tsx/cjs"] };
-}
 
 /** A tensor crossing to or from a worker thread, with its name. */
 export interface NamedTensor extends BackendTensor {

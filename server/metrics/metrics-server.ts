@@ -1,5 +1,9 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { once } from "node:events";
+import { Worker } from "node:worker_threads";
+import { workerScript } from "../../common/worker-script";
+import type { EndpointMessage, MainMessage, MetricsEndpointData } from "./metrics-endpoint-messages";
+
+export { METRICS_PATH } from "./metrics-endpoint-messages";
 
 /** What the endpoint serves: {@link ServerMetrics} fits. */
 export interface MetricsSource {
@@ -12,7 +16,7 @@ export interface MetricsServer {
   readonly address: string;
   /** The bound port (the chosen one when asked for port 0). */
   readonly port: number;
-  /** Stops listening and closes idle keep-alive connections (Prometheus holds one open). */
+  /** Stops listening, closes idle keep-alive connections (Prometheus holds one open) and ends the endpoint's thread. */
   close(): Promise<void>;
 }
 
@@ -20,48 +24,58 @@ export interface MetricsServer {
 export interface MetricsListenOptions {
   readonly host: string;
   readonly port: number;
-}
-
-export const METRICS_PATH = "/metrics";
-
-async function handle(source: MetricsSource, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const path = (request.url ?? "/").split("?", 1)[0];
-  if (path !== METRICS_PATH) {
-    response.writeHead(404, { "content-type": "text/plain" }).end("Not Found\n");
-    return;
-  }
-  if (request.method !== "GET" && request.method !== "HEAD") {
-    response.writeHead(405, { "content-type": "text/plain", allow: "GET, HEAD" }).end("Method Not Allowed\n");
-    return;
-  }
-  try {
-    const body = await source.exposition();
-    response.writeHead(200, { "content-type": source.contentType, "content-length": Buffer.byteLength(body) });
-    response.end(request.method === "HEAD" ? undefined : body);
-  } catch (error) {
-    response.writeHead(500, { "content-type": "text/plain" }).end(`${(error as Error).message}\n`);
-  }
+  /** Told when the endpoint's thread fails after it started listening (scrapes then fail to connect); the server goes on. */
+  readonly onThreadError?: (error: Error) => void;
 }
 
 /**
- * Serves `GET /metrics` on its own small node:http server, apart from the inference endpoints so that scrapes
- * never queue behind inference traffic and the port can be firewalled separately (Triton's :8002).
+ * Serves `GET /metrics` apart from the inference endpoints, so that scrapes never queue behind inference traffic
+ * and the port can be firewalled separately (Triton's :8002), and from a worker thread of its own: HTTP parsing and
+ * responses for scrapes run in another V8 isolate. In the main thread, the first scrape of a server under load
+ * deoptimized ~60 of Node's HTTP and stream functions that the inference endpoints run hot (a second kind of
+ * request and response makes their type feedback polymorphic), which cost every later inference request 5-8% of
+ * throughput (issue 29, measured with `--trace-deopt` and the `metrics` bench); the main thread now only builds
+ * the exposition text when the endpoint's thread asks for it.
  */
-export function startMetricsServer(source: MetricsSource, listen: MetricsListenOptions): Promise<MetricsServer> {
-  const server = createServer((request, response) => void handle(source, request, response));
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(listen.port, listen.host, () => {
-      server.off("error", reject);
-      const { address, port } = server.address() as AddressInfo;
-      resolve({
-        address,
-        port,
-        close: () => new Promise<void>((done) => {
-          server.close(() => done());
-          server.closeIdleConnections();
-        }),
-      });
-    });
+export async function startMetricsServer(source: MetricsSource, listen: MetricsListenOptions): Promise<MetricsServer> {
+  const { file, execArgv } = workerScript(__dirname, "metrics-endpoint-thread");
+  const data: MetricsEndpointData = { host: listen.host, port: listen.port, contentType: source.contentType };
+  const worker = new Worker(file, { execArgv, workerData: data });
+  const send = (message: MainMessage): void => worker.postMessage(message);
+  const answer = (id: number): void => {
+    source.exposition().then(
+      (text) => send({ kind: "exposition", id, text }),
+      (error: unknown) => send({ kind: "exposition-failed", id, message: error instanceof Error ? error.message : String(error) }),
+    );
+  };
+  let starting: { resolve(bound: { address: string; port: number }): void; reject(error: Error): void } | undefined;
+  let closed: (() => void) | undefined;
+  worker.on("message", (message: EndpointMessage) => {
+    if (message.kind === "scrape") answer(message.id);
+    else if (message.kind === "closed") closed?.();
+    else if (message.kind === "listening") starting?.resolve(message);
+    else starting?.reject(Object.assign(new Error(message.message), { code: message.code }));
   });
+  // A listener always: an 'error' event nobody listens to would end the whole server.
+  worker.on("error", (error: Error) => (starting === undefined ? listen.onThreadError?.(error) : starting.reject(error)));
+  worker.once("exit", () => starting?.reject(new Error("the metrics endpoint's thread ended before listening")));
+  let first: { address: string; port: number };
+  try {
+    first = await new Promise((resolve, reject) => (starting = { resolve, reject }));
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  } finally {
+    starting = undefined;
+  }
+  return {
+    address: first.address,
+    port: first.port,
+    async close() {
+      const done = new Promise<void>((resolve) => (closed = resolve));
+      send({ kind: "close" });
+      await Promise.race([done, once(worker, "exit")]);
+      await worker.terminate();
+    },
+  };
 }

@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import * as ort from "onnxruntime-node";
 import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
-import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
+import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory } from "../instance-worker";
+import { workerScript } from "../../../common/worker-script";
 import { chooseExecutionProviders, type ExecutionProviderName, runsOnWebgpu, webgpuUnavailable } from "./execution-providers";
 import { publicOrtMessage } from "./ort-error-message";
 import { describeSession, fromOrtTensor, ortInputProblem, toOrtTensor } from "./ort-tensors";

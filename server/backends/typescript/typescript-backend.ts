@@ -4,7 +4,8 @@ import type { ResourceLimits } from "node:worker_threads";
 import type {
   Backend, BackendInstance, BackendRequest, BackendResponse, EachExecutionResult, ExecutionResult, InstanceSpec, RequestsExecutionResult, TensorMap,
 } from "../backend";
-import { CallTimeoutError, InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory, workerScript } from "../instance-worker";
+import { CallTimeoutError, InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory } from "../instance-worker";
+import { workerScript } from "../../../common/worker-script";
 import { isModelCallMessage } from "./model-call-protocol";
 import { ModelCallRelay } from "./model-call-relay";
 import type { InitializeArgs, ModelConfigJson } from "./typescript-model";

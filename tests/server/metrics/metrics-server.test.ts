@@ -1,3 +1,4 @@
+import diagnosticsChannel from "node:diagnostics_channel";
 import { afterEach, describe, expect, it } from "vitest";
 import { type MetricsServer, type MetricsSource, startMetricsServer } from "../../../server/metrics/index";
 
@@ -50,5 +51,24 @@ describe("startMetricsServer", () => {
     const again = await startMetricsServer(source, { host: "127.0.0.1", port: first.port });
     servers.push(again);
     expect(again.port).toBe(first.port);
+  });
+
+  it("parses and answers scrapes off the main thread, which only builds the text, once per scrape", async () => {
+    // Node publishes every request a node:http server of this thread receives here; the inference endpoints'
+    // JIT-compiled HTTP code stays as their own traffic shaped it only if scrapes never pass through it.
+    const seenOnMainThread: unknown[] = [];
+    const onRequest = (message: unknown): void => void seenOnMainThread.push(message);
+    diagnosticsChannel.subscribe("http.server.request.start", onRequest);
+    try {
+      let built = 0;
+      const url = await serve({ contentType: "text/plain", exposition: () => Promise.resolve(`built ${++built}\n`) });
+      expect(await (await fetch(`${url}/metrics`)).text()).toBe("built 1\n");
+      expect(await (await fetch(`${url}/metrics`)).text()).toBe("built 2\n");
+      expect((await fetch(`${url}/other`)).status).toBe(404);
+      expect(built).toBe(2);
+      expect(seenOnMainThread).toEqual([]);
+    } finally {
+      diagnosticsChannel.unsubscribe("http.server.request.start", onRequest);
+    }
   });
 });
