@@ -18,7 +18,7 @@ describe("summarizeRatios", () => {
 });
 
 describe("runAbComparison", () => {
-  it("alternates A and B every round and reports per-round ratios", async () => {
+  it("measures both sides every round, in alternating order, and reports per-round ratios", async () => {
     const calls: string[] = [];
     const aThroughputs = [90, 80, 100];
     const side = (label: string, throughputs: number[]) => ({
@@ -29,7 +29,7 @@ describe("runAbComparison", () => {
       },
     });
     const result = await runAbComparison("m", "concurrency 4", side("A", aThroughputs), side("B", [100, 100, 100]), 3);
-    expect(calls).toEqual(["A", "B", "A", "B", "A", "B"]);
+    expect(calls).toEqual(["A", "B", "B", "A", "A", "B"]);
     expect(result.rounds.map((round) => round.ratio)).toEqual([0.9, 0.8, 1]);
     expect(result.ratio).toEqual({ median: 0.9, min: 0.8, max: 1, rounds: 3 });
     expect(medianThroughput(result, "a")).toBe(90);

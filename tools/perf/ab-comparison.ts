@@ -35,9 +35,11 @@ export function medianThroughput(result: ComparisonResult, side: "a" | "b"): num
 }
 
 /**
- * Measures A then B, `rounds` times, in the same run: machine noise that drifts over time hits both sides of each
- * round alike, so the per-round ratio A/B holds where absolute numbers do not. Sequential by design: the two
- * sides never compete for the CPU.
+ * Measures both sides once per round, `rounds` times, in the same run: machine noise that drifts over time hits
+ * both sides of each round alike, so the per-round ratio A/B holds where absolute numbers do not. The order
+ * alternates (A B, B A, A B, ...): whatever the first side of a round pays or the second side inherits (the
+ * previous side's server still exiting, caches, the CPU's clock) falls on each side in half the rounds instead of
+ * always on A. Sequential by design: the two sides never compete for the CPU.
  */
 export async function runAbComparison(
   name: string, setting: string, a: ComparisonSide, b: ComparisonSide, rounds: number,
@@ -45,8 +47,10 @@ export async function runAbComparison(
 ): Promise<ComparisonResult> {
   const measured: ComparisonResult["rounds"][number][] = [];
   for (let round = 1; round <= rounds; round++) {
-    const resultA = await a.measure();
-    const resultB = await b.measure();
+    const aFirst = round % 2 === 1;
+    const first = await (aFirst ? a : b).measure();
+    const second = await (aFirst ? b : a).measure();
+    const [resultA, resultB] = aFirst ? [first, second] : [second, first];
     if (resultB.throughput === 0) throw new Error(`${name}: ${b.label} completed no request in its measurement window`);
     const entry = { a: resultA, b: resultB, ratio: resultA.throughput / resultB.throughput };
     measured.push(entry);
