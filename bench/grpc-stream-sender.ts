@@ -14,17 +14,25 @@ export interface RawInput {
 
 const identity = (bytes: Buffer): Buffer => bytes;
 
-/** ModelStreamInfer's request and response codec, from the same proto files and loader as the client's. */
-function streamMethod(): ServiceDefinition[string] {
+/** An inference RPC's request and response codec, from the same proto files and loader as the client's. */
+export function inferenceMethod(name: "ModelInfer" | "ModelStreamInfer"): ServiceDefinition[string] {
   const protoDir = path.join(findPackageRoot(__dirname), "protocol", "proto");
   const definition = loadSync(path.join(protoDir, "grpc_service.proto"), { keepCase: true, longs: String, defaults: true, oneofs: true, includeDirs: [protoDir] });
-  return (definition["inference.GRPCInferenceService"] as ServiceDefinition)["ModelStreamInfer"]!;
+  return (definition["inference.GRPCInferenceService"] as ServiceDefinition)[name]!;
+}
+
+/** A ModelInferRequest of `model` with `inputs` as raw contents, serialized (ModelInfer and ModelStreamInfer share it). */
+export function serializedInferRequest(method: ServiceDefinition[string], model: string, inputs: readonly RawInput[]): Buffer {
+  return method.requestSerialize({
+    model_name: model, inputs: inputs.map(({ name, datatype, shape }) => ({ name, datatype, shape })),
+    raw_input_contents: inputs.map(({ data }) => Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+  });
 }
 
 /** A grpc-js channel whose `send` makes one request over ModelStreamInfer, one open stream per request in flight. */
 export class GrpcStreamSender {
   readonly #client: Client;
-  readonly #method = streamMethod();
+  readonly #method = inferenceMethod("ModelStreamInfer");
   readonly #idle: ClientDuplexStream<Buffer, Buffer>[] = [];
   readonly #open = new Set<ClientDuplexStream<Buffer, Buffer>>();
 
@@ -38,10 +46,7 @@ export class GrpcStreamSender {
    * so the load generator pays what the unary client pays.
    */
   sender(model: string, inputs: readonly RawInput[]): RequestSender {
-    const payload = this.#method.requestSerialize({
-      model_name: model, inputs: inputs.map(({ name, datatype, shape }) => ({ name, datatype, shape })),
-      raw_input_contents: inputs.map(({ data }) => Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
-    });
+    const payload = serializedInferRequest(this.#method, model, inputs);
     return async () => {
       const stream = this.#idle.pop() ?? this.#openStream();
       const response = await new Promise<Buffer>((resolve, reject) => {
