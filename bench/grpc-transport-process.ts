@@ -8,8 +8,8 @@
 import { createServer, type Http2Server } from "node:http2";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import v8 from "node:v8";
 import { parseServerOptions } from "../server/cli/server-options";
+import { applyV8HeapSettings } from "../server/memory/v8-heap-settings";
 import { Tracer } from "../server/core/index";
 import { startGrpcServer } from "../server/frontends/grpc/grpc-server";
 import { buildHttpServer } from "../server/frontends/http/http-server";
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     "--model-repository", repository, "--model-control-mode", "explicit", "--load-model", "simple", "--load-model", "identity_fp32",
     "--http-address", "127.0.0.1", "--http-port", "0", "--grpc-address", "127.0.0.1", "--grpc-port", "0", "--allow-metrics", "false", "--log-info", "false",
   ]);
-  v8.setFlagsFromString(`--heap-growing-percent=${options.heapGrowingPercent}`);
+  applyV8HeapSettings(options);
   const logSettings = new LogSettings({
     log_info: options.logInfo, log_warning: options.logWarning, log_error: options.logError, log_verbose_level: options.logVerbose, log_format: options.logFormat,
   });

@@ -6,7 +6,6 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import v8 from "node:v8";
 import { CommanderError } from "commander";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
 import { Tracer } from "./core/index";
@@ -18,6 +17,7 @@ import { RequestBytesBudget } from "./frontends/request-bytes-budget";
 import { SystemSharedMemory } from "./frontends/shared-memory/system-shared-memory";
 import { countNvidiaGpus } from "./backends/gpu-detection";
 import { IdleCollection } from "./memory/idle-collection";
+import { applyV8HeapSettings } from "./memory/v8-heap-settings";
 import { LogSettings } from "./logging/log-settings";
 import { ServerMetrics, startMetricsServer } from "./metrics/index";
 import { createCore, grpcServerOptions, httpServerOptions } from "./server-wiring";
@@ -162,6 +162,5 @@ try {
   console.error(`inference-server: ${(error as Error).message}`);
   process.exit(2);
 }
-// V8 reads the factor at every full collection, so setting it at run time takes effect from the next one.
-v8.setFlagsFromString(`--heap-growing-percent=${options.heapGrowingPercent}`);
+applyV8HeapSettings(options);
 void run(options);

@@ -47,6 +47,8 @@ export interface ServerOptions extends NetworkOptions {
   readonly cpuCount: number;
   /** V8's old-generation growth after a full GC, percent; 0 = V8's own adaptive factor. */
   readonly heapGrowingPercent: number;
+  /** V8's allocation-site pretenuring (off by default: see `--allocation-site-pretenuring`). */
+  readonly allocationSitePretenuring: boolean;
   /** Bytes of the response cache (`--cache-config local,size=N`); undefined = no cache. */
   readonly responseCacheBytes: number | undefined;
   /** Backoff before an instance whose worker died is restarted: the first delay, doubling up to the max. */
@@ -171,6 +173,11 @@ export function buildCommand(): Command {
       "how far the JS heap may grow past its live size before the next full GC (V8's --heap-growing-percent; 0 = V8's adaptive default, which collects about once a second under large-tensor load)",
       parseInteger(0, 1000), DEFAULT_HEAP_GROWING_PERCENT,
     )
+    .addOption(booleanFlag(
+      "--allocation-site-pretenuring",
+      "V8's --allocation-site-pretenuring: allocate objects of sites whose objects mostly outlived a young collection straight into the old generation. Off by default: once unary gRPC calls with large tensors had made V8 pretenure their per-call objects, every later large request kept its tensor buffers until a full GC",
+      false,
+    ))
     .option("--instance-restart-backoff-ms <ms>", "delay before a model instance whose worker thread died is restarted; doubles with each consecutive failure", parseInteger(0), 100)
     .option("--instance-restart-max-backoff-ms <ms>", "longest delay between restarts of one instance", parseInteger(0), 10_000)
     .option("--trace-config <config>", "[triton,]file=<path> | triton,log-frequency=N | rate=N | level=OFF|TIMESTAMPS | count=N (-1: no limit) | mode=triton; repeatable", collect, [])
@@ -234,6 +241,7 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     defaultMaxBatchSize: backendConfig.defaultMaxBatchSize,
     cpuCount: os.availableParallelism(),
     heapGrowingPercent: o["heapGrowingPercent"] as number,
+    allocationSitePretenuring: o["allocationSitePretenuring"] as boolean,
     responseCacheBytes: parseCacheConfig(o["cacheConfig"] as string[]),
     instanceRestartBackoffMs,
     instanceRestartMaxBackoffMs,
