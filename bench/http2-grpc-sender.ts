@@ -80,6 +80,9 @@ export class Http2GrpcSender {
     return () => new Promise((resolve, reject) => {
       const stream = this.#session.request(headers);
       const assembler = new GrpcMessageAssembler(-1);
+      // The response leaves these closures once decoded: node:http2 keeps a finished stream, and so its listeners,
+      // long enough to be promoted, and a 600 KB response kept with it was freed only by a mark-compact (one every
+      // ~30 calls, 0.7 ms of GC per call, half the client's CPU; measured with --trace-gc on identity_fp32).
       let response: Buffer | undefined;
       let status: string | undefined;
       let details = "";
@@ -97,6 +100,7 @@ export class Http2GrpcSender {
         }
         const receivedAt = process.hrtime.bigint();
         this.#unaryMethod.responseDeserialize(response.subarray(PREFIX_BYTES));
+        response = undefined;
         resolve({ sendNs: 0, receiveNs: Number(process.hrtime.bigint() - receivedAt) });
       });
       stream.end(message);
