@@ -15,6 +15,13 @@ interface SideChannelSide {
   readonly scrape: boolean;
 }
 
+/**
+ * A fresh server's first second under load is its JIT warming up: `simple` served ~6,000 req/s in a 1 s window
+ * after 200 ms (the quick profile's warm-up) and ~13,000 after 1 s (2026-11-27, 2-core machine), so with the quick
+ * warm-up both sides measured start-up more than the channel, and the metrics side also its endpoint thread's start.
+ */
+const FRESH_SERVER_WARMUP_MS = 1000;
+
 interface SideChannelComparison {
   readonly name: string;
   /** Start both sides on a port the harness chose, ready once /v2/health/ready says so (servers that log nothing). */
@@ -61,7 +68,7 @@ export async function runMetricsOverheadSuite(context: BenchContext): Promise<Co
     },
   ];
   context.notes.push(
-    `side channels: simple at concurrency ${options.simpleConcurrency}, HTTP binary, a fresh server per side and round, the two sides differing only in that channel's flags; ` +
+    `side channels: simple at concurrency ${options.simpleConcurrency}, HTTP binary, a fresh server per side and round (warmed up ${sideChannelWarmupMs(context)} ms), the two sides differing only in that channel's flags; ` +
     "metrics: /metrics scraped every second while measured, from a separate process; tracing: TIMESTAMPS with a trace file at rate 1e9 (samples nothing) against no setting; " +
     "logging: the default lines (verbose 0) against every line off, metrics off on both sides of tracing and logging",
   );
@@ -74,6 +81,10 @@ export async function runMetricsOverheadSuite(context: BenchContext): Promise<Co
   return results;
 }
 
+function sideChannelWarmupMs({ options }: BenchContext): number {
+  return Math.max(options.warmupMs, FRESH_SERVER_WARMUP_MS);
+}
+
 /**
  * Every side of every round gets a fresh server: a tiny model such as `simple` runs on the main thread and moves to
  * a worker for good once preemption on a loaded machine stretches its runs past the inline budget; with one server
@@ -81,6 +92,7 @@ export async function runMetricsOverheadSuite(context: BenchContext): Promise<Co
  */
 async function runSideChannelComparison(context: BenchContext, comparison: SideChannelComparison): Promise<ComparisonResult> {
   const { options, log } = context;
+  const warmupMs = sideChannelWarmupMs(context);
   const modelFlags = ["--model-control-mode", "explicit", "--load-model", "simple"];
   const start = async (side: SideChannelSide): Promise<{ httpUrl: string; metricsUrl?: string; stop(): Promise<void> }> => {
     if (comparison.quiet === true) return startQuietServerProcess(context.modelRepository, [...modelFlags, ...side.flags]);
@@ -93,7 +105,7 @@ async function runSideChannelComparison(context: BenchContext, comparison: SideC
     const client = new InferenceClient({ url: server.httpUrl });
     const scraper = side.scrape ? await startScraper(`${server.metricsUrl!}/metrics`, 1000) : undefined;
     try {
-      return await measureThroughput(preparedSender(client, "simple", inputs), { concurrency: options.simpleConcurrency, warmupMs: options.warmupMs, durationMs: options.windowMs });
+      return await measureThroughput(preparedSender(client, "simple", inputs), { concurrency: options.simpleConcurrency, warmupMs, durationMs: options.windowMs });
     } finally {
       const scraped = await scraper?.stop();
       if (scraped !== undefined) {
