@@ -29,61 +29,85 @@ export function serializedInferRequest(method: ServiceDefinition[string], model:
   });
 }
 
-/** A grpc-js channel whose `send` makes one request over ModelStreamInfer, one open stream per request in flight. */
-export class GrpcStreamSender {
-  readonly #client: Client;
-  readonly #method = inferenceMethod("ModelStreamInfer");
-  readonly #idle: ClientDuplexStream<Buffer, Buffer>[] = [];
-  readonly #open = new Set<ClientDuplexStream<Buffer, Buffer>>();
+/**
+ * ModelStreamInfer streams kept open for reuse, one per request in flight: a request takes an idle one (or opens
+ * another), exchanges one message on it and gives it back; a stream that fails or closes is dropped.
+ */
+export class StreamPool<Stream> {
+  readonly #idle: Stream[] = [];
+  readonly #open = new Set<Stream>();
 
-  constructor(address: string, flowControlWindowBytes = 8 * 1024 * 1024) {
-    // The same channel options as the repository's client (client/grpc-transport.ts): its receive window.
-    this.#client = new Client(address, credentials.createInsecure(), { "grpc-node.flow_control_window": flowControlWindowBytes, "grpc.max_receive_message_length": -1 });
-  }
+  /** `start` opens a stream and calls `drop` when it fails or closes. */
+  constructor(private readonly start: (drop: () => void) => Stream) {}
 
   /**
-   * Sends the request (serialized once) on an idle stream, or a new one, and resolves with its response decoded,
-   * so the load generator pays what the unary client pays.
+   * Sends one request on a pooled stream with `exchange` (which resolves with the response message, unframed) and
+   * resolves with it decoded, so the load generator pays what the unary client pays.
    */
-  sender(model: string, inputs: readonly RawInput[]): RequestSender {
-    const payload = serializedInferRequest(this.#method, model, inputs);
+  sender(method: ServiceDefinition[string], exchange: (stream: Stream) => Promise<Buffer>): RequestSender {
     return async () => {
       const stream = this.#idle.pop() ?? this.#openStream();
-      const response = await new Promise<Buffer>((resolve, reject) => {
-        const onError = (error: Error): void => {
-          stream.off("data", onData);
-          reject(error);
-        };
-        const onData = (bytes: Buffer): void => {
-          stream.off("error", onError);
-          resolve(bytes);
-        };
-        stream.once("data", onData);
-        stream.once("error", onError);
-        stream.write(payload);
-      });
+      const response = await exchange(stream);
       const receivedAt = process.hrtime.bigint();
-      const decoded = this.#method.responseDeserialize(response) as { error_message: string };
+      const decoded = method.responseDeserialize(response) as { error_message: string };
       if (decoded.error_message !== "") throw new Error(decoded.error_message);
       this.#idle.push(stream);
       return { sendNs: 0, receiveNs: Number(process.hrtime.bigint() - receivedAt) };
     };
   }
 
-  #openStream(): ClientDuplexStream<Buffer, Buffer> {
-    const stream = this.#client.makeBidiStreamRequest<Buffer, Buffer>(this.#method.path, identity, identity, new Metadata());
-    this.#open.add(stream);
-    // A stream that fails while idle is dropped; one in use reports its error to its request.
-    stream.on("error", () => {
+  /** Every stream open now, idle or in use. */
+  get open(): Iterable<Stream> {
+    return this.#open;
+  }
+
+  #openStream(): Stream {
+    const stream: Stream = this.start(() => {
       this.#open.delete(stream);
       const index = this.#idle.indexOf(stream);
       if (index >= 0) this.#idle.splice(index, 1);
     });
+    this.#open.add(stream);
     return stream;
+  }
+}
+
+/** A grpc-js channel whose `send` makes one request over ModelStreamInfer, one open stream per request in flight. */
+export class GrpcStreamSender {
+  readonly #client: Client;
+  readonly #method = inferenceMethod("ModelStreamInfer");
+  readonly #streams = new StreamPool<ClientDuplexStream<Buffer, Buffer>>((drop) => {
+    const stream = this.#client.makeBidiStreamRequest<Buffer, Buffer>(this.#method.path, identity, identity, new Metadata());
+    // A stream that fails while idle is dropped; one in use reports its error to its request.
+    stream.on("error", drop);
+    return stream;
+  });
+
+  constructor(address: string, flowControlWindowBytes = 8 * 1024 * 1024) {
+    // The same channel options as the repository's client (client/grpc-transport.ts): its receive window.
+    this.#client = new Client(address, credentials.createInsecure(), { "grpc-node.flow_control_window": flowControlWindowBytes, "grpc.max_receive_message_length": -1 });
+  }
+
+  /** Sends the request (serialized once) on a pooled stream and resolves with its response decoded. */
+  sender(model: string, inputs: readonly RawInput[]): RequestSender {
+    const payload = serializedInferRequest(this.#method, model, inputs);
+    return this.#streams.sender(this.#method, (stream) => new Promise<Buffer>((resolve, reject) => {
+      const onError = (error: Error): void => {
+        stream.off("data", onData);
+        reject(error);
+      };
+      const onData = (bytes: Buffer): void => {
+        stream.off("error", onError);
+        resolve(bytes);
+      };
+      stream.once("data", onData);
+      stream.once("error", onError);
+      stream.write(payload);
+    }));
   }
 
   close(): void {
-    for (const stream of this.#open) stream.end();
+    for (const stream of this.#streams.open) stream.end();
     this.#client.close();
   }
 }

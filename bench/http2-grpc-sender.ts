@@ -1,19 +1,10 @@
-import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants } from "node:http2";
+import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants, type IncomingHttpHeaders } from "node:http2";
 import { GrpcMessageAssembler } from "../server/frontends/grpc/grpc-message-assembler";
+import { lengthPrefixed, PREFIX_BYTES } from "../server/frontends/grpc/grpc-message-framing";
 import type { RequestSender } from "../tools/perf/index";
-import { inferenceMethod, type RawInput, serializedInferRequest } from "./grpc-stream-sender";
+import { inferenceMethod, type RawInput, serializedInferRequest, StreamPool } from "./grpc-stream-sender";
 
 const SERVICE = "/inference.GRPCInferenceService/";
-const PREFIX_BYTES = 5;
-
-/** `payload` behind gRPC's 5-byte prefix (not compressed, big-endian length), as one buffer made once. */
-function framed(payload: Buffer): Buffer {
-  const message = Buffer.allocUnsafe(PREFIX_BYTES + payload.byteLength);
-  message.writeUInt8(0, 0);
-  message.writeUInt32BE(payload.byteLength, 1);
-  payload.copy(message, PREFIX_BYTES);
-  return message;
-}
 
 function requestHeaders(method: string): Record<string, string> {
   return {
@@ -22,14 +13,19 @@ function requestHeaders(method: string): Record<string, string> {
   };
 }
 
+/** The call's status from headers or trailers that carry one: its code and its message, still percent-encoded. */
+function grpcStatus(fields: IncomingHttpHeaders): [string, string] | undefined {
+  return fields["grpc-status"] === undefined ? undefined : [String(fields["grpc-status"]), String(fields["grpc-message"] ?? "")];
+}
+
 /** One open ModelStreamInfer stream: a request written, its one response read. */
 class OpenStream {
   readonly #assembler = new GrpcMessageAssembler(-1);
   #waiting: { resolve(message: Buffer): void; reject(error: Error): void } | undefined;
 
-  constructor(readonly stream: ClientHttp2Stream, onEnd: () => void) {
+  constructor(readonly stream: ClientHttp2Stream, drop: () => void) {
     const fail = (error: Error): void => {
-      onEnd();
+      drop();
       this.#waiting?.reject(error);
       this.#waiting = undefined;
     };
@@ -64,8 +60,7 @@ export class Http2GrpcSender {
   readonly #session: ClientHttp2Session;
   readonly #unaryMethod = inferenceMethod("ModelInfer");
   readonly #streamMethod = inferenceMethod("ModelStreamInfer");
-  readonly #idle: OpenStream[] = [];
-  readonly #open = new Set<OpenStream>();
+  readonly #streams = new StreamPool((drop) => new OpenStream(this.#session.request(requestHeaders("ModelStreamInfer")), drop));
 
   constructor(address: string, windowBytes = 8 * 1024 * 1024) {
     this.#session = connect(`http://${address}`, { settings: { initialWindowSize: windowBytes } });
@@ -75,7 +70,7 @@ export class Http2GrpcSender {
 
   /** Unary ModelInfer calls, one HTTP/2 stream each; resolves once the trailers say OK. */
   unary(model: string, inputs: readonly RawInput[]): RequestSender {
-    const message = framed(serializedInferRequest(this.#unaryMethod, model, inputs));
+    const message = lengthPrefixed(serializedInferRequest(this.#unaryMethod, model, inputs), false);
     const headers = requestHeaders("ModelInfer");
     return () => new Promise((resolve, reject) => {
       const stream = this.#session.request(headers);
@@ -84,18 +79,15 @@ export class Http2GrpcSender {
       // long enough to be promoted, and a 600 KB response kept with it was freed only by a mark-compact (one every
       // ~30 calls, 0.7 ms of GC per call, half the client's CPU; measured with --trace-gc on identity_fp32).
       let response: Buffer | undefined;
-      let status: string | undefined;
-      let details = "";
-      stream.on("response", (head) => {
-        // A call that fails before any message answers with its status in the headers ("trailers-only").
-        if (head["grpc-status"] !== undefined) [status, details] = [String(head["grpc-status"]), String(head["grpc-message"] ?? "")];
-      });
+      let status: [string, string] | undefined;
+      // A call that fails before any message answers with its status in the headers ("trailers-only").
+      stream.on("response", (head) => (status = grpcStatus(head) ?? status));
       stream.on("data", (chunk: Buffer) => (response = assembler.write(chunk)[0] ?? response));
-      stream.on("trailers", (trailers) => [status, details] = [String(trailers["grpc-status"]), String(trailers["grpc-message"] ?? "")]);
+      stream.on("trailers", (trailers) => (status = grpcStatus(trailers) ?? status));
       stream.once("error", reject);
       stream.once("close", () => {
-        if (status !== "0" || response === undefined) {
-          reject(new Error(`ModelInfer failed: grpc-status ${status ?? "none"} ${decodeURIComponent(details)}`));
+        if (status?.[0] !== "0" || response === undefined) {
+          reject(new Error(`ModelInfer failed: grpc-status ${status?.[0] ?? "none"} ${decodeURIComponent(status?.[1] ?? "")}`));
           return;
         }
         const receivedAt = process.hrtime.bigint();
@@ -109,30 +101,12 @@ export class Http2GrpcSender {
 
   /** ModelStreamInfer: each request on an idle open stream, or a new one; resolves with its one response decoded. */
   streaming(model: string, inputs: readonly RawInput[]): RequestSender {
-    const message = framed(serializedInferRequest(this.#streamMethod, model, inputs));
-    return async () => {
-      const open = this.#idle.pop() ?? this.#openStream();
-      const response = await open.exchange(message);
-      const receivedAt = process.hrtime.bigint();
-      const decoded = this.#streamMethod.responseDeserialize(response.subarray(PREFIX_BYTES)) as { error_message: string };
-      if (decoded.error_message !== "") throw new Error(decoded.error_message);
-      this.#idle.push(open);
-      return { sendNs: 0, receiveNs: Number(process.hrtime.bigint() - receivedAt) };
-    };
-  }
-
-  #openStream(): OpenStream {
-    const open = new OpenStream(this.#session.request(requestHeaders("ModelStreamInfer")), () => {
-      this.#open.delete(open);
-      const index = this.#idle.indexOf(open);
-      if (index >= 0) this.#idle.splice(index, 1);
-    });
-    this.#open.add(open);
-    return open;
+    const message = lengthPrefixed(serializedInferRequest(this.#streamMethod, model, inputs), false);
+    return this.#streams.sender(this.#streamMethod, async (open) => (await open.exchange(message)).subarray(PREFIX_BYTES));
   }
 
   close(): void {
-    for (const open of this.#open) open.stream.end();
+    for (const open of this.#streams.open) open.stream.end();
     this.#session.close();
   }
 }

@@ -43,6 +43,7 @@ interface SideChannelComparison {
  */
 export async function runMetricsOverheadSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options } = context;
+  const warmupMs = Math.max(options.warmupMs, FRESH_SERVER_WARMUP_MS);
   const traceDir = mkdtempSync(path.join(os.tmpdir(), "bench-trace-"));
   const metricsOff = ["--allow-metrics", "false"];
   const comparisons: SideChannelComparison[] = [
@@ -68,21 +69,17 @@ export async function runMetricsOverheadSuite(context: BenchContext): Promise<Co
     },
   ];
   context.notes.push(
-    `side channels: simple at concurrency ${options.simpleConcurrency}, HTTP binary, a fresh server per side and round (warmed up ${sideChannelWarmupMs(context)} ms), the two sides differing only in that channel's flags; ` +
+    `side channels: simple at concurrency ${options.simpleConcurrency}, HTTP binary, a fresh server per side and round (warmed up ${warmupMs} ms), the two sides differing only in that channel's flags; ` +
     "metrics: /metrics scraped every second while measured, from a separate process; tracing: TIMESTAMPS with a trace file at rate 1e9 (samples nothing) against no setting; " +
     "logging: the default lines (verbose 0) against every line off, metrics off on both sides of tracing and logging",
   );
   const results: ComparisonResult[] = [];
   try {
-    for (const comparison of comparisons) results.push(await runSideChannelComparison(context, comparison));
+    for (const comparison of comparisons) results.push(await runSideChannelComparison(context, comparison, warmupMs));
   } finally {
     rmSync(traceDir, { recursive: true, force: true });
   }
   return results;
-}
-
-function sideChannelWarmupMs({ options }: BenchContext): number {
-  return Math.max(options.warmupMs, FRESH_SERVER_WARMUP_MS);
 }
 
 /**
@@ -90,9 +87,8 @@ function sideChannelWarmupMs({ options }: BenchContext): number {
  * a worker for good once preemption on a loaded machine stretches its runs past the inline budget; with one server
  * per side for the whole comparison, one such move decided every round's ratio.
  */
-async function runSideChannelComparison(context: BenchContext, comparison: SideChannelComparison): Promise<ComparisonResult> {
+async function runSideChannelComparison(context: BenchContext, comparison: SideChannelComparison, warmupMs: number): Promise<ComparisonResult> {
   const { options, log } = context;
-  const warmupMs = sideChannelWarmupMs(context);
   const modelFlags = ["--model-control-mode", "explicit", "--load-model", "simple"];
   const start = async (side: SideChannelSide): Promise<{ httpUrl: string; metricsUrl?: string; stop(): Promise<void> }> => {
     if (comparison.quiet === true) return startQuietServerProcess(context.modelRepository, [...modelFlags, ...side.flags]);

@@ -1,5 +1,14 @@
 /** Bytes before each gRPC message: a compressed flag and a 4-byte big-endian length. */
-const PREFIX_BYTES = 5;
+export const PREFIX_BYTES = 5;
+
+/** `body` as one length-prefixed gRPC message (its compressed flag, big-endian length, then the bytes), in one buffer. */
+export function lengthPrefixed(body: Uint8Array, compressed: boolean): Buffer {
+  const message = Buffer.allocUnsafe(PREFIX_BYTES + body.byteLength);
+  message.writeUInt8(compressed ? 1 : 0, 0);
+  message.writeUInt32BE(body.byteLength, 1);
+  message.set(body, PREFIX_BYTES);
+  return message;
+}
 
 /**
  * Follows the gRPC length-prefixed message framing of one direction of a stream, chunk by chunk as they arrive,

@@ -1,5 +1,6 @@
 import type { ServerHttp2Stream } from "node:http2";
 import { deflateSync, gzipSync } from "node:zlib";
+import { lengthPrefixed, PREFIX_BYTES } from "./grpc-message-framing";
 
 /** Triton's --grpc-infer-response-compression-level values. */
 export const GRPC_COMPRESSION_LEVELS = ["none", "low", "medium", "high"] as const;
@@ -39,11 +40,6 @@ export function compressResponses(stream: ServerHttp2Stream, algorithm: Algorith
 
 /** A whole uncompressed gRPC message as a compressed one; anything else as it is (its flag says uncompressed). */
 function compressedFrame(chunk: unknown, compress: (data: Uint8Array) => Buffer): unknown {
-  if (!Buffer.isBuffer(chunk) || chunk.byteLength < 5 || chunk[0] !== 0 || chunk.readUInt32BE(1) !== chunk.byteLength - 5) return chunk;
-  const body = compress(chunk.subarray(5));
-  const frame = Buffer.allocUnsafe(5 + body.byteLength);
-  frame.writeUInt8(1, 0);
-  frame.writeUInt32BE(body.byteLength, 1);
-  body.copy(frame, 5);
-  return frame;
+  if (!Buffer.isBuffer(chunk) || chunk.byteLength < PREFIX_BYTES || chunk[0] !== 0 || chunk.readUInt32BE(1) !== chunk.byteLength - PREFIX_BYTES) return chunk;
+  return lengthPrefixed(compress(chunk.subarray(PREFIX_BYTES)), true);
 }
