@@ -83,7 +83,10 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, { sharedM
       stream.on("data", (chunk: Buffer) => reader.push(chunk));
       stream.once("end", () => {
         if (request === undefined) return end(stream, 13, "no request message");
-        modelInfer(core, sharedMemory, requestBudget, decode(request), cancellation).then((response) => {
+        const message = decode(request);
+        // The stream's closures outlive the call and are often promoted with it: they must not keep the message's bytes.
+        request = undefined;
+        modelInfer(core, sharedMemory, requestBudget, message, cancellation).then((response) => {
           const { parts, length } = responseParts(response);
           stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
           writeMessage(stream, parts, length);

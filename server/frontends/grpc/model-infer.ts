@@ -2,7 +2,7 @@ import { type CancellationSignal, type InferenceCore, InferenceError, type Infer
 import { type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
-import type { ModelInferRequestMessage, ModelInferResponseMessage } from "./grpc-messages";
+import type { InferTensorContentsMessage, ModelInferRequestMessage, ModelInferResponseMessage } from "./grpc-messages";
 import { decodeModelInferRequest } from "./infer-request-decoder";
 import { encodeModelInferResponse } from "./infer-response-encoder";
 
@@ -10,8 +10,9 @@ import { encodeModelInferResponse } from "./infer-response-encoder";
  * Runs one `ModelInferRequest` through the core, for ModelInfer and for each message of ModelStreamInfer. The
  * model is looked up before the tensors are decoded, so an unknown model is NOT_FOUND whatever its inputs, as
  * in Triton. Tensors in shared memory are read from and written to `sharedMemory`'s regions. The message and then
- * its decoded tensors are held against `budget` until the response is encoded. `signal` drops the request while
- * it is still queued; `trace` is a sampled request's. Rejects with the core's InferenceError.
+ * its decoded tensors are held against `budget` until the response is encoded; then the message lets go of its
+ * tensors ({@link releaseTensors}). `signal` drops the request while it is still queued; `trace` is a sampled
+ * request's. Rejects with the core's InferenceError.
  */
 export async function modelInfer(
   core: InferenceCore, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, message: ModelInferRequestMessage, signal: CancellationSignal,
@@ -27,7 +28,20 @@ export async function modelInfer(
     return encodeModelInferResponse(response, placed);
   } finally {
     lease.release();
+    releaseTensors(message);
   }
+}
+
+/**
+ * Drops a request message's tensor payloads once its response is encoded. grpc-js keeps a unary call's request
+ * message in the call's closures (its handler's `requestMessage`, the call's `request`), and a finished call's
+ * objects (its node:http2 stream, grpc-js call and their closures) are often promoted to V8's old generation, where
+ * only a mark-compact frees them. A 600 KB tensor's message buffer promoted with them is external memory, for which
+ * V8 ran a mark-compact every 50-70 such calls; without it the calls' objects alone cost no measurable GC.
+ */
+function releaseTensors(message: ModelInferRequestMessage): void {
+  (message as { raw_input_contents: readonly Buffer[] }).raw_input_contents = [];
+  for (const input of message.inputs) (input as { contents: InferTensorContentsMessage | null }).contents = null;
 }
 
 /** Triton's ModelInfer refuses a decoupled model (src/grpc/infer_handler.cc): its responses need ModelStreamInfer. */
