@@ -89,6 +89,9 @@ export interface GrpcEndpoint {
  */
 function connectionOptions(limits: GrpcConnectionLimits): ServerOptions {
   return {
+    // grpc-js tracks every call and connection for channelz (counters, timestamps, closures per call), which only a
+    // channelz service reads; the endpoint serves none. Off: 3-5% more unary calls per second (issue 26).
+    "grpc.enable_channelz": 0,
     "grpc.keepalive_time_ms": limits.keepaliveTimeMs,
     "grpc.keepalive_timeout_ms": limits.keepaliveTimeoutMs,
     "grpc.max_concurrent_streams": limits.maxConcurrentStreams,
