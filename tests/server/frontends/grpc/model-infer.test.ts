@@ -1,5 +1,6 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Backend } from "../../../../server/backends/backend";
 import { IdentityBackend } from "../../../../server/backends/identity-backend";
 import { OnnxruntimeBackend } from "../../../../server/backends/onnxruntime/onnxruntime-backend";
 import { Cancellation, InferenceCore } from "../../../../server/core/index";
@@ -24,7 +25,7 @@ beforeAll(async () => {
     exitOnError: true, modelControlMode: "explicit", repositoryPollMs: 60_000, responseCacheBytes: undefined, startupModels: ["identity_fp32"],
     log: { info: () => undefined, warn: () => undefined },
     loader: {
-      autoCompleteConfig: true, backends: new Map([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
+      autoCompleteConfig: true, backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
       gpuCount: 0, cpuCount: 2, defaultMaxBatchSize: 4, intraOpThreads: 1, instanceRestart: { initialBackoffMs: 10, maxBackoffMs: 1000 },
     },
   });
