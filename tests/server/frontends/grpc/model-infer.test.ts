@@ -1,34 +1,28 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Backend } from "../../../../server/backends/backend";
-import { IdentityBackend } from "../../../../server/backends/identity-backend";
-import { OnnxruntimeBackend } from "../../../../server/backends/onnxruntime/onnxruntime-backend";
-import { Cancellation, InferenceCore } from "../../../../server/core/index";
+import { parseServerOptions } from "../../../../server/cli/server-options";
+import { Cancellation, type InferenceCore } from "../../../../server/core/index";
 import type { ModelInferRequestMessage } from "../../../../server/frontends/grpc/grpc-messages";
 import { loadGrpcServiceDefinitions } from "../../../../server/frontends/grpc/grpc-service-definitions";
 import { modelInfer } from "../../../../server/frontends/grpc/model-infer";
 import { RequestBytesBudget } from "../../../../server/frontends/request-bytes-budget";
 import { SystemSharedMemory } from "../../../../server/frontends/shared-memory/system-shared-memory";
+import { createCore } from "../../../../server/server-wiring";
 
 /**
  * What ModelInfer (and each ModelStreamInfer message) does with the request message grpc-js decoded, in-process
  * with the real core and ONNX Runtime: grpc-js keeps that message in the call's closures after the call ends,
  * so once the response is encoded it must no longer hold the tensors' bytes (see releaseTensors in model-infer.ts).
  */
+const options = parseServerOptions([
+  "--model-repository", path.resolve(__dirname, "../../../../models"), "--model-control-mode", "explicit", "--load-model", "identity_fp32",
+]);
+const sharedMemory = new SystemSharedMemory({ allowed: false, maxRegions: options.maxSharedMemoryRegions, maxInputBytes: options.maxSharedMemoryInputBytes });
+const budget = new RequestBytesBudget(options.maxInflightRequestBytes);
 let core: InferenceCore;
-const sharedMemory = new SystemSharedMemory({ allowed: false, maxRegions: 0, maxInputBytes: 0 });
-const budget = new RequestBytesBudget(64 * 1024 * 1024);
 
 beforeAll(async () => {
-  core = new InferenceCore({
-    modelRepositories: [path.resolve(__dirname, "../../../../models")], serverName: "test", serverVersion: "0", strictReadiness: true,
-    exitOnError: true, modelControlMode: "explicit", repositoryPollMs: 60_000, responseCacheBytes: undefined, startupModels: ["identity_fp32"],
-    log: { info: () => undefined, warn: () => undefined },
-    loader: {
-      autoCompleteConfig: true, backends: new Map<string, Backend>([["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()]]),
-      gpuCount: 0, cpuCount: 2, defaultMaxBatchSize: 4, intraOpThreads: 1, instanceRestart: { initialBackoffMs: 10, maxBackoffMs: 1000 },
-    },
-  });
+  core = createCore(options, { serverVersion: "test", gpuCount: 0, log: { info: () => undefined, warn: () => undefined } });
   await core.start();
 }, 60_000);
 
