@@ -1,12 +1,12 @@
 export { InferenceCore, type CoreSettings, type ModelInputs, type ModelMetadata } from "./inference-core";
-export { clipped, InferenceError, invalidArg } from "./errors";
+export { asInferenceError, clipped, InferenceError, invalidArg } from "./errors";
 export type { ErrorCode } from "../../protocol/error-codes";
 export { Cancellation } from "./request/cancellation";
 export type { StreamListener, StreamResponse } from "./request/response-stream";
 export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./request/inference-request";
 export type { Tensor } from "./request/tensor";
 export { copyInSlices } from "./scheduling/batch-tensors";
-export { bytesElementTexts, elementCount, joinBytesElements, joinBytesStrings } from "./request/tensor";
+export { bytesElements, bytesElementTexts, elementCount, joinBytesElements, joinBytesStrings } from "./request/tensor";
 export { DATATYPES, ELEMENT_BYTE_SIZE, isDataType, type DataType } from "../../protocol/datatypes";
 export type { CoreObserver, ExecutionOutcome, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";
 export type { InstancePlacement, ModelIndexEntry, ModelState } from "./repository/model-version";

@@ -11,7 +11,7 @@ import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request/request-validation";
 import { ResponseCache } from "./request/response-cache";
-import { ResponseStream, type StreamListener } from "./request/response-stream";
+import { deliverEvent, ResponseStream, type StreamListener } from "./request/response-stream";
 import { ensembleDependencies } from "./scheduling/ensemble";
 import { ModelCalls } from "./scheduling/model-calls";
 
@@ -234,18 +234,22 @@ export class InferenceCore {
   inferStream(request: InferRequest, listener: StreamListener): Promise<void> {
     return new Promise<void>((resolve) => {
       const deliver: StreamListener = (event) => {
-        listener(event);
-        if (event.final) resolve();
+        try {
+          listener(event);
+        } finally {
+          if (event.final) resolve();
+        }
       };
+      const fail = (error: unknown): void => void deliverEvent(deliver, { response: asInferenceError(error), final: true });
       let model: ModelVersion;
       try {
         model = this.#resolve(request.modelName, request.modelVersion);
       } catch (error) {
-        deliver({ response: asInferenceError(error), final: true });
+        fail(error);
         return;
       }
       if (model.config.model_transaction_policy?.decoupled !== true) {
-        this.infer(request).then((response) => deliver({ response, final: true }), (error: unknown) => deliver({ response: asInferenceError(error), final: true }));
+        this.infer(request).then((response) => void deliverEvent(deliver, { response, final: true }), fail);
         return;
       }
       this.#runDecoupled(model, request, deliver);

@@ -1,4 +1,4 @@
-import { InferenceError } from "../errors";
+import { asInferenceError, InferenceError } from "../errors";
 import type { ResponseSink } from "../scheduling/request-scheduler";
 import { Cancellation } from "./cancellation";
 import type { CancellationSignal, InferResponse, OutputTensor } from "./inference-request";
@@ -14,6 +14,19 @@ export interface StreamResponse {
 }
 
 export type StreamListener = (event: StreamResponse) => void;
+
+/**
+ * Hands `event` to a frontend's listener; returns what the listener threw instead of letting it reach the model's
+ * thread of control (a worker's message handler, a timer), where it would end the process.
+ */
+export function deliverEvent(listener: StreamListener, event: StreamResponse): InferenceError | undefined {
+  try {
+    listener(event);
+    return undefined;
+  } catch (error) {
+    return asInferenceError(error);
+  }
+}
 
 /** How a stream turns a response's outputs into the client's response; throws an InferenceError when it cannot. */
 export type ResponseOf = (outputs: OutputTensor[]) => InferResponse;
@@ -71,7 +84,8 @@ export class ResponseStream implements ResponseSink {
       converted = error instanceof InferenceError ? error : new InferenceError("INTERNAL", String(error));
     }
     if (final) this.#end(converted instanceof InferenceError ? converted : undefined);
-    this.#listener({ response: converted, final });
+    const thrown = deliverEvent(this.#listener, { response: converted, final });
+    if (thrown !== undefined && !final) this.#undeliverable(thrown);
   }
 
   /** Ends the stream with `error` as its final response, unless it already ended. */
@@ -83,6 +97,18 @@ export class ResponseStream implements ResponseSink {
     if (this.#ended) return;
     this.#cancellation.abort();
     this.fail(new InferenceError("CANCELLED", CANCELLED));
+  }
+
+  /**
+   * The frontend could not take a response (it threw): the request cannot go on, so the model sees it cancelled
+   * and the frontend gets one final error, which ends it there too.
+   */
+  #undeliverable(thrown: InferenceError): void {
+    if (this.#ended) return;
+    this.#cancellation.abort();
+    const failure = new InferenceError("INTERNAL", `a response could not be delivered: ${thrown.message}`);
+    this.#end(failure);
+    deliverEvent(this.#listener, { response: failure, final: true });
   }
 
   #end(error: InferenceError | undefined): void {

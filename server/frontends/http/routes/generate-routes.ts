@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import type { FastifyPluginCallback, FastifyReply } from "fastify";
-import { type CancellationSignal, InferenceError, type InferenceCore, type InferRequest, type StreamResponse } from "../../../core/index";
+import { asInferenceError, type CancellationSignal, InferenceError, type InferenceCore, type InferRequest, type StreamResponse } from "../../../core/index";
 import { sendError } from "../error-reply";
 import { generateErrorJson, generateRequest, generateResponseJson } from "../generate-mapping";
 import { traceHttpExchange } from "../http-trace";
@@ -18,9 +18,24 @@ function refusedUpFront(event: StreamResponse): event is { response: InferenceEr
   return event.final && event.response instanceof InferenceError;
 }
 
-function eventJson(response: StreamResponse["response"]): string | undefined {
+/** One response as JSON, and whether it is an error (the first one's sets the status, as in Triton). */
+interface EventJson {
+  readonly json: Buffer;
+  readonly failed: boolean;
+}
+
+/**
+ * A response as JSON; one that JSON cannot carry (FP16 outputs, BYTES that do not match their shape) becomes its
+ * error, as in Triton (GenerateRequestClass::InferResponseComplete adds FinalizeResponse's error in its place).
+ */
+function eventJson(response: StreamResponse["response"]): EventJson | undefined {
   if (response === undefined) return undefined;
-  return response instanceof InferenceError ? generateErrorJson(response) : generateResponseJson(response);
+  if (response instanceof InferenceError) return { json: Buffer.from(generateErrorJson(response)), failed: true };
+  try {
+    return { json: generateResponseJson(response), failed: false };
+  } catch (error) {
+    return { json: Buffer.from(generateErrorJson(asInferenceError(error))), failed: true };
+  }
 }
 
 /**
@@ -33,9 +48,12 @@ async function generateOnce(core: InferenceCore, request: InferRequest, reply: F
   const first = events[0]!;
   if (events.length === 1 && refusedUpFront(first)) return sendError(reply, 400, first.response.message);
   const answers = events.flatMap((event) => eventJson(event.response) ?? []);
-  const body = answers.length === 1 ? answers[0]! : JSON.stringify({ error: NOT_ONE_RESPONSE });
-  return reply.code(first.response instanceof InferenceError ? 400 : 200).type("application/json").send(body);
+  const body = answers.length === 1 ? answers[0]!.json : JSON.stringify({ error: NOT_ONE_RESPONSE });
+  return reply.code(answers[0]?.failed === true ? 400 : 200).type("application/json").send(body);
 }
+
+const EVENT_PREFIX = Buffer.from("data: ");
+const EVENT_END = Buffer.from("\n\n");
 
 /**
  * `/generate_stream`: one server-sent event (`data: {...}`) per response as the model sends it, an error response
@@ -44,24 +62,24 @@ async function generateOnce(core: InferenceCore, request: InferRequest, reply: F
  */
 async function generateStream(core: InferenceCore, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
   const body = new PassThrough();
-  let resolveFirst: (event: StreamResponse) => void = () => undefined;
-  const firstEvent = new Promise<StreamResponse>((resolve) => (resolveFirst = resolve));
+  let resolveFirst: (event: EventJson | InferenceError | undefined) => void = () => undefined;
+  const firstEvent = new Promise<EventJson | InferenceError | undefined>((resolve) => (resolveFirst = resolve));
   let seen = false;
   void core.inferStream(request, (event) => {
     if (!seen) {
       seen = true;
-      resolveFirst(event);
-      if (refusedUpFront(event)) return;
+      if (refusedUpFront(event)) return resolveFirst(event.response);
     }
-    if (body.destroyed) return;
-    const json = eventJson(event.response);
-    if (json !== undefined) body.write(`data: ${json}\n\n`);
+    const formatted = eventJson(event.response);
+    resolveFirst(formatted);
+    if (body.writableEnded || body.destroyed) return;
+    if (formatted !== undefined) body.write(Buffer.concat([EVENT_PREFIX, formatted.json, EVENT_END]));
     if (event.final) body.end();
   });
   const first = await firstEvent;
-  if (refusedUpFront(first)) return sendError(reply, 400, first.response.message);
+  if (first instanceof InferenceError) return sendError(reply, 400, first.message);
   return reply
-    .code(first.response instanceof InferenceError ? 400 : 200)
+    .code(first?.failed === true ? 400 : 200)
     .type("text/event-stream; charset=utf-8")
     .header("cache-control", "no-cache")
     .send(body);

@@ -72,4 +72,32 @@ describe("ResponseStream", () => {
     stream.onCancel(() => told++);
     expect(told).toBe(2);
   });
+
+  it("keeps a listener that throws from the model's side: the model sees the request cancelled, the listener gets one final INTERNAL error", () => {
+    const events: StreamResponse[] = [];
+    const ends: (InferenceError | undefined)[] = [];
+    const stream = new ResponseStream((event) => {
+      events.push(event);
+      if (!event.final) throw new TypeError("The encoded data was not valid for encoding utf-8");
+    }, (outputs) => ({ modelName: "m", modelVersion: "1", outputs }), undefined, (error) => ends.push(error));
+    let told = 0;
+    stream.onCancel(() => told++);
+    expect(() => stream.send(OUT, false)).not.toThrow();
+    expect(told).toBe(1);
+    expect(stream.cancelled).toBe(true);
+    expect(events.at(-1)).toEqual({
+      response: new InferenceError("INTERNAL", "a response could not be delivered: The encoded data was not valid for encoding utf-8"), final: true,
+    });
+    expect(ends.map((e) => e?.code)).toEqual(["INTERNAL"]);
+    stream.send(OUT, false);
+    expect(events).toHaveLength(2);
+  });
+
+  it("swallows a throw on the final event: nothing is left to deliver", () => {
+    const stream = new ResponseStream(() => {
+      throw new Error("frontend gone");
+    }, (outputs) => ({ modelName: "m", modelVersion: "1", outputs }), undefined, () => undefined);
+    expect(() => stream.send(OUT, true)).not.toThrow();
+    expect(stream.ended).toBe(true);
+  });
 });
