@@ -25,11 +25,21 @@ export default tseslint.config(
       ] }],
     },
   },
+  // Tracing is a side channel like metrics: it implements the core's trace interface and sees only the facade.
+  {
+    files: ["server/tracing/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [
+        { group: ["**/core/*", "!**/core/index"], message: "Tracing imports the core only through server/core/index.ts." },
+        { group: ["**/frontends/**", "**/backends/**", "**/metrics/**"], message: "Tracing never sees a frontend, a backend or metrics." },
+      ] }],
+    },
+  },
   {
     files: ["server/core/**/*.ts"],
     rules: {
       "no-restricted-imports": ["error", { patterns: [
-        { group: ["**/frontends/**", "**/metrics/**", "prom-client", "fastify", "@grpc/*", "onnxruntime-node", "**/backends/onnxruntime/**"], message: "Core never imports a frontend, metrics or a concrete backend." },
+        { group: ["**/frontends/**", "**/metrics/**", "**/tracing/**", "prom-client", "fastify", "@grpc/*", "onnxruntime-node", "**/backends/onnxruntime/**"], message: "Core never imports a frontend, metrics, tracing or a concrete backend." },
       ] }],
     },
   },

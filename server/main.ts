@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { CommanderError } from "commander";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
-import { Tracer } from "./core/index";
+import { Tracer } from "./tracing/index";
 import type { ApiRestrictions } from "./frontends/api-restrictions";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";

@@ -1,6 +1,7 @@
 import os from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { DEFAULT_MAX_CALL_DEPTH, DEFAULT_REQUEST_LIMITS, type TraceSettingValues } from "../core/index";
+import { DEFAULT_MAX_CALL_DEPTH, DEFAULT_REQUEST_LIMITS } from "../core/index";
+import { type TraceSettingValues } from "../tracing/index";
 import { addNetworkOptions, type NetworkOptions, parseNetworkOptions } from "./network-options";
 import { booleanFlag, collect, parseBoolean, parseInteger } from "../../common/option-parsers";
 import { type LogFormat, MAX_VERBOSE_LEVEL } from "../logging/log-settings";

@@ -1,4 +1,5 @@
-export { InferenceCore, type CoreSettings, type ModelInputs, type ModelMetadata } from "./inference-core";
+export { InferenceCore, type CoreSettings, type ModelMetadata } from "./inference-core";
+export type { ModelHandle, ModelInputs, TensorMetadata } from "./model-handle";
 export { asInferenceError, clipped, InferenceError, invalidArg } from "./errors";
 export type { ErrorCode } from "../../protocol/error-codes";
 export { Cancellation } from "./request/cancellation";
@@ -16,7 +17,4 @@ export { parseModelConfigText } from "./model-config/parse";
 export { type LoadOverrides, refuseRepositoryName } from "./repository/load-overrides";
 export { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request/request-validation";
 export { DEFAULT_MAX_CALL_DEPTH } from "./scheduling/model-calls";
-export type { InferenceTrace } from "./request/inference-request";
-export {
-  answerTraceSetting, DEFAULT_TRACE_SETTING, INT32_MAX, type RequestTrace, type TraceLevel, Tracer, type TraceSettingRequest, type TraceSettingValues, UINT32_MAX,
-} from "../tracing/index";
+export type { InferenceTrace, TraceActivity } from "./request/inference-request";

@@ -1,5 +1,5 @@
 import {
-  bytesElements, clipped, type DataType, elementCount, type InferenceError, type InferResponse, type InferRequest, invalidArg, type ModelMetadata, type ParameterValue, type Tensor,
+  bytesElements, clipped, type DataType, elementCount, type InferenceError, type InferResponse, type InferRequest, invalidArg, type ModelHandle, type ParameterValue, type Tensor,
 } from "../../core/index";
 import { encodeJsonData, jsonDataText } from "./json-tensor-data";
 
@@ -42,8 +42,8 @@ function generateShape(name: string, declared: readonly number[], count: number)
  * the model's inputs is that tensor (one element or a flat array, with the input's datatype), `parameters` is an
  * object of parameters, and every other key is a parameter too.
  */
-export function generateRequest(body: Record<string, unknown>, metadata: ModelMetadata, modelVersion: string | undefined): InferRequest {
-  const inputs = new Map(metadata.inputs.map((input) => [input.name, input]));
+export function generateRequest(body: Record<string, unknown>, model: Pick<ModelHandle, "name" | "tensors">, modelVersion: string | undefined): InferRequest {
+  const inputs = new Map(model.tensors().inputs.map((input) => [input.name, input]));
   const tensors: Tensor[] = [];
   const parameters: Record<string, ParameterValue> = {};
   for (const [key, value] of Object.entries(body)) {
@@ -60,7 +60,7 @@ export function generateRequest(body: Record<string, unknown>, metadata: ModelMe
       parameters[key] = parameterOf(key, value);
     }
   }
-  return { modelName: metadata.name, modelVersion, parameters, inputs: tensors };
+  return { modelName: model.name, modelVersion, parameters, inputs: tensors };
 }
 
 /** rapidjson's escapes (writer.h, Writer::WriteString): the two-character ones, else \u00XX with upper-case digits. */

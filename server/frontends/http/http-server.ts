@@ -1,5 +1,6 @@
 import type { FastifyInstance, preHandlerHookHandler } from "fastify";
-import type { InferenceCore, Tracer } from "../../core/index";
+import type { InferenceCore } from "../../core/index";
+import type { Tracer } from "../../tracing/index";
 import type { ApiRestrictions } from "../api-restrictions";
 import type { RequestBytesBudget } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";

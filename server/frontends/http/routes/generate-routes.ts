@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import type { FastifyPluginCallback, FastifyReply } from "fastify";
-import { asInferenceError, type CancellationSignal, InferenceError, type InferenceCore, type InferRequest, type StreamResponse } from "../../../core/index";
+import { asInferenceError, type CancellationSignal, InferenceError, type InferRequest, type ModelHandle, type StreamResponse } from "../../../core/index";
 import { sendError } from "../error-reply";
 import { generateErrorJson, generateRequest, generateResponseJson } from "../generate-mapping";
 import { traceHttpExchange } from "../http-trace";
@@ -42,9 +42,12 @@ function eventJson(response: StreamResponse["response"]): EventJson | undefined 
  * `/generate`: every response is gathered and the answer is the one response, or Triton's error when there were
  * more or none. As in Triton the status is the first response's (200, or 400 when it is an error).
  */
-async function generateOnce(core: InferenceCore, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function generateOnce(model: ModelHandle, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
   const events: StreamResponse[] = [];
-  await core.inferStream(request, (event) => events.push(event));
+  await new Promise<void>((resolve) => model.stream(request, (event) => {
+    events.push(event);
+    if (event.final) resolve();
+  }));
   const first = events[0]!;
   if (events.length === 1 && refusedUpFront(first)) return sendError(reply, 400, first.response.message);
   const answers = events.flatMap((event) => eventJson(event.response) ?? []);
@@ -60,12 +63,12 @@ const EVENT_END = Buffer.from("\n\n");
  * as `data: {"error": ...}`, and the stream ends at the final flag. The status is the first response's; a request
  * refused before any response gets a JSON error instead. A client that disconnects cancels the request.
  */
-async function generateStream(core: InferenceCore, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function generateStream(model: ModelHandle, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
   const body = new PassThrough();
   let resolveFirst: (event: EventJson | InferenceError | undefined) => void = () => undefined;
   const firstEvent = new Promise<EventJson | InferenceError | undefined>((resolve) => (resolveFirst = resolve));
   let seen = false;
-  void core.inferStream(request, (event) => {
+  model.stream(request, (event) => {
     if (!seen) {
       seen = true;
       if (refusedUpFront(event)) return resolveFirst(event.response);
@@ -98,17 +101,17 @@ export const generateRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, 
       scope.post<{ Params: ModelParams; Body: RawBody }>(url, async (request, reply) => {
         const { model } = request.params;
         const modelVersion = versionOf(request.params);
-        const metadata = core.modelMetadata(model, modelVersion);
+        const handle = core.model(model, modelVersion);
         const encoding = request.headers["content-encoding"];
         if (encoding !== undefined && encoding !== "identity") {
           throw new InferenceError("INVALID_ARG", "Unsupported content-encoding, only 'identity' is supported.");
         }
-        const inferRequest = generateRequest(await objectBody(request, maxInputBytes), metadata, modelVersion);
+        const inferRequest = generateRequest(await objectBody(request, maxInputBytes), handle, modelVersion);
         const trace = tracer.sample(model);
         if (trace !== undefined) traceHttpExchange(trace, reply);
         const signal: CancellationSignal = clientGone(reply);
         const run = { ...inferRequest, signal, trace };
-        return streaming ? generateStream(core, run, reply) : generateOnce(core, run, reply);
+        return streaming ? generateStream(handle, run, reply) : generateOnce(handle, run, reply);
       });
     }
   }

@@ -73,12 +73,12 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       const trace = tracer.sample(model);
       if (trace !== undefined) traceHttpExchange(trace, reply);
       const modelVersion = versionOf(request.params);
-      core.checkModelAvailable(model, modelVersion);
+      const handle = core.model(model, modelVersion);
       // Triton's CheckTransactionPolicy (src/http_server.cc): a decoupled model's responses need generate_stream or gRPC.
-      if (core.isDecoupled(model, modelVersion)) throw new InferenceError("UNSUPPORTED", "HTTP end point doesn't support models with decoupled transaction policy");
+      if (handle.decoupled) throw new InferenceError("UNSUPPORTED", "HTTP end point doesn't support models with decoupled transaction policy");
       const body = await decodeRequestBody(request.body, request.headers["content-encoding"], maxInputBytes);
       const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
-        modelName: model, modelVersion, modelInputs: () => core.modelInputs(model, modelVersion),
+        modelName: model, modelVersion, modelInputs: () => handle.inputs(),
       });
       // The decoded tensors join the body (which binary ones view) in the budget, before the request is queued.
       budgetLeaseOf(request)?.holdAtLeast(retainedBytes([request.body, body, ...inferRequest.inputs.map((input) => input.data)]));
@@ -88,7 +88,7 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
         if (refusal !== undefined) return sendError(reply, refusal.status, refusal.message);
       }
       const signal = clientGone(reply);
-      const { response, placed } = await inferWithSharedMemory(sharedMemory, tensorsInSharedMemory, inferRequest, (ready) => core.infer({ ...ready, signal, trace }));
+      const { response, placed } = await inferWithSharedMemory(sharedMemory, tensorsInSharedMemory, inferRequest, (ready) => handle.infer({ ...ready, signal, trace }));
       trace?.timestamp("HTTP_SEND_START", process.hrtime.bigint());
       return sendInferResponse(reply, await encodeInferResponse(response, encoding, placed), chooseResponseEncoding(request.headers["accept-encoding"]));
     });

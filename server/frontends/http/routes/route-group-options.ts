@@ -1,5 +1,6 @@
 import type { preHandlerHookHandler } from "fastify";
-import type { InferenceCore, Tracer } from "../../../core/index";
+import type { InferenceCore } from "../../../core/index";
+import type { Tracer } from "../../../tracing/index";
 import type { LogSettings } from "../../../logging/log-settings";
 import type { ApiRestrictions } from "../../api-restrictions";
 import type { CrossSiteGuard } from "../cross-site-guard";

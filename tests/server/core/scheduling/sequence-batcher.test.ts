@@ -6,6 +6,7 @@ import type { ValidatedRequest } from "../../../../server/core/request/request-v
 import { SequenceBatcher, type SequenceBatcherSettings } from "../../../../server/core/scheduling/sequence-batcher";
 import type { ControlInputSpec } from "../../../../server/core/scheduling/sequence-control";
 import type { StateSpec } from "../../../../server/core/scheduling/sequence-state";
+import { scheduled } from "../../../helpers/scheduled-request";
 
 const int32 = (values: readonly number[]): Uint8Array => new Uint8Array(new Int32Array(values).buffer);
 const values = (data: Uint8Array): number[] => [...new Int32Array(data.slice().buffer)];
@@ -77,7 +78,7 @@ const request = (value: number): ValidatedRequest => ({
   batchSize: 1, shapeKey: "[1]", inputs: new Map([["INPUT", { name: "INPUT", datatype: "INT32", shape: [1, 1], data: int32([value]) }]]), outputs: [{ name: "OUTPUT" }],
 });
 const send = (sequences: SequenceBatcher, id: number, value: number, flags: { start?: boolean; end?: boolean } = {}) =>
-  sequences.enqueue(request(value), { parameters: { sequence_id: id, sequence_start: flags.start === true, sequence_end: flags.end === true } });
+  scheduled(sequences, request(value), { parameters: { sequence_id: id, sequence_start: flags.start === true, sequence_end: flags.end === true } });
 const column = (inputs: TensorMap, name: string): number[] => values(inputs.get(name)!.data);
 
 describe("SequenceBatcher", () => {
@@ -156,7 +157,7 @@ describe("SequenceBatcher", () => {
     const { sequences, instance } = batcher("direct", 1);
     const first = send(sequences, 1, 1, { start: true }); // executing
     const abort = new AbortController();
-    const cancelled = sequences.enqueue(request(2), { parameters: { sequence_id: 1 }, signal: abort.signal });
+    const cancelled = scheduled(sequences, request(2), { parameters: { sequence_id: 1 }, signal: abort.signal });
     const after = send(sequences, 1, 3);
     abort.abort();
     await expect(cancelled).rejects.toThrow("request was cancelled by the client");

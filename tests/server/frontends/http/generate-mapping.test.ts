@@ -1,15 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { InferenceError, type ModelMetadata } from "../../../../server/core/index";
+import { InferenceError, type TensorMetadata } from "../../../../server/core/index";
 import { generateRequest, generateResponseJson } from "../../../../server/frontends/http/generate-mapping";
 
-const METADATA: ModelMetadata = {
-  name: "m", versions: ["1"], platform: "typescript",
-  inputs: [
-    { name: "text_input", datatype: "BYTES", shape: [-1, 1] },
-    { name: "grid", datatype: "INT32", shape: [-1, 2, -1] },
-  ],
-  outputs: [],
-};
+const INPUTS: TensorMetadata[] = [
+  { name: "text_input", datatype: "BYTES", shape: [-1, 1] },
+  { name: "grid", datatype: "INT32", shape: [-1, 2, -1] },
+];
+const METADATA = { name: "m", tensors: () => ({ inputs: INPUTS, outputs: [] }) };
 
 describe("Triton's generate request mapping", () => {
   it("makes input keys tensors, shaped as Triton does, and every other key a parameter", () => {
