@@ -52,6 +52,7 @@ export class OnnxruntimeBackend implements Backend {
   readonly name = "onnxruntime";
   readonly inputProblem = ortInputProblem;
   readonly usesGpu = true;
+  readonly runsModelCode = false;
   readonly defaultModelFilename = "model.onnx";
   readonly platforms = ["onnxruntime_onnx"];
   readonly recognizedByModelFile = true;

@@ -91,6 +91,7 @@ describe("instance placement on a machine whose GPU is unusable", () => {
 
 /** A stand-in for a GPU provider this machine lacks: instances report the provider a real GPU backend would. */
 class FakeGpuBackend implements Backend {
+  readonly runsModelCode = false;
   readonly name = "identity";
   readonly usesGpu = true;
   readonly #identity = new IdentityBackend();
