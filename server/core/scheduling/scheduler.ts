@@ -1,3 +1,4 @@
+import { monotonicClock, type SchedulerClock } from "./clock";
 import { DrainLatch } from "./drain-latch";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance, ModelCaller } from "../../backends/backend";
@@ -54,8 +55,6 @@ interface QueueEntry extends PendingView {
   readonly reject: (error: InferenceError) => void;
 }
 
-const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
-
 /**
  * A model version's dynamic batcher (Triton's DynamicBatchScheduler, or its default scheduler when
  * `batch.maxBatchSize` is 1): owns the timers and hands batches to idle instances. The order requests wait in is
@@ -69,19 +68,25 @@ export class Scheduler implements RequestScheduler {
   readonly #listener: SchedulerListener;
   readonly #queue: PriorityQueue<QueueEntry>;
   readonly #outputNames: readonly string[];
-  readonly #wake = new WakeTimer(() => this.#schedule(), nowUs);
+  readonly #clock: SchedulerClock;
+  readonly #wake: WakeTimer;
   readonly #drain = new DrainLatch();
   // preserve_ordering: batches deliver their responses in dispatch order.
   #nextDispatchSeq = 0;
   #nextDeliverSeq = 0;
   readonly #finished = new Map<number, () => void>();
 
-  constructor(signature: ModelSignature, settings: SchedulerSettings, pool: InstancePool, listener: SchedulerListener) {
+  /** `clock`: where the queue delays and timeouts are measured and their timer set (a fake one in tests). */
+  constructor(
+    signature: ModelSignature, settings: SchedulerSettings, pool: InstancePool, listener: SchedulerListener, clock: SchedulerClock = monotonicClock,
+  ) {
     this.#signature = batchSignature(signature);
     this.#settings = settings;
     this.#pool = pool;
     this.#listener = listener;
-    this.#queue = new PriorityQueue(settings.levels, settings.defaultLevel);
+    this.#clock = clock;
+    this.#wake = new WakeTimer(() => this.#schedule(), clock);
+    this.#queue = new PriorityQueue(settings.levels, settings.defaultLevel, clock);
     this.#outputNames = signature.outputs.map((o) => o.name);
     pool.listen({
       available: () => this.#schedule(),
@@ -159,7 +164,7 @@ export class Scheduler implements RequestScheduler {
   }
 
   #schedule(): void {
-    const now = nowUs();
+    const now = this.#clock.nowUs();
     const expired = this.#queue.expire(now);
     if (expired.length > 0) this.#fail(expired, new InferenceError("UNAVAILABLE", "Request timeout expired"));
     while (this.#pool.hasIdle) {
