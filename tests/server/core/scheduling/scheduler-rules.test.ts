@@ -8,6 +8,7 @@ import type { SchedulerClock, TimerHandle } from "../../../../server/core/schedu
 import { InstancePool } from "../../../../server/core/scheduling/instance-pool";
 import type { ScheduleOptions } from "../../../../server/core/scheduling/request-scheduler";
 import { type QueuePolicy, Scheduler, type SchedulerSettings } from "../../../../server/core/scheduling/scheduler";
+import { int32, int32Values } from "../../../helpers/int32-tensors";
 
 /**
  * Triton's dynamic batcher rules, on a real Scheduler with its InstancePool and PriorityQueue, driven by a clock that
@@ -82,8 +83,6 @@ interface Batch {
   readonly requests: readonly number[];
 }
 
-const int32 = (values: readonly number[]): Uint8Array => new Uint8Array(new Int32Array(values).buffer);
-const values = (data: Uint8Array): number[] => [...new Int32Array(data.slice().buffer)];
 
 /**
  * The backend double: every element of a request holds the request's id, so a batch's rows tell which requests it
@@ -107,7 +106,7 @@ class HeldInstance implements BackendInstance {
 
   execute(inputs: TensorMap): Promise<ExecutionResult> {
     const input = inputs.get("INPUT")!;
-    const ids = values(input.data).filter((_, i) => i % input.shape[1]! === 0);
+    const ids = int32Values(input.data).filter((_, i) => i % input.shape[1]! === 0);
     this.#batches.push({ atUs: this.#clock.nowUs(), instance: this.#index, requests: ids.filter((id, row) => row === 0 || id !== ids[row - 1]) });
     return new Promise((resolve) => {
       this.#running = () => resolve({ outputs: new Map([["OUTPUT", input]]), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 });
@@ -182,7 +181,7 @@ function model(options: ModelOptions = {}) {
   const send = (id: number, { rows = 1, width = 1, ...schedule }: SendOptions = {}): void => {
     void scheduler.enqueue(request(id, rows, width), schedule).then(
       ({ outputs }) => {
-        const own = outputs.length === 1 && outputs[0]!.shape.join() === `${rows},${width}` && values(outputs[0]!.data).every((v) => v === id);
+        const own = outputs.length === 1 && outputs[0]!.shape.join() === `${rows},${width}` && int32Values(outputs[0]!.data).every((v) => v === id);
         answers.push(own ? { id, atUs: clock.nowUs() } : { id, atUs: clock.nowUs(), error: "not its own rows" });
       },
       (error: unknown) => {
