@@ -142,15 +142,14 @@ export function executionTimings(startNs: bigint, outcome: ExecutionOutcome, bat
 }
 
 /**
- * Triton's COMPUTE_* moments of one execution, on the request's own record. The backend measures its input and
- * infer phases as durations on its own thread; placed after the batch was assembled, and never past the end the
- * scheduler saw.
+ * Triton's COMPUTE_* moments of one execution after its start (which the scheduler stamps when it hands the batch
+ * over), on the request's own record. The backend measures its input and infer phases as durations on its own
+ * thread; placed after the batch was assembled, and never past the end the scheduler saw.
  */
-export function stampCompute(times: RequestTimes, startNs: bigint, outcome: ExecutionOutcome): void {
+export function stampCompute(times: RequestTimes, outcome: ExecutionOutcome): void {
   const { assembledNs, endNs, backend } = outcome;
   const inputEndNs = assembledNs + BigInt(Math.round(backend.computeInputNs));
   const clamp = (ns: bigint): bigint => (ns < endNs ? ns : endNs);
-  times.computeStartNs = startNs;
   times.computeInputEndNs = clamp(inputEndNs);
   times.computeOutputStartNs = clamp(inputEndNs + BigInt(Math.round(backend.computeInferNs)));
   times.computeEndNs = endNs;

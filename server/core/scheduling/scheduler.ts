@@ -1,3 +1,4 @@
+import { monotonicClock, type SchedulerClock } from "./clock";
 import { DrainLatch } from "./drain-latch";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance, ModelCaller } from "../../backends/backend";
@@ -57,8 +58,6 @@ interface QueueEntry extends PendingView {
   readonly onAbort: () => void;
 }
 
-const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
-
 /**
  * A model version's dynamic batcher (Triton's DynamicBatchScheduler, or its default scheduler when
  * `batch.maxBatchSize` is 1): owns the timers and hands batches to idle instances. The order requests wait in is
@@ -72,19 +71,25 @@ export class Scheduler implements RequestScheduler {
   readonly #listener: SchedulerListener;
   readonly #queue: PriorityQueue<QueueEntry>;
   readonly #outputNames: readonly string[];
-  readonly #wake = new WakeTimer(() => this.#schedule(), nowUs);
+  readonly #clock: SchedulerClock;
+  readonly #wake: WakeTimer;
   readonly #drain = new DrainLatch();
   // preserve_ordering: batches deliver their responses in dispatch order.
   #nextDispatchSeq = 0;
   #nextDeliverSeq = 0;
   readonly #finished = new Map<number, () => void>();
 
-  constructor(signature: ModelSignature, settings: SchedulerSettings, pool: InstancePool, listener: SchedulerListener) {
+  /** `clock`: where the queue delays and timeouts are measured and their timer set (a fake one in tests). */
+  constructor(
+    signature: ModelSignature, settings: SchedulerSettings, pool: InstancePool, listener: SchedulerListener, clock: SchedulerClock = monotonicClock,
+  ) {
     this.#signature = batchSignature(signature);
     this.#settings = settings;
     this.#pool = pool;
     this.#listener = listener;
-    this.#queue = new PriorityQueue(settings.levels, settings.defaultLevel);
+    this.#clock = clock;
+    this.#wake = new WakeTimer(() => this.#schedule(), clock);
+    this.#queue = new PriorityQueue(settings.levels, settings.defaultLevel, clock);
     this.#outputNames = signature.outputs.map((o) => o.name);
     pool.listen({
       available: () => this.#schedule(),
@@ -161,7 +166,7 @@ export class Scheduler implements RequestScheduler {
   }
 
   #schedule(): void {
-    const now = nowUs();
+    const now = this.#clock.nowUs();
     const expired = this.#queue.expire(now);
     if (expired.length > 0) this.#fail(expired, new InferenceError("UNAVAILABLE", "Request timeout expired"));
     while (this.#pool.hasIdle) {
@@ -202,11 +207,13 @@ export class Scheduler implements RequestScheduler {
   /** Runs one batch; resolves (never rejects) with the function that hands each request its result. */
   async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
     const startNs = process.hrtime.bigint();
-    for (const entry of entries) entry.times.computeStartNs = startNs;
+    // On the clock the queue stamped its entry with, so the queue time is exact under a test's clock too.
+    const computeStartNs = this.#clock.now();
+    for (const entry of entries) entry.times.computeStartNs = computeStartNs;
     try {
       const outcome = await executeItems(instance, entries.map(itemOf), this.#signature, this.#outputNames, this.#listener.callerFor);
       this.#listener.executed(executionTimings(startNs, outcome, entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), entries.length));
-      for (const entry of entries) stampCompute(entry.times, startNs, outcome);
+      for (const entry of entries) stampCompute(entry.times, outcome);
       return () => entries.forEach((entry, i) => settle(entry, outcome.results[i]));
     } catch (error) {
       const failure = asInferenceError(error);
@@ -219,8 +226,8 @@ export class Scheduler implements RequestScheduler {
    * one execution of batch size 1, and fails on its own. The instance failing as a whole fails them all.
    */
   async #executeEach(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
-    // Each is charged the queue time until the group left for the instance; the backend's clock tells its own start.
-    const handedNs = process.hrtime.bigint();
+    // Until the backend tells when each began, each is taken to start when the group leaves for the instance.
+    const handedNs = this.#clock.now();
     for (const entry of entries) entry.times.computeStartNs = handedNs;
     try {
       const executions = await executeEachItem(instance, entries.map(itemOf), this.#signature, this.#listener.callerFor);
@@ -228,7 +235,9 @@ export class Scheduler implements RequestScheduler {
         if (outcome instanceof InferenceError) return;
         const entry = entries[i]!;
         this.#listener.executed(executionTimings(startNs, outcome, entry.request.batchSize, 1));
-        stampCompute(entry.times, startNs, outcome);
+        // Queued behind the group's earlier executions on the instance: its queue time ends where its own began.
+        entry.times.computeStartNs = startNs;
+        stampCompute(entry.times, outcome);
       });
       return () => executions.forEach(({ outcome }, i) => settle(entries[i]!, outcome instanceof InferenceError ? outcome : outcome.results[0]));
     } catch (error) {

@@ -1,4 +1,5 @@
 import { DrainLatch } from "./drain-latch";
+import { monotonicClock } from "./clock";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance } from "../../backends/backend";
 import { executeItems, type ExecutionItem, executionTimings, stampCompute } from "./batch-execution";
@@ -97,7 +98,7 @@ export class SequenceBatcher implements RequestScheduler {
     this.#pool = pool;
     this.#listener = listener;
     this.#nowUs = nowUs;
-    this.#wake = new WakeTimer(() => this.#schedule(), nowUs);
+    this.#wake = new WakeTimer(() => this.#schedule(), { ...monotonicClock, nowUs });
     this.#slots = new SequenceSlots(pool.slotCount, settings.slotsPerInstance, settings.idleUs);
     this.#ready = Array.from({ length: pool.slotCount }, () => []);
     pool.listen({
@@ -319,7 +320,7 @@ export class SequenceBatcher implements RequestScheduler {
       this.#listener.executed(executionTimings(startNs, outcome, positions.length, entries.length));
       positions.forEach((entry, i) => {
         if (entry === undefined) return;
-        stampCompute(entry.times, startNs, outcome);
+        stampCompute(entry.times, outcome);
         const result = outcome.results[i];
         if (result !== undefined) entry.sink.send(result instanceof InferenceError ? result : this.#keepState(entry, result), true);
       });
