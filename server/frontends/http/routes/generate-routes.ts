@@ -2,11 +2,11 @@ import { PassThrough } from "node:stream";
 import type { FastifyPluginCallback, FastifyReply } from "fastify";
 import { asInferenceError, type CancellationSignal, InferenceError, type InferRequest, type ModelHandle, type StreamResponse } from "../../../core/index";
 import { sendError } from "../error-reply";
-import { generateErrorJson, generateRequest, generateResponseJson } from "../generate-mapping";
+import { decodeRequestBody } from "../content-encoding";
+import { generateErrorJson, generateResponseJson } from "../generate-mapping";
 import { traceHttpExchange } from "../http-trace";
 import { clientGone } from "./infer-routes";
 import { type ModelParams, modelUrls, versionOf } from "./model-url";
-import { objectBody } from "./object-body";
 import { restrictApiGroup } from "./restrict-api-group";
 import type { RawBody, RouteGroupOptions } from "./route-group-options";
 
@@ -39,20 +39,22 @@ function eventJson(response: StreamResponse["response"]): EventJson | undefined 
 }
 
 /**
- * `/generate`: every response is gathered and the answer is the one response, or Triton's error when there were
- * more or none. As in Triton the status is the first response's (200, or 400 when it is an error).
+ * `/generate`: the answer is the model's one response, or Triton's error when there were more or none. Only the
+ * first response is kept and formatted, whatever the model streams: a second one already decides the answer. As in
+ * Triton the status is the first response's (200, or 400 when it is an error).
  */
 async function generateOnce(model: ModelHandle, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const events: StreamResponse[] = [];
+  let first: StreamResponse | undefined;
+  let responses = 0;
   await new Promise<void>((resolve) => model.stream(request, (event) => {
-    events.push(event);
+    first ??= event;
+    if (event.response !== undefined) responses++;
     if (event.final) resolve();
   }));
-  const first = events[0]!;
-  if (events.length === 1 && refusedUpFront(first)) return sendError(reply, 400, first.response.message);
-  const answers = events.flatMap((event) => eventJson(event.response) ?? []);
-  const body = answers.length === 1 ? answers[0]!.json : JSON.stringify({ error: NOT_ONE_RESPONSE });
-  return reply.code(answers[0]?.failed === true ? 400 : 200).type("application/json").send(body);
+  if (first !== undefined && responses === 1 && refusedUpFront(first)) return sendError(reply, 400, first.response.message);
+  const answer = responses === 1 ? eventJson(first!.response) : undefined;
+  const body = answer?.json ?? JSON.stringify({ error: NOT_ONE_RESPONSE });
+  return reply.code(answer?.failed === true || first?.response instanceof InferenceError ? 400 : 200).type("application/json").send(body);
 }
 
 const EVENT_PREFIX = Buffer.from("data: ");
@@ -93,7 +95,7 @@ async function generateStream(model: ModelHandle, request: InferRequest, reply: 
  * request body mapped onto the model's inputs and parameters, answered as one JSON object or as server-sent events.
  * Any model may be asked, decoupled or not. It belongs to the `inference` API group, as in Triton.
  */
-export const generateRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, restrictions, working, maxInputBytes }, done) => {
+export const generateRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, restrictions, working, maxInputBytes, decoder }, done) => {
   restrictApiGroup(scope, "inference", restrictions);
   scope.addHook("preHandler", working);
   for (const streaming of [false, true]) {
@@ -106,7 +108,9 @@ export const generateRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, 
         if (encoding !== undefined && encoding !== "identity") {
           throw new InferenceError("INVALID_ARG", "Unsupported content-encoding, only 'identity' is supported.");
         }
-        const inferRequest = generateRequest(await objectBody(request, maxInputBytes), handle, modelVersion);
+        // As /infer's: the body's size bounded, a large one parsed and mapped on a worker thread.
+        const body = await decodeRequestBody(request.body, undefined, maxInputBytes);
+        const inferRequest = await decoder.decodeGenerate(body, { name: handle.name, inputs: handle.tensors().inputs }, modelVersion);
         const trace = tracer.sample(model);
         if (trace !== undefined) traceHttpExchange(trace, reply);
         const signal: CancellationSignal = clientGone(reply);

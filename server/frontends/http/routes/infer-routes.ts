@@ -10,7 +10,6 @@ import { retainedBytes } from "../../request-bytes-budget";
 import { budgetLeaseOf } from "../request-budget-hook";
 import { traceHttpExchange } from "../http-trace";
 import { type EncodedInferResponse, encodeInferResponse } from "../infer-response-codec";
-import { InferRequestDecoder } from "../json-request-decoder";
 import { type ModelParams, modelUrls, versionOf } from "./model-url";
 import { restrictApiGroup } from "./restrict-api-group";
 import type { RawBody, RouteGroupOptions } from "./route-group-options";
@@ -62,11 +61,9 @@ async function sendInferResponse(reply: FastifyReply, encoded: EncodedInferRespo
  * Triton's inference group: a model's infer route, JSON and binary tensors (Triton's binary extension) and
  * shared memory regions in, gzip/deflate request bodies, and (as Triton) compressed responses.
  */
-export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, sharedMemory, restrictions, working, maxInputBytes, crossSite }, done) => {
+export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, sharedMemory, restrictions, working, maxInputBytes, crossSite, decoder }, done) => {
   restrictApiGroup(scope, "inference", restrictions);
   scope.addHook("preHandler", working);
-  const decoder = new InferRequestDecoder();
-  scope.addHook("onClose", async () => decoder.close());
   for (const url of modelUrls("/infer")) {
     scope.post<{ Params: ModelParams; Body: RawBody }>(url, async (request, reply) => {
       const { model } = request.params;
