@@ -12,6 +12,12 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
+      // Commander only through its typed re-export, which infers each option's type from its declaration, so that
+      // no command line goes back to reading opts() as an untyped record with casts. (typescript-eslint's rule,
+      // not ESLint's no-restricted-imports, which the layer rules below set per folder and would override.)
+      "@typescript-eslint/no-restricted-imports": ["error", { paths: [{
+        name: "commander", message: "Import @commander-js/extra-typings: the same commander, with the options' types inferred.",
+      }] }],
     },
   },
   // The data-flow arrows of docs/architecture.md: frontends and metrics see only core's facade; core

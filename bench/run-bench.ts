@@ -7,7 +7,7 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CommanderError } from "commander";
+import { CommanderError } from "@commander-js/extra-typings";
 import { ensureExampleRepository } from "../tools/model-builder/index";
 import { findPackageRoot } from "../common/find-package-root";
 import { type ComparisonResult, medianThroughput, renderLatencyChart, writeChartReport } from "../tools/perf/index";

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { CommanderError } from "commander";
+import { CommanderError } from "@commander-js/extra-typings";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
 import { Tracer } from "./tracing/index";
 import type { ApiRestrictions } from "./frontends/api-restrictions";

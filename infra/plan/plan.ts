@@ -1,5 +1,5 @@
 import path from "node:path";
-import { Command } from "commander";
+import { Command } from "@commander-js/extra-typings";
 import { loadConfig } from "../config";
 import { type StackConfig } from "../stack-config";
 import { createStack, repositorySources } from "../stack";
@@ -45,7 +45,7 @@ if (require.main === module) {
     .option("--stack <name>", "stack whose Pulumi.<name>.yaml to read", "dev")
     .option("--project-root <dir>", "folder holding Pulumi.yaml", path.resolve(__dirname, "..", ".."))
     .parse(process.argv)
-    .opts<{ stack: string; projectRoot: string }>();
+    .opts();
   planStack({ stack: options.stack, projectRoot: path.resolve(options.projectRoot) })
     .then((text) => console.log(text))
     .catch((error: unknown) => {

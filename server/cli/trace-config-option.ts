@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "commander";
+import { InvalidArgumentError } from "@commander-js/extra-typings";
 import { DEFAULT_TRACE_SETTING, INT32_MAX, type TraceLevel, type TraceSettingValues, UINT32_MAX } from "../tracing/index";
 import { parseInteger } from "../../common/option-parsers";
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { Command, InvalidArgumentError } from "commander";
+import { Command, InvalidArgumentError } from "@commander-js/extra-typings";
 import { type ExampleModel } from "./example-model";
 import { findPackageRoot } from "../../common/find-package-root";
 import { buildIdentityModels } from "./models/identity-models";
@@ -174,7 +174,7 @@ async function main(argv: readonly string[]): Promise<void> {
     .option("--shared-data <dir>", "folder with the real SqueezeNet and labels for image_classifier", defaultSharedDataDir())
     .option("--gpu", "write the GPU repository instead: resnet50_gpu, resnet50_gpu_unbatched, resnet50_fp16_gpu (KIND_GPU)")
     .parse(argv)
-    .opts<{ out: string; seed: number; sharedData: string; gpu?: boolean }>();
+    .opts();
   const startedMs = performance.now();
   await buildExampleRepository(options.out, { seed: options.seed, sharedDataDir: options.sharedData, gpu: options.gpu === true });
   console.log(`example model repository written to ${path.resolve(options.out)} in ${Math.round(performance.now() - startedMs)} ms`);
