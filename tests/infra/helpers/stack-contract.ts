@@ -227,7 +227,7 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       });
     });
 
-    it("lets only the load balancer, the load test and Prometheus reach the server, and only the control plane and monitoring itself reach monitoring", () => {
+    it("lets only the load balancer, the load test and Prometheus reach the server, and only monitoring itself and the API server (through Konnectivity or from the control-plane range) reach monitoring", () => {
       const region = regionConfig(regionName);
       const policy = (name: string) => resourceNamed(stack, "kubernetes:networking.k8s.io/v1:NetworkPolicy", name).inputs;
       for (const [name, namespace] of [[`${regionName}-deny-ingress`, "inference"], [`${regionName}-monitoring-deny-ingress`, "monitoring"]] as const) {
@@ -251,7 +251,10 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       });
       expect(input(resourceNamed(stack, "kubernetes:networking.k8s.io/v1:NetworkPolicy", `${regionName}-monitoring-ingress`), "spec", "ingress")).toEqual([
         { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }] },
-        { from: [{ ipBlock: { cidr: region.network.masterCidr } }] },
+        // prometheus-adapter (the custom metrics API the HPA reads) and the operator's webhook, called by the API
+        // server through GKE's konnectivity-agent pods (issue 39, item 1), or from the control-plane range without Konnectivity.
+        { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "konnectivity-agent" } } }], ports: tcp(6443, 10250) },
+        { from: [{ ipBlock: { cidr: region.network.masterCidr } }], ports: tcp(6443, 10250) },
       ]);
     });
 
