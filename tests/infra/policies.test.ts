@@ -81,7 +81,8 @@ const goodNetworkPolicy: PolicyResource = {
   },
 };
 const withIngress = (ingress: unknown[]): PolicyResource => withProps(goodNetworkPolicy, { spec: { podSelector: {}, policyTypes: ["Ingress"], ingress } });
-const compliantResources = [goodCluster, goodGpuPool, goodFirewall, goodHttpsProxy, goodBackend, goodHealthCheck, goodUrlMap, goodArmor, goodRepository, goodNetworkPolicy];
+const goodProjectGrant: PolicyResource = { type: "gcp:projects/iAMMember:IAMMember", props: { project: "p", role: "roles/container.defaultNodeServiceAccount", member: "serviceAccount:nodes@p.iam.gserviceaccount.com" } };
+const compliantResources = [goodProjectGrant, goodCluster, goodGpuPool, goodFirewall, goodHttpsProxy, goodBackend, goodHealthCheck, goodUrlMap, goodArmor, goodRepository, goodNetworkPolicy];
 
 const withNodeConfig = (resource: PolicyResource, nodeConfig: Record<string, unknown>): PolicyResource =>
   withProps(resource, { nodeConfig: { ...(resource.props["nodeConfig"] as object), ...nodeConfig } });
@@ -122,6 +123,10 @@ const failingExamples: Record<string, [string, PolicyResource, RegExp][]> = {
   "internet-backends-behind-cloud-armor": [
     ["an external backend service without Cloud Armor", withProps(goodBackend, { securityPolicy: undefined }), /must set securityPolicy/],
     ["a classic external backend service without Cloud Armor", withProps(goodBackend, { loadBalancingScheme: undefined, securityPolicy: undefined }), /must set securityPolicy/],
+  ],
+  "no-project-wide-service-account-user": [
+    ["serviceAccountUser on the project (issue 39, item 4)", { type: "gcp:projects/iAMMember:IAMMember", props: { project: "p", role: "roles/iam.serviceAccountUser", member: "serviceAccount:deployer@p.iam.gserviceaccount.com" } }, /roles\/iam\.serviceAccountUser granted on project p/],
+    ["token creator for a group of members", { type: "gcp:projects/iAMBinding:IAMBinding", props: { project: "p", role: "roles/iam.serviceAccountTokenCreator", members: ["group:ops@example.com"] } }, /serviceAccountTokenCreator granted on project p/],
   ],
   // The APIs' own cross-field rules (infra/policy/gke-api-rules.ts).
   "gke-private-endpoint-needs-authorized-networks": [

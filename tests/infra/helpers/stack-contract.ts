@@ -457,6 +457,12 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       expect(firstOther).toBeGreaterThan(lastApi);
     });
 
+    it("adopts node and server accounts a project owner created beforehand, so the deployer needs serviceAccountUser on those two only", () => {
+      const accounts = resourcesOfType(stack, "gcp:serviceaccount/account:Account");
+      expect(accounts.map((account) => account.inputs["accountId"]).sort()).toEqual([`${stack.config.namePrefix}-nodes`, `${stack.config.namePrefix}-server`]);
+      for (const account of accounts) expect(account.inputs["createIgnoreAlreadyExists"]).toBe(true);
+    });
+
     it("lets the nodes stream images: the node account may call the Container File System API", () => {
       const roles = resourcesOfType(stack, "gcp:projects/iAMMember:IAMMember")
         .filter((member) => member.inputs["member"] === `serviceAccount:${stack.config.namePrefix}-nodes@${stack.config.project}.iam.gserviceaccount.com`)
