@@ -487,9 +487,9 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       const objects = resourcesOfType(stack, T.bucketObject);
       for (const continent of stack.config.continents) {
         expect(objects.filter((object) => object.inputs["bucket"] === continent.bucketName).map((object) => object.inputs["name"]).sort())
-          .toEqual(["identity_fp32/config.pbtxt", "mlp/1/model.onnx", "mlp/config.pbtxt", "simple/1/model.onnx", "simple/config.pbtxt"]);
+          .toEqual(["identity_fp32/config.pbtxt", "mlp/1/model.onnx", "mlp/config.pbtxt", "simple/1/model.onnx", "simple/config.pbtxt", "squeezenet/1/model.onnx", "squeezenet/config.pbtxt"]);
       }
-      expect(objects).toHaveLength(5 * stack.config.continents.length);
+      expect(objects).toHaveLength(7 * stack.config.continents.length);
       const mlpConfig = objects.find((object) => object.inputs["name"] === "mlp/config.pbtxt");
       expect(String(mlpConfig?.inputs["content"])).toMatch(/kind: KIND_GPU/);
       expect(String(mlpConfig?.inputs["content"])).not.toMatch(/KIND_CPU/);
