@@ -88,7 +88,7 @@ export function estimateStackQuotas(config: StackConfig): QuotaEstimate {
     const gpus = pool(config.gpusPerNode, gpuMin, gpuPool.maxNodes);
     const prometheus = { min: PROMETHEUS_VOLUME_GIB, max: PROMETHEUS_VOLUME_GIB, maxWithSurge: PROMETHEUS_VOLUME_GIB };
     const ssd = sum([pool(GPU_NODE_DISK_GIB, gpuMin, gpuPool.maxNodes), pool(SYSTEM_NODE_DISK_GIB, systemPool.minNodes, systemPool.maxNodes), prometheus]);
-    return { name: region.name, spot: gpuPool.spot, cpuLines, cpus, gpus, ssd };
+    return { name: region.name, zones: region.zones.length, spot: gpuPool.spot, cpuLines, cpus, gpus, ssd };
   });
   const lines = [
     ...regions.flatMap((region) => [
@@ -103,10 +103,13 @@ export function estimateStackQuotas(config: StackConfig): QuotaEstimate {
   if (regions.some((region) => region.spot)) {
     notes.push(`spot nodes' vCPUs are counted in ${METRIC.cpus}; a project with a PREEMPTIBLE_CPUS quota uses that instead`);
   }
-  const defaultPoolZones = Math.max(...config.regions.map((region) => region.zones.length));
-  const defaultPool = { vcpus: defaultPoolZones * DEFAULT_POOL.vcpusPerNode, gb: defaultPoolZones * DEFAULT_POOL.diskGbPerNode };
-  const belowMinimum = regions.every((region) => (region.cpuLines.find((quota) => quota.metric === METRIC.cpus)?.min ?? 0) >= defaultPool.vcpus && region.ssd.min >= defaultPool.gb);
-  notes.push(`creating a cluster briefly runs GKE's default pool (one e2-medium per zone, 2 vCPUs and a 100 GB pd-balanced disk each), which GKE removes before the program's pools are created: up to ${defaultPool.vcpus} ${METRIC.cpus} and ${defaultPool.gb} ${METRIC.ssd} in a region, ${belowMinimum ? "within" : "above"} every region's minimum`);
+  const defaultPoolOf = (zones: number) => ({ vcpus: zones * DEFAULT_POOL.vcpusPerNode, gb: zones * DEFAULT_POOL.diskGbPerNode });
+  const largest = defaultPoolOf(Math.max(...regions.map((region) => region.zones)));
+  const withinMinimum = regions.every((region) => {
+    const defaultPool = defaultPoolOf(region.zones);
+    return (region.cpuLines.find((quota) => quota.metric === METRIC.cpus)?.min ?? 0) >= defaultPool.vcpus && region.ssd.min >= defaultPool.gb;
+  });
+  notes.push(`creating a cluster briefly runs GKE's default pool (one e2-medium per zone, 2 vCPUs and a 100 GB pd-balanced disk each), which GKE removes before the program's pools are created: up to ${largest.vcpus} ${METRIC.cpus} and ${largest.gb} ${METRIC.ssd} in a region, ${withinMinimum ? "within each region's minimum" : "more than some region's minimum"}`);
   if (unreadable.size > 0) notes.push(`no vCPU count known for ${[...unreadable].join(", ")}: counted as 0`);
   return { lines, notes };
 }
