@@ -4,6 +4,7 @@ import { loadConfig } from "../config";
 import { type StackConfig } from "../stack-config";
 import { createStack, repositorySources } from "../stack";
 import { estimateStackCost } from "./cost-estimate";
+import { estimateStackQuotas } from "./quota-estimate";
 import { renderPlan } from "./render-plan";
 import { buildResourceTree } from "./resource-tree";
 import { runProgramOffline } from "./run-program-offline";
@@ -35,6 +36,7 @@ export async function planStack(options: PlanOptions): Promise<string> {
     calls: mocks.calls,
     outputs,
     cost: estimateStackCost(config),
+    quotas: estimateStackQuotas(config),
   });
 }
 

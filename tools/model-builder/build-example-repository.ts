@@ -12,6 +12,7 @@ import { buildGpuResnet50Models, buildResnet50Model } from "./models/resnet50-mo
 import { buildSimpleModel } from "./models/simple-model";
 import { buildTextGeneratorModel } from "./models/text-generator-model";
 import { buildTextWordsModel } from "./models/text-words-model";
+import { STAMP_FILE_NAME } from "../../common/example-repository-stamp";
 
 /** The seed of the example repository that `npm run models` and `npm start` build. */
 export const DEFAULT_EXAMPLE_SEED = 20_240_601;
@@ -30,8 +31,7 @@ export interface BuildExampleRepositoryOptions {
   readonly log?: (line: string) => void;
 }
 
-/** The file in the repository root that records what built it (see {@link exampleRepositoryStamp}). */
-export const STAMP_FILE_NAME = ".example-repository-stamp";
+export { STAMP_FILE_NAME };
 
 const PACKAGE_ROOT = findPackageRoot(__dirname);
 
