@@ -23,6 +23,8 @@ export interface ServerOptions extends NetworkOptions {
   readonly allowMetrics: boolean;
   readonly allowCpuMetrics: boolean;
   readonly allowGpuMetrics: boolean;
+  /** Whether KIND_GPU and KIND_AUTO may use a software WebGPU adapter (Mesa's lavapipe) where no NVIDIA GPU is. */
+  readonly allowSoftwareGpu: boolean;
   readonly metricsIntervalMs: number;
   readonly strictReadiness: boolean;
   readonly exitOnError: boolean;
@@ -143,6 +145,7 @@ export function buildCommand(): Command {
     .addOption(booleanFlag("--allow-metrics", "serve the metrics endpoint", true))
     .addOption(booleanFlag("--allow-cpu-metrics", "export host CPU utilization and memory (nv_cpu_*)", true))
     .addOption(booleanFlag("--allow-gpu-metrics", "export GPU utilization and memory (nv_gpu_*) read with nvidia-smi", true))
+    .addOption(booleanFlag("--allow-software-gpu", "without an NVIDIA GPU, count a software WebGPU adapter (Mesa's lavapipe) as GPU 0 for KIND_GPU/KIND_AUTO", false))
     .option("--metrics-interval-ms <ms>", "how often CPU and GPU metrics are sampled (at least 100)", parseInteger(100), 2000)
     .addOption(booleanFlag("--strict-readiness", "ready only when every model is ready (else: when the server responds)", true))
     .addOption(booleanFlag("--exit-on-error", "exit when a model fails to load at startup", true))
@@ -222,6 +225,7 @@ function optionsFrom(o: Record<string, unknown>, secrets: SecretSources | undefi
     metricsAddress: o["metricsAddress"] as string, metricsPort: o["metricsPort"] as number,
     allowHttp: o["allowHttp"] as boolean, allowGrpc: o["allowGrpc"] as boolean, allowMetrics: o["allowMetrics"] as boolean,
     allowCpuMetrics: o["allowCpuMetrics"] as boolean, allowGpuMetrics: o["allowGpuMetrics"] as boolean,
+    allowSoftwareGpu: o["allowSoftwareGpu"] as boolean,
     metricsIntervalMs: o["metricsIntervalMs"] as number,
     strictReadiness: o["strictReadiness"] as boolean,
     exitOnError: o["exitOnError"] as boolean,
