@@ -11,10 +11,11 @@ import { knownList, positiveInteger, positiveIntegerList } from "./option-parser
  * built-in identity backend; streaming compares a decoupled model's streams over gRPC and /generate_stream; bls compares
  * image_classifier_bls with the ensemble and a BLS call with an HTTP request; tuned compares inference-tune's configs
  * with the shipped ones (minutes of tuning, so
- * only when asked for).
+ * only when asked for); gpu-standin measures the server at GPU rates without a GPU (a model with resnet50's I/O and
+ * next to no compute, batched to 32) against in-process ONNX Runtime, with the main thread's CPU per request.
  */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "grpc-transport" | "image" | "typescript" | "streaming" | "bls" | "tuned";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "grpc-transport", "image", "typescript", "streaming", "bls", "tuned"];
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "grpc-transport" | "image" | "typescript" | "streaming" | "bls" | "tuned" | "gpu-standin";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "grpc-transport", "image", "typescript", "streaming", "bls", "tuned", "gpu-standin"];
 const DEFAULT_BENCH_MODELS: readonly BenchModel[] = BENCH_MODELS.filter((model) => model !== "tuned");
 
 /** What `npm run bench` measures and for how long. */

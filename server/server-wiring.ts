@@ -20,6 +20,8 @@ import type { LogSettings } from "./logging/log-settings";
 export interface CoreEnvironment {
   readonly serverVersion: string;
   readonly gpuCount: number;
+  /** Whether the one GPU counted is a software WebGPU adapter (`--allow-software-gpu` without an NVIDIA GPU). */
+  readonly softwareGpu?: boolean;
   readonly log: { info(message: string): void; warn(message: string): void };
 }
 
@@ -45,6 +47,7 @@ export function createCore(options: ServerOptions, environment: CoreEnvironment)
         ["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()], ["typescript", new TypeScriptBackend()],
       ]),
       gpuCount: environment.gpuCount,
+      softwareGpu: environment.softwareGpu === true,
       cpuCount: options.cpuCount,
       defaultMaxBatchSize: options.defaultMaxBatchSize,
       intraOpThreads: options.intraOpThreads,

@@ -43,6 +43,7 @@ export function serverFlags() {
     .addOption(booleanFlag("--allow-metrics", "serve the metrics endpoint", true))
     .addOption(booleanFlag("--allow-cpu-metrics", "export host CPU utilization and memory (nv_cpu_*)", true))
     .addOption(booleanFlag("--allow-gpu-metrics", "export GPU utilization and memory (nv_gpu_*) read with nvidia-smi", true))
+    .addOption(booleanFlag("--allow-software-gpu", "without an NVIDIA GPU, count a software WebGPU adapter (Mesa's lavapipe) as GPU 0 for KIND_GPU/KIND_AUTO", false))
     .option("--metrics-interval-ms <ms>", "how often CPU and GPU metrics are sampled (at least 100)", parseInteger(100), 2000)
     .addOption(booleanFlag("--strict-readiness", "ready only when every model is ready (else: when the server responds)", true))
     .addOption(booleanFlag("--exit-on-error", "exit when a model fails to load at startup", true))

@@ -24,6 +24,8 @@ export interface ServerOptions extends NetworkOptions {
   readonly allowMetrics: boolean;
   readonly allowCpuMetrics: boolean;
   readonly allowGpuMetrics: boolean;
+  /** Whether KIND_GPU and KIND_AUTO may use a software WebGPU adapter (Mesa's lavapipe) where no NVIDIA GPU is. */
+  readonly allowSoftwareGpu: boolean;
   readonly metricsIntervalMs: number;
   readonly strictReadiness: boolean;
   readonly exitOnError: boolean;
@@ -150,6 +152,7 @@ function optionsFrom(o: ServerOptionValues, secrets: SecretSources | undefined):
     metricsAddress: o.metricsAddress, metricsPort: o.metricsPort,
     allowHttp: o.allowHttp, allowGrpc: o.allowGrpc, allowMetrics: o.allowMetrics,
     allowCpuMetrics: o.allowCpuMetrics, allowGpuMetrics: o.allowGpuMetrics,
+    allowSoftwareGpu: o.allowSoftwareGpu,
     metricsIntervalMs: o.metricsIntervalMs,
     strictReadiness: o.strictReadiness,
     exitOnError: o.exitOnError,

@@ -13,6 +13,7 @@ import { buildSimpleModel } from "./models/simple-model";
 import { buildTextGeneratorModel } from "./models/text-generator-model";
 import { buildTextWordsModel } from "./models/text-words-model";
 import { STAMP_FILE_NAME } from "../../common/example-repository-stamp";
+import { typeScriptCompilerInstalled } from "./compile-typescript-model";
 
 /** The seed of the example repository that `npm run models` and `npm start` build. */
 export const DEFAULT_EXAMPLE_SEED = 20_240_601;
@@ -45,6 +46,8 @@ interface ResolvedBuildOptions {
   readonly gpu: boolean;
   readonly sharedDataDir: string;
   readonly hasImageClassifierSources: boolean;
+  /** Whether the TypeScript models can be built: `typescript` is a devDependency. */
+  readonly typeScriptModels: boolean;
 }
 
 function resolveBuildOptions(options: BuildExampleRepositoryOptions): ResolvedBuildOptions {
@@ -55,6 +58,7 @@ function resolveBuildOptions(options: BuildExampleRepositoryOptions): ResolvedBu
     gpu: options.gpu === true,
     sharedDataDir,
     hasImageClassifierSources: existsSync(sources.model) && existsSync(sources.labels),
+    typeScriptModels: typeScriptCompilerInstalled(),
   };
 }
 
@@ -64,6 +68,10 @@ function* exampleModels(options: ResolvedBuildOptions, log: (line: string) => vo
   yield* buildIdentityModels();
   yield buildMlpModel(options.seed);
   yield buildResnet50Model(options.seed);
+  if (!options.typeScriptModels) {
+    log("example repository: leaving out the TypeScript models (text_generator, text_words, image_classifier): the typescript package is not installed (production dependencies only)");
+    return;
+  }
   yield buildTextGeneratorModel(PACKAGE_ROOT);
   yield buildTextWordsModel(PACKAGE_ROOT);
   if (options.hasImageClassifierSources) {
@@ -80,7 +88,7 @@ function stampOf(options: ResolvedBuildOptions): string {
     const file = path.join(entry.parentPath, entry.name);
     hash.update(path.relative(builderDir, file)).update(readFileSync(file));
   }
-  hash.update(`seed=${options.seed};gpu=${options.gpu};image_classifier=${options.hasImageClassifierSources}`);
+  hash.update(`seed=${options.seed};gpu=${options.gpu};image_classifier=${options.hasImageClassifierSources};typescript_models=${options.typeScriptModels}`);
   return hash.digest("hex");
 }
 
