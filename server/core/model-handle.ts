@@ -102,6 +102,11 @@ export class ModelHandle {
     return this.#model.placements.length;
   }
 
+  /** Instances executing now. */
+  busyInstances(): number {
+    return this.#model.pool.busyCount;
+  }
+
   /** Whether responses share their outputs with the response cache (a caller that changes them must copy). */
   get sharesOutputs(): boolean {
     return this.#context.cacheFor(this.#model) !== undefined;

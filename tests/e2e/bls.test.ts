@@ -42,6 +42,7 @@ describe("TypeScript models calling other models (BLS)", () => {
     writeCallerModel(repository, { name: "pong" });
     writeCallerModel(repository, { name: "impatient", parameters: { execution_timeout_ms: "200" } });
     writeCallerModel(repository, { name: "mortal" });
+    writeCallerModel(repository, { name: "twin", count: 2, dynamicBatching: false });
     server = await startServer({
       repository, services: ["http", "grpc", "metrics"], args: ["--model-call-max-depth", "2", "--instance-restart-backoff-ms", "10"],
     });
@@ -182,6 +183,23 @@ describe("TypeScript models calling other models (BLS)", () => {
         kind: "error", code: "UNAVAILABLE",
         message: "recursive: recursive: recursive: model call 'recursive' -> 'recursive' -> 'recursive' -> 'recursive' refused: it would nest 3 model calls, beyond the maximum of 2 (--model-call-max-depth)",
       });
+    });
+
+    it("that closes a cycle of waits across requests: two instances of a model calling itself, one request each, never hang", async () => {
+      // Whether both requests hold an instance when they call depends on timing: then the second call is refused, else
+      // both run; never do both wait for each other until the client gives up.
+      for (let round = 0; round < 5; round++) {
+        const results = await Promise.all([1, 2].map((value) => infer("twin", [value], { route: "twin" })));
+        const refused = results.filter((result) => result.kind === "error");
+        expect(refused.length).toBeLessThanOrEqual(1);
+        for (const result of refused) {
+          expect(result).toEqual({
+            kind: "error", code: "UNAVAILABLE",
+            message: "twin: model call 'twin' -> 'twin' refused: all 2 instances of 'twin' version 1 are held by executions that wait, in a cycle with this one, on model calls that cannot run",
+          });
+        }
+        expect(results.filter((result) => result.kind === "ok")).toHaveLength(2 - refused.length);
+      }
     });
 
     it("into a model whose every instance waits on the call", async () => {

@@ -52,7 +52,7 @@ export async function executeItems(
     return { assembledNs, endNs: process.hrtime.bigint(), backend: result, results: splitBatch(result.outputs, requests, signature) };
   }
   const requests: BackendRequest[] = [];
-  for (const item of items) requests.push(await backendRequest(item, signature, callerFor));
+  for (const item of items) requests.push(await backendRequest(item, signature, instance, callerFor));
   const assembledNs = process.hrtime.bigint();
   const result = await instance.executeRequests(requests);
   // Decoupled: the responses went to the sinks; the execution returning frees the instance and nothing more.
@@ -65,12 +65,14 @@ export async function executeItems(
 }
 
 /** One item as its own request to the backend. */
-async function backendRequest(item: ExecutionItem, signature: BatchSignature, callerFor?: (origin: CallOrigin) => ModelCaller): Promise<BackendRequest> {
+async function backendRequest(
+  item: ExecutionItem, signature: BatchSignature, instance: BackendInstance, callerFor?: (origin: CallOrigin) => ModelCaller,
+): Promise<BackendRequest> {
   return {
     inputs: await assembleBatch([item.request], signature), parameters: userParameters(item.parameters),
     requestedOutputs: item.request.outputs.map((output) => output.name),
     responder: item.sink === undefined ? undefined : responderFor(item.request, item.sink, signature),
-    caller: callerFor?.({ chain: item.chain, signal: item.signal, trace: item.trace }),
+    caller: callerFor?.({ holder: instance, chain: item.chain, signal: item.signal, trace: item.trace }),
   };
 }
 
@@ -91,7 +93,7 @@ export async function executeEachItem(
 ): Promise<EachOutcome[]> {
   const groupStartNs = process.hrtime.bigint();
   const executions: BackendRequest[][] = [];
-  for (const item of items) executions.push([await backendRequest(item, signature, callerFor)]);
+  for (const item of items) executions.push([await backendRequest(item, signature, instance, callerFor)]);
   const assembledNs = process.hrtime.bigint();
   const results = await instance.executeEach!(executions);
   const groupEndNs = process.hrtime.bigint();

@@ -5,12 +5,15 @@ import { Cancellation } from "../request/cancellation";
 import type { CallLink, CancellationSignal, InferenceTrace, InferRequest, InferResponse } from "../request/inference-request";
 import type { StreamListener } from "../request/response-stream";
 import type { Tensor } from "../request/tensor";
+import { type CallWait, CallWaits } from "./call-waits";
 
 /** Triton's python backend has no bound; this one keeps a model that calls itself from exhausting the server. */
 export const DEFAULT_MAX_CALL_DEPTH = 8;
 
 /** What a request a model serves passes on to the calls the model makes while serving it. */
 export interface CallOrigin {
+  /** The instance executing the request: held until the calls it makes answer. */
+  readonly holder?: object;
   /** The executions waiting, outermost first, on the request (empty for a client's request). */
   readonly chain: readonly CallLink[] | undefined;
   readonly signal: CancellationSignal | undefined;
@@ -27,6 +30,8 @@ export interface Callee {
   readonly sharesOutputs: boolean;
   /** Whether it answers with a stream of responses (`model_transaction_policy { decoupled: true }`). */
   readonly decoupled: boolean;
+  /** Its instances executing now. */
+  busyInstances(): number;
   infer(request: InferRequest): Promise<InferResponse>;
   /** Never throws; the last response is marked final. */
   stream(request: InferRequest, listener: StreamListener): void;
@@ -64,6 +69,7 @@ function describeChain(chain: readonly CallLink[]): string {
 export class ModelCalls {
   readonly #host: ModelCallHost;
   readonly #maxDepth: number;
+  readonly #waits = new CallWaits();
 
   constructor(host: ModelCallHost, maxDepth = DEFAULT_MAX_CALL_DEPTH) {
     this.#host = host;
@@ -72,6 +78,7 @@ export class ModelCalls {
 
   /** The caller a request of `self` hands its model: its calls are made on that request's behalf. */
   callerFor(origin: CallOrigin, self: CallLink): ModelCaller {
+    if (origin.holder !== undefined) this.#waits.started(origin.chain, origin.holder);
     const chain = (): readonly CallLink[] => [...(origin.chain ?? []), self];
     return {
       infer: (call) => this.#infer(chain(), origin, call),
@@ -81,8 +88,10 @@ export class ModelCalls {
 
   async #infer(chain: readonly CallLink[], origin: CallOrigin, call: ModelCall): Promise<ModelCallResult> {
     const { signal, release } = linkedSignal([origin.signal, call.signal]);
+    let wait: CallWait | undefined;
     try {
       const { callee, request } = this.#request(chain, origin, call, signal);
+      wait = this.#wait(chain, origin, callee);
       if (callee.decoupled) {
         throw new InferenceError("UNSUPPORTED", `model '${callee.name}' is decoupled (model_transaction_policy { decoupled: true }): call it with context.inferStream(), which yields its responses as they come`);
       }
@@ -91,13 +100,16 @@ export class ModelCalls {
       return errorResult(error);
     } finally {
       release();
+      if (wait !== undefined) this.#waits.end(wait);
     }
   }
 
   async #stream(chain: readonly CallLink[], origin: CallOrigin, call: ModelCall, listener: (event: ModelCallStreamEvent) => void): Promise<void> {
     const { signal, release } = linkedSignal([origin.signal, call.signal]);
+    let wait: CallWait | undefined;
     try {
       const { callee, request } = this.#request(chain, origin, call, signal);
+      wait = this.#wait(chain, origin, callee);
       await new Promise<void>((resolve) => callee.stream(request, ({ response, final }) => {
         const result = response === undefined ? undefined : response instanceof InferenceError ? errorResult(response) : resultOf(callee, response);
         try {
@@ -110,6 +122,7 @@ export class ModelCalls {
       listener({ result: errorResult(error), final: true });
     } finally {
       release();
+      if (wait !== undefined) this.#waits.end(wait);
     }
   }
 
@@ -128,6 +141,23 @@ export class ModelCalls {
         outputs: call.outputs?.map((name) => ({ name })), signal, trace: origin.trace?.child(), chain,
       },
     };
+  }
+
+  /**
+   * Records that the calling instance now waits on this call, unless the call could never run: then it is refused
+   * (UNAVAILABLE), as Triton's users would otherwise see the request hang until their client gives up.
+   */
+  #wait(chain: readonly CallLink[], origin: CallOrigin, callee: Callee): CallWait | undefined {
+    const self = chain[chain.length - 1];
+    if (origin.holder === undefined || self === undefined) return undefined;
+    const target = { key: `${callee.name}@${callee.version}`, instanceCount: callee.instanceCount, busyInstances: () => callee.busyInstances() };
+    const wait = this.#waits.begin(origin.holder, `${self.modelName}@${self.modelVersion}`, target, chain);
+    if (!this.#waits.wouldDeadlock(wait)) return wait;
+    this.#waits.end(wait);
+    throw new InferenceError(
+      "UNAVAILABLE",
+      `model call ${describeChain(chain)} -> '${callee.name}' refused: all ${callee.instanceCount} instances of '${callee.name}' version ${callee.version} are held by executions that wait, in a cycle with this one, on model calls that cannot run`,
+    );
   }
 
   #refuseDeadlock(chain: readonly CallLink[], callee: Callee): void {

@@ -29,7 +29,7 @@ function echoHost(callees: Readonly<Record<string, Partial<Callee>>>, gate?: Pro
     model: (modelName: string): Callee => {
       const callee = callees[modelName];
       if (callee === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${modelName}' is not found`);
-      return { name: modelName, version: "1", instanceCount: 1, sharesOutputs: false, decoupled: false, infer, stream, ...callee };
+      return { name: modelName, version: "1", instanceCount: 1, sharesOutputs: false, decoupled: false, busyInstances: () => 0, infer, stream, ...callee };
     },
   };
   return { host, requests };
