@@ -8,6 +8,7 @@ import {
   decodeOnnxModel, encodeOnnxModel, imageTensor, modelInputs, OptimizeError, parseOptimizeOptions, prepareFloat32, runInferenceOptimize,
   type OnnxModel, type OptimizeOptions,
 } from "../../../tools/optimize/index";
+import { parseModelConfigText } from "../../../server/core/index";
 import { SHARED_DATA } from "../../helpers/server-process";
 import { convModel, randomValues } from "./onnx-test-models";
 
@@ -66,7 +67,10 @@ describe("inference-optimize on SqueezeNet 1.1 (the shared FP16 model, widened t
     const config = readFileSync(path.join(outDir, "squeezenet_fp16", "config.pbtxt"), "utf8");
     expect(config).toContain('name: "squeezenet_fp16"');
     expect(config).toMatch(/name: "data_0"\s+data_type: TYPE_FP32/);
-    expect(readFileSync(path.join(outDir, "squeezenet_int8", "configs", "t4.pbtxt"), "utf8")).toContain('value: "INT8"');
+    // The T4 alternative is a configuration the server reads: the TensorRT provider at INT8, on a GPU instance.
+    const t4 = parseModelConfigText(readFileSync(path.join(outDir, "squeezenet_int8", "configs", "t4.pbtxt"), "utf8"), "t4.pbtxt");
+    expect(t4.optimization?.execution_accelerators?.gpu_execution_accelerator[0]).toMatchObject({ name: "tensorrt", parameters: { precision_mode: "INT8" } });
+    expect(t4.instance_group[0]?.kind).toBe("KIND_GPU");
     expect(readFileSync(path.join(outDir, "squeezenet_fp16", "configs", "t4.pbtxt"), "utf8")).toContain('value: "FP16"');
   });
 });
