@@ -19,6 +19,8 @@ export interface OptimizeOptions {
   readonly preprocess: ImagePreprocess;
   readonly calibrateMethod: CalibrationMethod;
   readonly percentile: number;
+  /** Histogram bins for Percentile/Entropy; undefined: ONNX Runtime's default for the method. */
+  readonly histogramBins: number | undefined;
   readonly activationType: QuantType;
   readonly perChannel: boolean;
   readonly speed: boolean;
@@ -61,8 +63,9 @@ function program(): Command {
     .option("--validation-data <dir>", "images or tensor files the accuracy is measured on (default: the calibration data)")
     .option("--max-samples <n>", "use at most this many files of each data folder", positiveInteger, 200)
     .addOption(new Option("--preprocess <kind>", "how images become input tensors").choices(IMAGE_PREPROCESSES).default("unit"))
-    .addOption(new Option("--calibrate-method <method>", "activation ranges from").choices(["minmax", "percentile"]).default("minmax"))
+    .addOption(new Option("--calibrate-method <method>", "activation ranges from").choices(["minmax", "percentile", "entropy"]).default("minmax"))
     .option("--percentile <p>", "percentile method: share of values kept, in percent", percentileValue, 99.999)
+    .option("--histogram-bins <n>", "percentile and entropy methods: histogram bins (default: ONNX Runtime's, 2048 and 128)", positiveInteger)
     .addOption(new Option("--activation-type <type>", "int8: activation type").choices(["uint8", "int8"]).default("uint8"))
     .option("--no-per-channel", "int8: one weight scale per tensor instead of per output channel")
     .option("--no-speed", "skip the served A/B speed measurement")
@@ -81,7 +84,7 @@ export function parseOptimizeOptions(argv: readonly string[]): OptimizeOptions {
   const o = command.opts<{
     model: string; precision: Precision[]; out: string; name?: string; keepIoTypes: boolean; calibrationData?: string;
     validationData?: string; maxSamples: number; preprocess: ImagePreprocess; calibrateMethod: CalibrationMethod; percentile: number;
-    activationType: QuantType; perChannel: boolean; speed: boolean; concurrency: number[]; rounds: number; warmupMs: number;
+    histogramBins?: number; activationType: QuantType; perChannel: boolean; speed: boolean; concurrency: number[]; rounds: number; warmupMs: number;
     measurementMs: number; reportDir: string;
   }>();
   if (o.precision.includes("int8") && o.calibrationData === undefined) {
@@ -90,7 +93,7 @@ export function parseOptimizeOptions(argv: readonly string[]): OptimizeOptions {
   return {
     model: o.model, name: o.name, precisions: [...new Set(o.precision)], outDir: path.resolve(o.out), keepIoTypes: o.keepIoTypes,
     calibrationData: o.calibrationData, validationData: o.validationData ?? o.calibrationData, maxSamples: o.maxSamples,
-    preprocess: o.preprocess, calibrateMethod: o.calibrateMethod, percentile: o.percentile, activationType: o.activationType,
+    preprocess: o.preprocess, calibrateMethod: o.calibrateMethod, percentile: o.percentile, histogramBins: o.histogramBins, activationType: o.activationType,
     perChannel: o.perChannel, speed: o.speed, concurrencies: o.concurrency, rounds: o.rounds, warmupMs: o.warmupMs,
     measurementMs: o.measurementMs, reportDir: path.resolve(o.reportDir),
   };

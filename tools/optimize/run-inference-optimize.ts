@@ -36,7 +36,7 @@ async function makeVariant(precision: Precision, fp32: OnnxModel, options: Optim
     case "int8": {
       const input = modelInputs(fp32)[0]!;
       return int8Variant(fp32, {
-        calibration: { method: options.calibrateMethod, percentile: options.percentile },
+        calibration: { method: options.calibrateMethod, percentile: options.percentile, bins: options.histogramBins },
         samples: () => calibration.map((sample) => sampleFeeds(sample, input)),
         activationType: options.activationType,
         perChannel: options.perChannel,

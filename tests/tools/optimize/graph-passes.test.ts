@@ -6,6 +6,7 @@ import { quantizeDynamic } from "../../../tools/optimize/dynamic-quantizer";
 import { float16ToFloat32 } from "../../../tools/optimize/float16-to-float32";
 import { float32ToFloat16 } from "../../../tools/optimize/float32-to-float16";
 import { foldBatchNormIntoConv } from "../../../tools/optimize/fold-batch-norm";
+import { EntropyHistogram } from "../../../tools/optimize/entropy-histogram";
 import { HistogramCollector } from "../../../tools/optimize/histogram";
 import { DATA_TYPE, decodeOnnxModel } from "../../../tools/optimize/onnx-model";
 import { upgradeToQdqOpset } from "../../../tools/optimize/upgrade-opset";
@@ -132,5 +133,31 @@ describe("HistogramCollector (percentile calibration)", () => {
     const wide = histogram.percentileRange(100, { min: 0, max: 150 }).max;
     expect(wide).toBeGreaterThan(149);
     expect(wide).toBeLessThanOrEqual(150);
+  });
+});
+
+describe("EntropyHistogram (entropy calibration)", () => {
+  const random = new SeededRandom(5);
+  // A bell of 20,000 values in [-1, 1] (sum of 4 uniforms, scaled) and one outlier at 4.
+  const values = Float32Array.from({ length: 20_000 }, () => (random.nextFloat() + random.nextFloat() + random.nextFloat() + random.nextFloat() - 2) / 2);
+  const withOutlier = Float32Array.of(...values, 4);
+
+  it("with ONNX Runtime's default 128 bins has one candidate window: the whole range seen", () => {
+    const histogram = new EntropyHistogram(128, 128);
+    histogram.collect(withOutlier);
+    const range = histogram.entropyRange();
+    expect(range.max).toBe(4);
+    expect(range.min).toBe(Math.min(...values));
+  });
+
+  it("with 2048 bins clips the outlier and keeps the bell", () => {
+    const histogram = new EntropyHistogram(2048, 128);
+    histogram.collect(values.subarray(0, 10_000));
+    // The second sample is wider: bins of the same width are added on both sides.
+    histogram.collect(withOutlier.subarray(10_000));
+    const range = histogram.entropyRange();
+    expect(range.max).toBeLessThan(2);
+    expect(range.max).toBeGreaterThan(0.5);
+    expect(range.min).toBeLessThan(-0.5);
   });
 });

@@ -23,7 +23,7 @@ const COFFEE_MUG = 504;
 function options(overrides: Partial<OptimizeOptions> & Pick<OptimizeOptions, "model" | "outDir" | "precisions">): OptimizeOptions {
   return {
     name: undefined, keepIoTypes: false, calibrationData: undefined, validationData: undefined, maxSamples: 50, preprocess: "unit",
-    calibrateMethod: "minmax", percentile: 99.999, activationType: "uint8", perChannel: true, speed: false, concurrencies: [1],
+    calibrateMethod: "minmax", percentile: 99.999, histogramBins: undefined, activationType: "uint8", perChannel: true, speed: false, concurrencies: [1],
     rounds: 1, warmupMs: 100, measurementMs: 300, reportDir: path.join(workDir, "report"), ...overrides,
   };
 }
