@@ -12,6 +12,8 @@ export interface AccuracySummary {
   readonly top5Agreement: number;
   readonly maxAbsDiff: number;
   readonly meanAbsDiff: number;
+  /** Against ground truth, where `--labels` names the class of some samples: top-1 accuracy of each model. */
+  readonly labelled?: { readonly samples: number; readonly referenceTop1: number; readonly variantTop1: number };
   /** Per sample: the file and the two top-1 classes. */
   readonly perSample: readonly { readonly file: string; readonly referenceTop1: number; readonly variantTop1: number }[];
 }
@@ -40,8 +42,26 @@ export async function firstOutputs(model: OnnxModel, samples: readonly DataSampl
   }
 }
 
-/** Compares the variant's outputs with the reference's, sample by sample. */
-export function compareOutputs(reference: readonly Float32Array[], variant: readonly Float32Array[], files: readonly string[]): AccuracySummary {
+/**
+ * Reads a labels file: one `<file name> <class index>` per line (blank lines and `#` comments skipped), the file
+ * name as in the validation folder.
+ */
+export function parseLabels(text: string): Map<string, number> {
+  const labels = new Map<string, number>();
+  text.split("\n").forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const match = /^(.+?)\s+(\d+)$/.exec(line);
+    if (match === null) throw new Error(`labels line ${index + 1}: expected '<file name> <class index>', got '${line}'`);
+    labels.set(match[1]!, Number(match[2]));
+  });
+  return labels;
+}
+
+/** Compares the variant's outputs with the reference's, sample by sample, and with the labels where there are any. */
+export function compareOutputs(
+  reference: readonly Float32Array[], variant: readonly Float32Array[], files: readonly string[], labels: ReadonlyMap<string, number> = new Map(),
+): AccuracySummary {
   let top1 = 0;
   let top5 = 0;
   let maxAbsDiff = 0;
@@ -61,8 +81,12 @@ export function compareOutputs(reference: readonly Float32Array[], variant: read
     if (variantTop5.includes(referenceTop1)) top5++;
     return { file: files[index] ?? "", referenceTop1, variantTop1: variantTop5[0]! };
   });
+  const withLabel = perSample.filter((sample) => labels.has(sample.file));
+  const correct = (pick: (sample: (typeof perSample)[number]) => number): number =>
+    withLabel.filter((sample) => pick(sample) === labels.get(sample.file)).length / withLabel.length;
   return {
     samples: reference.length, top1Agreement: top1 / reference.length, top5Agreement: top5 / reference.length,
     maxAbsDiff, meanAbsDiff: count === 0 ? 0 : sum / count, perSample,
+    ...(withLabel.length === 0 ? {} : { labelled: { samples: withLabel.length, referenceTop1: correct((s) => s.referenceTop1), variantTop1: correct((s) => s.variantTop1) } }),
   };
 }

@@ -15,6 +15,8 @@ export interface OptimizeOptions {
   readonly keepIoTypes: boolean;
   readonly calibrationData: string | undefined;
   readonly validationData: string | undefined;
+  /** A labels file for the validation data (`<file name> <class index>` per line): accuracy against ground truth. */
+  readonly labels: string | undefined;
   readonly maxSamples: number;
   readonly preprocess: ImagePreprocess;
   readonly calibrateMethod: CalibrationMethod;
@@ -61,6 +63,7 @@ function program(): Command {
     .option("--keep-io-types", "fp16: keep FP32 inputs and outputs (Cast at the edges) instead of FP16 I/O", false)
     .option("--calibration-data <dir>", "images or tensor files (.pb TensorProto, .raw float32) for INT8 calibration")
     .option("--validation-data <dir>", "images or tensor files the accuracy is measured on (default: the calibration data)")
+    .option("--labels <file>", "ground truth for the validation data: one '<file name> <class index>' per line")
     .option("--max-samples <n>", "use at most this many files of each data folder", positiveInteger, 200)
     .addOption(new Option("--preprocess <kind>", "how images become input tensors").choices(IMAGE_PREPROCESSES).default("unit"))
     .addOption(new Option("--calibrate-method <method>", "activation ranges from").choices(["minmax", "percentile", "entropy"]).default("minmax"))
@@ -83,7 +86,7 @@ export function parseOptimizeOptions(argv: readonly string[]): OptimizeOptions {
   const command = program().parse([...argv], { from: "user" });
   const o = command.opts<{
     model: string; precision: Precision[]; out: string; name?: string; keepIoTypes: boolean; calibrationData?: string;
-    validationData?: string; maxSamples: number; preprocess: ImagePreprocess; calibrateMethod: CalibrationMethod; percentile: number;
+    validationData?: string; labels?: string; maxSamples: number; preprocess: ImagePreprocess; calibrateMethod: CalibrationMethod; percentile: number;
     histogramBins?: number; activationType: QuantType; perChannel: boolean; speed: boolean; concurrency: number[]; rounds: number; warmupMs: number;
     measurementMs: number; reportDir: string;
   }>();
@@ -92,7 +95,7 @@ export function parseOptimizeOptions(argv: readonly string[]): OptimizeOptions {
   }
   return {
     model: o.model, name: o.name, precisions: [...new Set(o.precision)], outDir: path.resolve(o.out), keepIoTypes: o.keepIoTypes,
-    calibrationData: o.calibrationData, validationData: o.validationData ?? o.calibrationData, maxSamples: o.maxSamples,
+    calibrationData: o.calibrationData, validationData: o.validationData ?? o.calibrationData, labels: o.labels, maxSamples: o.maxSamples,
     preprocess: o.preprocess, calibrateMethod: o.calibrateMethod, percentile: o.percentile, histogramBins: o.histogramBins, activationType: o.activationType,
     perChannel: o.perChannel, speed: o.speed, concurrencies: o.concurrency, rounds: o.rounds, warmupMs: o.warmupMs,
     measurementMs: o.measurementMs, reportDir: path.resolve(o.reportDir),

@@ -12,7 +12,7 @@ export interface VariantResult {
 }
 
 const HEADER = [
-  "variant", "top-1 agree", "top-5 agree", "max |diff|", "mean |diff|",
+  "variant", "top-1 agree", "top-5 agree", "max |diff|", "mean |diff|", "top-1 acc (FP32)",
   "best conc.", "infer/s", "p99 ms", "FP32 infer/s", "FP32 p99 ms", "x FP32 (median, min-max)",
 ];
 
@@ -27,6 +27,7 @@ export function reportRows(results: readonly VariantResult[]): string[][] {
       accuracy ? percent(accuracy.top5Agreement) : "-",
       accuracy ? accuracy.maxAbsDiff.toExponential(2) : "-",
       accuracy ? accuracy.meanAbsDiff.toExponential(2) : "-",
+      accuracy?.labelled ? `${percent(accuracy.labelled.variantTop1)} (${percent(accuracy.labelled.referenceTop1)}) of ${accuracy.labelled.samples}` : "-",
       best ? String(best.concurrency) : "-",
       best ? best.variant.throughput.toFixed(1) : "-",
       best ? best.variant.p99Ms.toFixed(1) : "-",

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { compareOutputs, firstOutputs, type AccuracySummary } from "./accuracy";
+import { compareOutputs, firstOutputs, parseLabels, type AccuracySummary } from "./accuracy";
 import { loadSamples, modelInputs, sampleFeeds, type DataSample } from "./calibration-data";
 import { readModelSource } from "./model-source";
 import type { OnnxModel } from "./onnx-model";
@@ -64,6 +64,7 @@ export async function runInferenceOptimize(options: OptimizeOptions, streams: Op
   const validation = options.validationData === undefined ? [] : options.validationData === options.calibrationData
     ? calibration : await loadSamples(options.validationData, fp32, options.preprocess, options.maxSamples);
   const reference = validation.length > 0 ? await firstOutputs(fp32, validation) : [];
+  const labels = options.labels === undefined ? new Map<string, number>() : parseLabels(await readFile(options.labels, "utf8"));
 
   const variants: (WrittenVariant & { precision: Precision; model: OnnxModel })[] = [];
   for (const precision of options.precisions) {
@@ -76,7 +77,7 @@ export async function runInferenceOptimize(options: OptimizeOptions, streams: Op
   }
 
   const accuracyOf = async (model: OnnxModel): Promise<AccuracySummary | undefined> =>
-    validation.length === 0 ? undefined : compareOutputs(reference, await firstOutputs(model, validation), validation.map((s) => path.basename(s.file)));
+    validation.length === 0 ? undefined : compareOutputs(reference, await firstOutputs(model, validation), validation.map((s) => path.basename(s.file)), labels);
 
   const results: VariantResult[] = [];
   const baselineRepository = options.speed ? await mkdtemp(path.join(os.tmpdir(), "inference-optimize-fp32-")) : undefined;

@@ -22,7 +22,7 @@ const COFFEE_MUG = 504;
 
 function options(overrides: Partial<OptimizeOptions> & Pick<OptimizeOptions, "model" | "outDir" | "precisions">): OptimizeOptions {
   return {
-    name: undefined, keepIoTypes: false, calibrationData: undefined, validationData: undefined, maxSamples: 50, preprocess: "unit",
+    name: undefined, keepIoTypes: false, calibrationData: undefined, validationData: undefined, labels: undefined, maxSamples: 50, preprocess: "unit",
     calibrateMethod: "minmax", percentile: 99.999, histogramBins: undefined, activationType: "uint8", perChannel: true, speed: false, concurrencies: [1],
     rounds: 1, warmupMs: 100, measurementMs: 300, reportDir: path.join(workDir, "report"), ...overrides,
   };
@@ -44,12 +44,18 @@ function maxAbsDiff(a: Float32Array, b: Float32Array): number {
 describe("inference-optimize on SqueezeNet 1.1 (the shared FP16 model, widened to FP32)", () => {
   it("writes FP16 and INT8 Triton models that classify mug.jpg as the FP32 model does", async () => {
     const outDir = path.join(workDir, "squeezenet");
+    // The shared data README's expected classes: mug 504, kitten 281, fish 0 (and image.jpg's 977, SANDBAR).
+    const labels = path.join(workDir, "labels.txt");
+    writeFileSync(labels, "# file class\nmug.jpg 504\nkitten_224.png 281\nfish.png 0\nimage.jpg 977\n");
     const output = await runInferenceOptimize(options({
       model: SQUEEZENET, name: "squeezenet", outDir, precisions: ["fp16", "int8"], keepIoTypes: true,
-      calibrationData: IMAGES, validationData: IMAGES, preprocess: "caffe-bgr",
+      calibrationData: IMAGES, validationData: IMAGES, preprocess: "caffe-bgr", labels,
     }), quiet);
     expect(output.variants.map((v) => v.name)).toEqual(["squeezenet_fp16", "squeezenet_int8"]);
-    for (const result of output.results) expect(result.accuracy!.top1Agreement).toBe(1);
+    for (const result of output.results) {
+      expect(result.accuracy!.top1Agreement).toBe(1);
+      expect(result.accuracy!.labelled).toEqual({ samples: 4, referenceTop1: 1, variantTop1: 1 });
+    }
 
     const fp32 = prepareFloat32(decodeOnnxModel(readFileSync(SQUEEZENET)));
     const mug = await imageTensor(path.join(IMAGES, "mug.jpg"), modelInputs(fp32)[0]!, "caffe-bgr");
