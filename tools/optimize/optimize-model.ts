@@ -31,11 +31,13 @@ export interface Int8Settings {
   readonly samples: () => Iterable<CalibrationSample>;
   readonly activationType: QuantType;
   readonly perChannel: boolean;
+  /** Nodes (by name) to leave in float. */
+  readonly nodesToExclude?: readonly string[];
 }
 
-/** FP16 variant of a prepared FP32 model. */
-export function float16Variant(fp32: OnnxModel, keepIoTypes: boolean): OnnxModel {
-  return float32ToFloat16(fp32, { keepIoTypes });
+/** FP16 variant of a prepared FP32 model; `opBlockList` replaces the default list of operators kept in FP32. */
+export function float16Variant(fp32: OnnxModel, keepIoTypes: boolean, opBlockList?: readonly string[]): OnnxModel {
+  return float32ToFloat16(fp32, opBlockList === undefined ? { keepIoTypes } : { keepIoTypes, opBlockList });
 }
 
 /** Statically quantized QDQ variant: opset 13, calibrate the activations on the samples, insert QDQ. */
@@ -43,7 +45,9 @@ export async function int8Variant(fp32: OnnxModel, settings: Int8Settings): Prom
   const model = upgradeToQdqOpset(fp32);
   const tensors = activationsToCalibrate(model);
   const ranges = await calibrateRanges(model, tensors, settings.samples(), settings.calibration);
-  return quantizeQdq(model, ranges, { activationType: settings.activationType, perChannel: settings.perChannel });
+  return quantizeQdq(model, ranges, {
+    activationType: settings.activationType, perChannel: settings.perChannel, nodesToExclude: settings.nodesToExclude ?? [],
+  });
 }
 
 /** Dynamically quantized variant (MatMul/Gemm weights INT8, activations quantized per request). */

@@ -25,6 +25,10 @@ export interface OptimizeOptions {
   readonly histogramBins: number | undefined;
   readonly activationType: QuantType;
   readonly perChannel: boolean;
+  /** fp16: operators kept in FP32 instead of the default block list. */
+  readonly opBlockList: readonly string[] | undefined;
+  /** int8: nodes (by name) left in float. */
+  readonly nodesToExclude: readonly string[];
   readonly speed: boolean;
   readonly concurrencies: readonly number[];
   readonly rounds: number;
@@ -37,6 +41,10 @@ function positiveInteger(value: string): number {
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`'${value}' is not an integer >= 1`);
   return n;
+}
+
+function names(value: string): string[] {
+  return value.split(",").map((part) => part.trim()).filter((part) => part !== "");
 }
 
 function precisionList(value: string): Precision[] {
@@ -71,6 +79,8 @@ function program(): Command {
     .option("--histogram-bins <n>", "percentile and entropy methods: histogram bins (default: ONNX Runtime's, 2048 and 128)", positiveInteger)
     .addOption(new Option("--activation-type <type>", "int8: activation type").choices(["uint8", "int8"]).default("uint8"))
     .option("--no-per-channel", "int8: one weight scale per tensor instead of per output channel")
+    .option("--op-block-list <ops>", "fp16: operators kept in FP32, comma-separated (default: onnxconverter-common's DEFAULT_OP_BLOCK_LIST)", names)
+    .option("--nodes-to-exclude <names>", "int8: node names left in float, comma-separated", names, [])
     .option("--no-speed", "skip the served A/B speed measurement")
     .option("--concurrency <list>", "concurrencies the served A/B runs at, comma-separated",
       (value: string) => value.split(",").map((v) => positiveInteger(v.trim())), [1, 2])
@@ -87,7 +97,7 @@ export function parseOptimizeOptions(argv: readonly string[]): OptimizeOptions {
   const o = command.opts<{
     model: string; precision: Precision[]; out: string; name?: string; keepIoTypes: boolean; calibrationData?: string;
     validationData?: string; labels?: string; maxSamples: number; preprocess: ImagePreprocess; calibrateMethod: CalibrationMethod; percentile: number;
-    histogramBins?: number; activationType: QuantType; perChannel: boolean; speed: boolean; concurrency: number[]; rounds: number; warmupMs: number;
+    histogramBins?: number; activationType: QuantType; perChannel: boolean; opBlockList?: string[]; nodesToExclude: string[]; speed: boolean; concurrency: number[]; rounds: number; warmupMs: number;
     measurementMs: number; reportDir: string;
   }>();
   if (o.precision.includes("int8") && o.calibrationData === undefined) {
@@ -97,7 +107,7 @@ export function parseOptimizeOptions(argv: readonly string[]): OptimizeOptions {
     model: o.model, name: o.name, precisions: [...new Set(o.precision)], outDir: path.resolve(o.out), keepIoTypes: o.keepIoTypes,
     calibrationData: o.calibrationData, validationData: o.validationData ?? o.calibrationData, labels: o.labels, maxSamples: o.maxSamples,
     preprocess: o.preprocess, calibrateMethod: o.calibrateMethod, percentile: o.percentile, histogramBins: o.histogramBins, activationType: o.activationType,
-    perChannel: o.perChannel, speed: o.speed, concurrencies: o.concurrency, rounds: o.rounds, warmupMs: o.warmupMs,
+    perChannel: o.perChannel, opBlockList: o.opBlockList, nodesToExclude: o.nodesToExclude, speed: o.speed, concurrencies: o.concurrency, rounds: o.rounds, warmupMs: o.warmupMs,
     measurementMs: o.measurementMs, reportDir: path.resolve(o.reportDir),
   };
 }

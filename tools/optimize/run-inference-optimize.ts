@@ -31,7 +31,7 @@ function isInside(child: string, parent: string): boolean {
 
 async function makeVariant(precision: Precision, fp32: OnnxModel, options: OptimizeOptions, calibration: readonly DataSample[]): Promise<OnnxModel> {
   switch (precision) {
-    case "fp16": return float16Variant(fp32, options.keepIoTypes);
+    case "fp16": return float16Variant(fp32, options.keepIoTypes, options.opBlockList);
     case "int8-dynamic": return int8DynamicVariant(fp32);
     case "int8": {
       const input = modelInputs(fp32)[0]!;
@@ -40,6 +40,7 @@ async function makeVariant(precision: Precision, fp32: OnnxModel, options: Optim
         samples: () => calibration.map((sample) => sampleFeeds(sample, input)),
         activationType: options.activationType,
         perChannel: options.perChannel,
+        nodesToExclude: options.nodesToExclude,
       });
     }
   }

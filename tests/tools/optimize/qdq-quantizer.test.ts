@@ -75,6 +75,15 @@ describe("QDQ quantization of a Conv + Relu", () => {
     expect(out).toHaveLength(144);
   });
 
+  it("leaves excluded nodes in float", () => {
+    const fp32 = convModel({ batchNorm: false, seed: 5 });
+    const ranges = new Map([["X", { min: -2, max: 2 }], ["conv", { min: -1, max: 1 }], ["Y", { min: 0, max: 1 }]]);
+    const quantized = quantizeQdq(fp32, ranges, { activationType: "uint8", perChannel: true, nodesToExclude: ["conv"] });
+    const conv = quantized.graph.node.find((n) => n.op_type === "Conv")!;
+    expect(conv.input).toEqual(["X", "W", "B"]);
+    expect(quantized.graph.initializer.some((t) => t.data_type === DATA_TYPE.INT8)).toBe(false);
+  });
+
   it("refuses a model below opset 13", () => {
     const model = convModel({ batchNorm: false, seed: 1 });
     model.opset_import = [{ domain: "", version: 11 }];

@@ -23,7 +23,7 @@ const COFFEE_MUG = 504;
 function options(overrides: Partial<OptimizeOptions> & Pick<OptimizeOptions, "model" | "outDir" | "precisions">): OptimizeOptions {
   return {
     name: undefined, keepIoTypes: false, calibrationData: undefined, validationData: undefined, labels: undefined, maxSamples: 50, preprocess: "unit",
-    calibrateMethod: "minmax", percentile: 99.999, histogramBins: undefined, activationType: "uint8", perChannel: true, speed: false, concurrencies: [1],
+    calibrateMethod: "minmax", percentile: 99.999, histogramBins: undefined, activationType: "uint8", perChannel: true, opBlockList: undefined, nodesToExclude: [], speed: false, concurrencies: [1],
     rounds: 1, warmupMs: 100, measurementMs: 300, reportDir: path.join(workDir, "report"), ...overrides,
   };
 }
@@ -131,5 +131,14 @@ describe("parseOptimizeOptions", () => {
     expect(parsed.keepIoTypes).toBe(true);
     expect(parsed.perChannel).toBe(true);
     expect(parsed.concurrencies).toEqual([1, 2]);
+    expect(parsed.opBlockList).toBeUndefined();
+    expect(parsed.nodesToExclude).toEqual([]);
+  });
+
+  it("reads the block list and the nodes to exclude", () => {
+    const parsed = parseOptimizeOptions(["--model", "m.onnx", "--precision", "fp16", "--out", "o", "--op-block-list", "Softmax, TopK",
+      "--nodes-to-exclude", "conv1,fc"]);
+    expect(parsed.opBlockList).toEqual(["Softmax", "TopK"]);
+    expect(parsed.nodesToExclude).toEqual(["conv1", "fc"]);
   });
 });
