@@ -30,6 +30,20 @@ module.exports = {
     mayNotImport("server-stands-alone", "The server never imports the client or a tool: they are run beside it, not inside it.", "server", ["client", "tools"]),
     mayNotImport("client-sees-only-the-wire", "The client knows the protocol, not the server's code.", "client", ["server", "tools"]),
     {
+      name: "tracing-sees-the-core-through-its-facade",
+      comment: "Tracing implements the core's trace interface from the side (as metrics do): it imports server/core/index.ts only, and the core never imports tracing.",
+      severity: "error",
+      from: { path: "^server/tracing/" },
+      to: { path: "^server/(core/(?!index\\.ts$)|frontends/|backends/|metrics/)" },
+    },
+    {
+      name: "core-never-imports-tracing",
+      comment: "The core declares the trace interface; tracing implements it and main.ts wires them.",
+      severity: "error",
+      from: { path: "^server/core/" },
+      to: { path: "^server/tracing/" },
+    },
+    {
       name: "tools-see-the-server-through-its-facade",
       comment: "A tool may use the server's core facade (config parsing) and the published TypeScript-model contract, never the server's internals.",
       severity: "error",

@@ -12,6 +12,12 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
+      // Commander only through its typed re-export, which infers each option's type from its declaration, so that
+      // no command line goes back to reading opts() as an untyped record with casts. (typescript-eslint's rule,
+      // not ESLint's no-restricted-imports, which the layer rules below set per folder and would override.)
+      "@typescript-eslint/no-restricted-imports": ["error", { paths: [{
+        name: "commander", message: "Import @commander-js/extra-typings: the same commander, with the options' types inferred.",
+      }] }],
     },
   },
   // The data-flow arrows of docs/architecture.md: frontends and metrics see only core's facade; core
@@ -25,11 +31,21 @@ export default tseslint.config(
       ] }],
     },
   },
+  // Tracing is a side channel like metrics: it implements the core's trace interface and sees only the facade.
+  {
+    files: ["server/tracing/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [
+        { group: ["**/core/*", "!**/core/index"], message: "Tracing imports the core only through server/core/index.ts." },
+        { group: ["**/frontends/**", "**/backends/**", "**/metrics/**"], message: "Tracing never sees a frontend, a backend or metrics." },
+      ] }],
+    },
+  },
   {
     files: ["server/core/**/*.ts"],
     rules: {
       "no-restricted-imports": ["error", { patterns: [
-        { group: ["**/frontends/**", "**/metrics/**", "prom-client", "fastify", "@grpc/*", "onnxruntime-node", "**/backends/onnxruntime/**"], message: "Core never imports a frontend, metrics or a concrete backend." },
+        { group: ["**/frontends/**", "**/metrics/**", "**/tracing/**", "prom-client", "fastify", "@grpc/*", "onnxruntime-node", "**/backends/onnxruntime/**"], message: "Core never imports a frontend, metrics, tracing or a concrete backend." },
       ] }],
     },
   },

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { Command } from "commander";
+import { Command } from "@commander-js/extra-typings";
 import { knownList, positiveInteger, positiveIntegerList } from "./option-parsers";
 
 /**
@@ -11,10 +11,11 @@ import { knownList, positiveInteger, positiveIntegerList } from "./option-parser
  * built-in identity backend; streaming compares a decoupled model's streams over gRPC and /generate_stream; bls compares
  * image_classifier_bls with the ensemble and a BLS call with an HTTP request; tuned compares inference-tune's configs
  * with the shipped ones (minutes of tuning, so
- * only when asked for).
+ * only when asked for); gpu-standin measures the server at GPU rates without a GPU (a model with resnet50's I/O and
+ * next to no compute, batched to 32) against in-process ONNX Runtime, with the main thread's CPU per request.
  */
-export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "grpc-transport" | "image" | "typescript" | "streaming" | "bls" | "tuned";
-const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "grpc-transport", "image", "typescript", "streaming", "bls", "tuned"];
+export type BenchModel = "resnet50" | "simple" | "mlp" | "metrics" | "metrics-scrape" | "image-tensor" | "grpc-transport" | "image" | "typescript" | "streaming" | "bls" | "tuned" | "gpu-standin";
+const BENCH_MODELS: readonly BenchModel[] = ["resnet50", "simple", "mlp", "metrics", "metrics-scrape", "image-tensor", "grpc-transport", "image", "typescript", "streaming", "bls", "tuned", "gpu-standin"];
 const DEFAULT_BENCH_MODELS: readonly BenchModel[] = BENCH_MODELS.filter((model) => model !== "tuned");
 
 /** What `npm run bench` measures and for how long. */
@@ -60,23 +61,23 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     .exitOverride()
     .parse([...argv], { from: "user" });
   const o = command.opts();
-  const quick = o["quick"] as boolean;
-  const rounds = (o["rounds"] as number | undefined) ?? (quick ? 3 : 5);
+  const { quick } = o;
+  const rounds = o.rounds ?? (quick ? 3 : 5);
   if (rounds < 3) command.error("error: --rounds must be at least 3 (A/B alternated at least 3 times)", { exitCode: 2 });
-  const windowMs = (o["windowMs"] as number | undefined) ?? (quick ? 1000 : 5000);
+  const windowMs = o.windowMs ?? (quick ? 1000 : 5000);
   return {
     quick,
-    gpu: o["gpu"] as boolean,
-    models: o["models"] as BenchModel[],
+    gpu: o.gpu,
+    models: o.models,
     rounds,
     windowMs,
-    warmupMs: (o["warmupMs"] as number | undefined) ?? (quick ? 200 : 1000),
+    warmupMs: o.warmupMs ?? (quick ? 200 : 1000),
     calibrationWindowMs: quick ? 1000 : Math.max(1000, Math.round(windowMs / 2)),
-    resnet50Concurrency: (o["resnet50Concurrency"] as number[] | undefined) ?? (quick ? [8, 16] : [2, 4, 8, 16]),
-    resnet50BatchSizes: (o["resnet50Batch"] as number[] | undefined) ?? (quick ? [1, 8] : [1, 2, 4, 8]),
-    simpleConcurrency: o["simpleConcurrency"] as number,
-    imageConcurrency: (o["imageConcurrency"] as number[] | undefined) ?? (quick ? [4, 8] : [2, 4, 8, 16]),
-    outDir: o["out"] as string,
-    tunedDir: o["tunedDir"] === undefined ? undefined : path.resolve(o["tunedDir"] as string),
+    resnet50Concurrency: o.resnet50Concurrency ?? (quick ? [8, 16] : [2, 4, 8, 16]),
+    resnet50BatchSizes: o.resnet50Batch ?? (quick ? [1, 8] : [1, 2, 4, 8]),
+    simpleConcurrency: o.simpleConcurrency,
+    imageConcurrency: o.imageConcurrency ?? (quick ? [4, 8] : [2, 4, 8, 16]),
+    outDir: o.out,
+    tunedDir: o.tunedDir === undefined ? undefined : path.resolve(o.tunedDir),
   };
 }

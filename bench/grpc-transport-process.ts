@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { parseServerOptions } from "../server/cli/server-options";
 import { applyV8HeapSettings } from "../server/memory/v8-heap-settings";
-import { Tracer } from "../server/core/index";
+import { Tracer } from "../server/tracing/index";
 import { startGrpcServer } from "../server/frontends/grpc/grpc-server";
 import { buildHttpServer } from "../server/frontends/http/http-server";
 import { RequestBytesBudget } from "../server/frontends/request-bytes-budget";

@@ -28,6 +28,12 @@ export class MainThreadCpuPerRequest {
     return measured;
   }
 
+  /** The median ms per request measured under `label`, or undefined before any. */
+  medianMs(label: string): number | undefined {
+    const values = this.#msPerRequest.get(label);
+    return values === undefined ? undefined : summarizeRatios(values).median;
+  }
+
   /** `gRPC 0.850 (0.800-0.910) ms, HTTP binary ...`: each label's median and range over its measurements. */
   summary(): string {
     return [...this.#msPerRequest].map(([label, values]) => {

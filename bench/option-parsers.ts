@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "commander";
+import { InvalidArgumentError } from "@commander-js/extra-typings";
 
 /** Value parsers shared by the flags of `npm run bench` and `npm run stress`. */
 

@@ -7,7 +7,7 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CommanderError } from "commander";
+import { CommanderError } from "@commander-js/extra-typings";
 import { ensureExampleRepository } from "../tools/model-builder/index";
 import { findPackageRoot } from "../common/find-package-root";
 import { type ComparisonResult, medianThroughput, renderLatencyChart, writeChartReport } from "../tools/perf/index";
@@ -19,6 +19,7 @@ import { countNvidiaGpus } from "../server/backends/gpu-detection";
 import { runBatchingSuite } from "./batching-suite";
 import { runBlsSuite } from "./bls-suite";
 import { runGpuSuite } from "./gpu-suite";
+import { runGpuStandinSuite } from "./gpu-standin-suite";
 import { runGrpcTransportSuite } from "./grpc-transport-suite";
 import { runImageTensorSuite } from "./image-tensor-suite";
 import { startInferenceServerProcess } from "../tools/tune/index";
@@ -97,6 +98,7 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   if (options.models.includes("streaming")) results.push(...(await runStreamingSuite(context)));
   if (options.models.includes("bls")) results.push(...(await runBlsSuite(context)));
   if (options.models.includes("tuned")) results.push(...(await runTunedSuite(context)));
+  if (options.models.includes("gpu-standin")) results.push(...(await runGpuStandinSuite(context)));
   if (options.gpu) results.push(...(await runGpuSuite(context)));
   const lines = setupLines(context, startedAt);
   process.stdout.write(`\n${lines.join("\n")}\n\n${formatBenchTable(results)}`);

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, Option } from "commander";
+import { InvalidArgumentError, Option } from "@commander-js/extra-typings";
 
 /** Value parsers shared by the flags of the server and its tools (inference-perf, inference-tune). */
 
@@ -43,6 +43,10 @@ export function shape(value: string, previous: Map<string, number[]> = new Map()
 
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-export function booleanFlag(flag: string, description: string, defaultValue: boolean): Option {
+/**
+ * Triton's `--flag [bool]` switch. The flag is a type parameter so that the option's name (`--allow-http` ->
+ * `allowHttp`) reaches the command's inferred option types, with the value a boolean.
+ */
+export function booleanFlag<const Flag extends string>(flag: Flag, description: string, defaultValue: boolean) {
   return new Option(`${flag} [bool]`, description).argParser(parseBoolean).default(defaultValue);
 }

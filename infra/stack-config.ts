@@ -112,6 +112,14 @@ const rawStackConfigSchema = z.object({
     location: z.string().min(2).optional(),
     /** Local model repository uploaded to the bucket (built by `npm run models`), relative to the project root. */
     sourceDir: z.string().min(1).default("models"),
+    /**
+     * The models (top-level folders of sourceDir) the stack serves; only they are uploaded. Every serving pod
+     * loads each one on its GPU and is ready only when all are, so one model that fails on a T4 keeps every pod
+     * unready: name the ones you mean to serve. Unset: every model in sourceDir, unless sourceDir is the
+     * generated example repository (test models with random weights), which must be named model by model.
+     */
+    models: z.array(z.string().regex(/^[^/\\.][^/\\]*$/, "must be a model folder name")).min(1)
+      .refine((models) => new Set(models).size === models.length, "names a model twice").optional(),
   }).prefault({}),
   server: z.object({
     /** CPU the server container requests (pre/post-processing and the HTTP/gRPC frontends run on CPU). */
@@ -359,6 +367,10 @@ function crossFieldProblems(config: StackConfig, namespace: string): string[] {
     problems.push(`${key("autoscaling", "minReplicas")}: ${config.autoscaling.minReplicas} is more than maxReplicas ${config.autoscaling.maxReplicas}`);
   }
   problems.push(...loadRangeProblems(config.loadTest, key("loadTest", "range")));
+  const served = config.modelRepository.models;
+  if (config.loadTest.enabled && served !== undefined && !served.includes(config.loadTest.model)) {
+    problems.push(`${key("loadTest", "model")}: ${config.loadTest.model} is not among ${key("modelRepository", "models")} (${served.join(", ")}), so the load test would find no such model`);
+  }
   for (const continent of config.continents) {
     if (continent.bucketName.length > 63) {
       problems.push(`${key("modelRepository", "bucketName")}: bucket name ${continent.bucketName} is longer than 63 characters; set a shorter one`);
@@ -405,7 +417,7 @@ export function parseStackConfig(raw: unknown, context: { readonly stack: string
     cluster: { ...cluster, deletionProtection: cluster.deletionProtection ?? production },
     protectResources: protectResources ?? production,
     image: definedEntries({ reference: image.reference, tag: image.tag }),
-    modelRepository: { sourceDir: modelRepository.sourceDir },
+    modelRepository: { sourceDir: modelRepository.sourceDir, ...definedEntries({ models: modelRepository.models }) },
     continents: continentsOf(regions.map((region) => region.name), {
       bucketName: modelRepository.bucketName ?? `${rest.project}-${context.stack}-models`,
       ...definedEntries({ registryLocation: image.registryLocation, bucketLocation: modelRepository.location }),

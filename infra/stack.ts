@@ -7,7 +7,7 @@ import {
 import { inferenceServer, serverServiceAccountName } from "./inference-server";
 import { readMonitoringAssets } from "./monitoring-assets";
 import { Region } from "./region";
-import { continentOf, type StackConfig } from "./stack-config";
+import { continentOf, definedEntries, type StackConfig } from "./stack-config";
 
 /** The CUDA image's Dockerfile, relative to the project root. */
 const SERVER_DOCKERFILE = "server/Dockerfile.cuda";
@@ -69,7 +69,7 @@ export function createStack(config: StackConfig, sources: StackSources): StackOu
   const monitoringAssets = readMonitoringAssets(sources.dashboardsDir);
   const modelFiles = listModelRepositoryFiles(
     pathFromWorkingDirectory(path.resolve(sources.projectRoot, config.modelRepository.sourceDir)),
-    `${pulumi.getProject()}:modelRepository.sourceDir`,
+    { sourceDirKey: `${pulumi.getProject()}:modelRepository.sourceDir`, modelsKey: `${pulumi.getProject()}:modelRepository.models`, ...definedEntries({ models: config.modelRepository.models }) },
   );
   const { project, namePrefix } = config;
   const nodeTag = `${namePrefix}-node`;

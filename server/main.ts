@@ -6,16 +6,16 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { CommanderError } from "commander";
+import { CommanderError } from "@commander-js/extra-typings";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
-import { Tracer } from "./core/index";
+import { Tracer } from "./tracing/index";
 import type { ApiRestrictions } from "./frontends/api-restrictions";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";
 import { buildHttpServer } from "./frontends/http/http-server";
 import { RequestBytesBudget } from "./frontends/request-bytes-budget";
 import { SystemSharedMemory } from "./frontends/shared-memory/system-shared-memory";
-import { countNvidiaGpus } from "./backends/gpu-detection";
+import { detectGpus, hideSoftwareVulkanDrivers } from "./backends/gpu-detection";
 import { IdleCollection } from "./memory/idle-collection";
 import { applyV8HeapSettings } from "./memory/v8-heap-settings";
 import { LogSettings } from "./logging/log-settings";
@@ -53,8 +53,15 @@ async function run(options: ServerOptions): Promise<void> {
     log_verbose_level: options.logVerbose, log_format: options.logFormat,
   });
   const logger = logSettings.logger;
+  const gpus = detectGpus(options.allowSoftwareGpu);
+  if (!options.allowSoftwareGpu) hideSoftwareVulkanDrivers();
+  if (gpus.softwareAdapter !== undefined) {
+    logger.warn(`--allow-software-gpu: no NVIDIA GPU; KIND_GPU and KIND_AUTO instances run on a software WebGPU adapter (${gpus.softwareAdapter}), on the CPU`);
+  } else if (options.allowSoftwareGpu && gpus.count === 0) {
+    logger.warn("--allow-software-gpu: no NVIDIA GPU and no software Vulkan driver (Mesa's lavapipe) found; KIND_AUTO runs on CPU");
+  }
   const core = createCore(options, {
-    serverVersion: SERVER_VERSION, gpuCount: countNvidiaGpus(), log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
+    serverVersion: SERVER_VERSION, gpuCount: gpus.count, softwareGpu: gpus.softwareAdapter !== undefined, log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
   });
 
   try {

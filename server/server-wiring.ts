@@ -8,7 +8,8 @@ import { IdentityBackend } from "./backends/identity-backend";
 import { OnnxruntimeBackend } from "./backends/onnxruntime/onnxruntime-backend";
 import { TypeScriptBackend } from "./backends/typescript/typescript-backend";
 import type { ServerOptions } from "./cli/server-options";
-import { InferenceCore, type Tracer } from "./core/index";
+import { InferenceCore } from "./core/index";
+import { type Tracer } from "./tracing/index";
 import type { GrpcServerOptions } from "./frontends/grpc/grpc-server";
 import type { HttpServerOptions } from "./frontends/http/http-server";
 import type { RequestBytesBudget } from "./frontends/request-bytes-budget";
@@ -19,6 +20,8 @@ import type { LogSettings } from "./logging/log-settings";
 export interface CoreEnvironment {
   readonly serverVersion: string;
   readonly gpuCount: number;
+  /** Whether the one GPU counted is a software WebGPU adapter (`--allow-software-gpu` without an NVIDIA GPU). */
+  readonly softwareGpu?: boolean;
   readonly log: { info(message: string): void; warn(message: string): void };
 }
 
@@ -44,6 +47,7 @@ export function createCore(options: ServerOptions, environment: CoreEnvironment)
         ["onnxruntime", new OnnxruntimeBackend()], ["identity", new IdentityBackend()], ["typescript", new TypeScriptBackend()],
       ]),
       gpuCount: environment.gpuCount,
+      softwareGpu: environment.softwareGpu === true,
       cpuCount: options.cpuCount,
       defaultMaxBatchSize: options.defaultMaxBatchSize,
       intraOpThreads: options.intraOpThreads,

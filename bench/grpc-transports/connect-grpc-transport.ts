@@ -14,7 +14,7 @@ import type {
   InferParameterChoice, InferParameterMap, InferParameterMessage, InferTensorContentsMessage, ModelInferRequestMessage, ModelInferResponseMessage,
 } from "../../server/frontends/grpc/grpc-messages";
 import { grpcErrorOf } from "../../server/frontends/grpc/grpc-status";
-import { modelInfer } from "../../server/frontends/grpc/model-infer";
+import { modelInfer, modelOf } from "../../server/frontends/grpc/model-infer";
 import type { SharedFrontendParts } from "../../server/server-wiring";
 import {
   GRPCInferenceService, type InferParameter, InferParameterSchema, type InferTensorContents, type ModelInferRequest, type ModelInferResponse,
@@ -100,7 +100,8 @@ function cancellationOf(context: HandlerContext): Cancellation {
 export function connectGrpcHandler(core: InferenceCore, { sharedMemory, requestBudget }: Pick<SharedFrontendParts, "sharedMemory" | "requestBudget">): (request: Http2ServerRequest, response: Http2ServerResponse) => void {
   const infer = async (request: ModelInferRequest, cancellation: Cancellation): Promise<ModelInferResponseMessage> => {
     try {
-      return await modelInfer(core, sharedMemory, requestBudget, requestOf(request), cancellation);
+      const message = requestOf(request);
+      return await modelInfer(modelOf(core, message), sharedMemory, requestBudget, message, cancellation);
     } catch (error) {
       throw connectErrorOf(error);
     }

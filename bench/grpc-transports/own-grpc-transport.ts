@@ -13,7 +13,7 @@ import { Cancellation, type InferenceCore } from "../../server/core/index";
 import { loadGrpcServiceDefinitions } from "../../server/frontends/grpc/grpc-service-definitions";
 import type { ModelInferRequestMessage, ModelInferResponseMessage } from "../../server/frontends/grpc/grpc-messages";
 import { grpcErrorOf } from "../../server/frontends/grpc/grpc-status";
-import { modelInfer } from "../../server/frontends/grpc/model-infer";
+import { modelInfer, modelOf } from "../../server/frontends/grpc/model-infer";
 import { fieldHeader, INFER_RESPONSE_KEY, RAW_OUTPUT_CONTENTS_KEY } from "../../server/frontends/grpc/framed-infer-response";
 import { GrpcMessageAssembler } from "../../server/frontends/grpc/grpc-message-assembler";
 import type { SharedFrontendParts } from "../../server/server-wiring";
@@ -36,6 +36,8 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, { sharedM
   const { inference } = loadGrpcServiceDefinitions();
   const decode = inference["ModelInfer"]!.requestDeserialize as (bytes: Buffer) => ModelInferRequestMessage;
   const encodeResponse = inference["ModelInfer"]!.responseSerialize as (message: ModelInferResponseMessage) => Buffer;
+  const inferMessage = async (message: ModelInferRequestMessage, cancellation: Cancellation): Promise<ModelInferResponseMessage> =>
+    modelInfer(modelOf(core, message), sharedMemory, requestBudget, message, cancellation);
 
   /** A response as the parts of its body (tensors referenced, not copied) and their total length. */
   const responseParts = (response: ModelInferResponseMessage, parameters?: ModelInferResponseMessage["parameters"]): { parts: Uint8Array[]; length: number } => {
@@ -86,7 +88,7 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, { sharedM
         const message = decode(request);
         // The stream's closures outlive the call and are often promoted with it: they must not keep the message's bytes.
         request = undefined;
-        modelInfer(core, sharedMemory, requestBudget, message, cancellation).then((response) => {
+        inferMessage(message, cancellation).then((response) => {
           const { parts, length } = responseParts(response);
           stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
           writeMessage(stream, parts, length);
@@ -99,7 +101,7 @@ export function serveOwnGrpc(server: Http2Server, core: InferenceCore, { sharedM
       stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
       let written: Promise<void> = Promise.resolve();
       const reader = messageReader((message) => {
-        const outcome = modelInfer(core, sharedMemory, requestBudget, decode(message), cancellation);
+        const outcome = inferMessage(decode(message), cancellation);
         written = written.then(async () => {
           try {
             const inner = responseParts(await outcome, FINAL_RESPONSE_PARAMETERS);

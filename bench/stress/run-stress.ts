@@ -11,7 +11,7 @@
  */
 import os from "node:os";
 import path from "node:path";
-import { CommanderError } from "commander";
+import { CommanderError } from "@commander-js/extra-typings";
 import { ensureExampleRepository } from "../../tools/model-builder/index";
 import { findPackageRoot } from "../../common/find-package-root";
 import { describeSystem } from "../system-setup";

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { Command } from "commander";
+import { Command } from "@commander-js/extra-typings";
 import { knownList, positiveInteger } from "../option-parsers";
 import type { BigRequestsSettings } from "./big-requests-scenario";
 import type { BurstSettings } from "./burst-retention-scenario";
@@ -75,14 +75,13 @@ export function parseStressOptions(argv: readonly string[], repositoryRoot: stri
     .exitOverride()
     .parse([...argv], { from: "user" })
     .opts();
-  const profile = stressProfile(o["short"] as boolean, o["seed"] as number, o["out"] as string);
-  const override = <T>(value: unknown, fallback: T): T => (value === undefined ? fallback : (value as T));
+  const profile = stressProfile(o.short, o.seed, o.out);
   return {
     ...profile,
-    scenarios: override(o["scenarios"], profile.scenarios),
-    malformed: { ...profile.malformed, count: override(o["malformed"], profile.malformed.count) },
-    overload: { ...profile.overload, durationMs: override<number>(o["overloadSecs"], profile.overload.durationMs / 1000) * 1000 },
-    reload: { ...profile.reload, reloads: override(o["reloads"], profile.reload.reloads) },
-    soak: { ...profile.soak, durationMs: override<number>(o["soakSecs"], profile.soak.durationMs / 1000) * 1000 },
+    scenarios: o.scenarios ?? profile.scenarios,
+    malformed: { ...profile.malformed, count: o.malformed ?? profile.malformed.count },
+    overload: { ...profile.overload, durationMs: (o.overloadSecs ?? profile.overload.durationMs / 1000) * 1000 },
+    reload: { ...profile.reload, reloads: o.reloads ?? profile.reload.reloads },
+    soak: { ...profile.soak, durationMs: (o.soakSecs ?? profile.soak.durationMs / 1000) * 1000 },
   };
 }

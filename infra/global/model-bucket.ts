@@ -42,21 +42,23 @@ export class ModelBucket extends pulumi.ComponentResource {
       forceDestroy: args.forceDestroy,
       ...deletionPolicy(args.protect),
     }, { parent: this });
-    new gcp.storage.BucketIAMMember(`${name}-server-reader`, {
+    const serverReader = new gcp.storage.BucketIAMMember(`${name}-server-reader`, {
       bucket: bucket.name,
       role: "roles/storage.objectViewer",
       member: pulumi.interpolate`serviceAccount:${args.readerServiceAccountEmail}`,
     }, { parent: this });
-    for (const file of args.files) {
+    const objects = args.files.map((file) =>
       new gcp.storage.BucketObject(`${name}-object-${file.objectName}`, {
         bucket: bucket.name,
         name: file.objectName,
         ...(file.content === undefined
           ? { source: new pulumi.asset.FileAsset(file.localPath) }
           : { content: file.content, contentType: "text/plain" }),
-      }, { parent: this });
-    }
-    this.bucketName = bucket.name;
+      }, { parent: this }));
+    // The name the pods mount resolves only once the server's account may read the bucket and every model file is
+    // in it: a pod that mounted it earlier would fail its Cloud Storage FUSE mount (403) or miss models, and the
+    // Deployment (which takes this name as an input) would then wait out its 30 minutes.
+    this.bucketName = pulumi.all([serverReader.id, ...objects.map((object) => object.id)]).apply(() => bucket.name);
     this.registerOutputs({ bucketName: this.bucketName });
   }
 }

@@ -15,6 +15,12 @@ export interface ServiceAccountsArgs {
  *   node's account), plus read access to the image repository granted where the repository is made;
  * - server: what the inference pods act as through Workload Identity; read access to the model bucket is
  *   granted on the bucket itself.
+ *
+ * Both may exist before the first `pulumi up` (createIgnoreAlreadyExists adopts them): a project owner creates
+ * them once and grants the deployer `roles/iam.serviceAccountUser` on these two only (infra/README.md, "Deployer
+ * permissions"), because a project-wide grant would let the deployer act as every account of the project
+ * (policy rule no-project-wide-service-account-user). GKE asks for actAs on the node account when it creates the
+ * cluster and its pools, before Pulumi could grant it.
  */
 export class ServiceAccounts extends pulumi.ComponentResource {
   readonly nodeAccount: gcp.serviceaccount.Account;
@@ -26,6 +32,7 @@ export class ServiceAccounts extends pulumi.ComponentResource {
       project: args.project,
       accountId: `${args.namePrefix}-nodes`,
       displayName: "GKE nodes of the inference clusters",
+      createIgnoreAlreadyExists: true,
     }, { parent: this });
     const nodeRoles = [
       ["default-node-role", "roles/container.defaultNodeServiceAccount"],
@@ -42,6 +49,7 @@ export class ServiceAccounts extends pulumi.ComponentResource {
       project: args.project,
       accountId: `${args.namePrefix}-server`,
       displayName: "Inference server pods (Workload Identity)",
+      createIgnoreAlreadyExists: true,
     }, { parent: this });
     this.registerOutputs({ nodeAccount: this.nodeAccount.email, serverAccount: this.serverAccount.email });
   }

@@ -4,6 +4,7 @@ import { SYSTEM_NODE_DISK_GIB } from "../region/gke-cluster";
 import { GPU_NODE_DISK_GIB } from "../region/gpu-node-pool";
 import { PROMETHEUS_VOLUME_GIB } from "../region/kube-prometheus-stack-values";
 import { type StackConfig } from "../stack-config";
+import { parseMachineType } from "./machine-types";
 import { PRICE_TABLE, type PricedFamily } from "./price-table";
 
 /** One priced item of the estimate, per hour, at the stack's smallest and largest scale. */
@@ -25,17 +26,20 @@ export interface CostEstimate {
   readonly notes: readonly string[];
 }
 
+type PredefinedShape = "standard" | "highmem" | "highcpu";
+const PREDEFINED_SHAPES = new Set<string>(["standard", "highmem", "highcpu"] satisfies PredefinedShape[]);
+
 interface MachinePrice {
   readonly hour: number;
 }
 
 /** A predefined machine type's price per hour from the table, or undefined for a family it does not price. */
 export function machineHourPrice(machineType: string, spot: boolean): MachinePrice | undefined {
-  const match = /^([a-z0-9]+)-(standard|highmem|highcpu)-(\d+)$/.exec(machineType);
-  if (match === null || !(match[1]! in PRICE_TABLE.machineFamilies)) return undefined;
-  const family = match[1] as PricedFamily;
-  const vcpus = Number(match[3]);
-  const memoryGib = vcpus * PRICE_TABLE.memoryGibPerVcpu[family][match[2] as "standard" | "highmem" | "highcpu"];
+  const machine = parseMachineType(machineType);
+  if (machine === undefined || !(machine.family in PRICE_TABLE.machineFamilies) || !PREDEFINED_SHAPES.has(machine.shape)) return undefined;
+  const family = machine.family as PricedFamily;
+  const vcpus = machine.vcpus;
+  const memoryGib = vcpus * PRICE_TABLE.memoryGibPerVcpu[family][machine.shape as PredefinedShape];
   const rates = PRICE_TABLE.machineFamilies[family];
   const tier = spot ? "spot" : "onDemand";
   return { hour: vcpus * rates.vcpuHour[tier] + memoryGib * rates.memoryGibHour[tier] };
@@ -44,7 +48,7 @@ export function machineHourPrice(machineType: string, spot: boolean): MachinePri
 const diskHour = (gib: number) => (gib * PRICE_TABLE.balancedDiskGibMonth) / PRICE_TABLE.hoursPerMonth;
 
 /** Fewest GPU nodes a region keeps: the pool's minimum, or what the HPA's minimum replicas need (one GPU each). */
-function minimumGpuNodes(config: Pick<StackConfig, "autoscaling" | "gpusPerNode">, minNodes: number): number {
+export function minimumGpuNodes(config: Pick<StackConfig, "autoscaling" | "gpusPerNode">, minNodes: number): number {
   return Math.max(minNodes, Math.ceil(config.autoscaling.minReplicas / config.gpusPerNode));
 }
 

@@ -1,9 +1,10 @@
 import path from "node:path";
-import { Command } from "commander";
+import { Command } from "@commander-js/extra-typings";
 import { loadConfig } from "../config";
 import { type StackConfig } from "../stack-config";
 import { createStack, repositorySources } from "../stack";
 import { estimateStackCost } from "./cost-estimate";
+import { estimateStackQuotas } from "./quota-estimate";
 import { renderPlan } from "./render-plan";
 import { buildResourceTree } from "./resource-tree";
 import { runProgramOffline } from "./run-program-offline";
@@ -35,6 +36,7 @@ export async function planStack(options: PlanOptions): Promise<string> {
     calls: mocks.calls,
     outputs,
     cost: estimateStackCost(config),
+    quotas: estimateStackQuotas(config),
   });
 }
 
@@ -45,7 +47,7 @@ if (require.main === module) {
     .option("--stack <name>", "stack whose Pulumi.<name>.yaml to read", "dev")
     .option("--project-root <dir>", "folder holding Pulumi.yaml", path.resolve(__dirname, "..", ".."))
     .parse(process.argv)
-    .opts<{ stack: string; projectRoot: string }>();
+    .opts();
   planStack({ stack: options.stack, projectRoot: path.resolve(options.projectRoot) })
     .then((text) => console.log(text))
     .catch((error: unknown) => {

@@ -1,5 +1,6 @@
 import { type CostEstimate, renderCostEstimate } from "./cost-estimate";
 import { describeKeyProperties } from "./key-properties";
+import { type QuotaEstimate, renderQuotaEstimate } from "./quota-estimate";
 import { type DeclaredCall } from "./recording-mocks";
 import { countResourcesByScope, type ResourceCount, type ResourceNode } from "./resource-tree";
 
@@ -11,6 +12,7 @@ export interface PlanContents {
   readonly calls: readonly DeclaredCall[];
   readonly outputs: unknown;
   readonly cost: CostEstimate;
+  readonly quotas: QuotaEstimate;
 }
 
 function renderNode(node: ResourceNode, depth: number, lines: string[]): void {
@@ -26,7 +28,7 @@ function renderCount(label: string, count: ResourceCount): string {
 /**
  * The text `npm run plan` prints: the resource tree with key properties (what `pulumi preview` would
  * create), the data-source lookups, resource counts per region and globally, the cost estimate at the
- * stack's smallest and largest scale, and the stack outputs.
+ * stack's smallest and largest scale, the Compute Engine quotas it needs at those scales, and the stack outputs.
  */
 export function renderPlan(plan: PlanContents): string {
   const lines = [
@@ -43,6 +45,7 @@ export function renderPlan(plan: PlanContents): string {
   const all = [counts.global, ...Object.values(counts.regions)];
   lines.push(`  ${"total".padEnd(24)} ${String(all.reduce((sum, count) => sum + count.total, 0)).padStart(4)} resources (+1 stack)`);
   lines.push("", ...renderCostEstimate(plan.cost));
+  lines.push("", ...renderQuotaEstimate(plan.quotas));
   lines.push("", "Outputs:", JSON.stringify(plan.outputs, null, 2));
   return lines.join("\n");
 }

@@ -261,6 +261,48 @@ const artifactRegistryCleanupPolicies: InfraPolicy = {
   },
 };
 
+/** The pods GKE's control plane reaches the cluster through, where it uses Konnectivity. */
+export const KONNECTIVITY_AGENT = { namespace: "kube-system", podLabels: { "k8s-app": "konnectivity-agent" } } as const;
+
+// GKE's private-cluster control-plane range (masterIpv4CidrBlock) is always a /28 (@pulumi/gcp
+// ClusterPrivateClusterConfig.masterIpv4CidrBlock: "This field must be a /28"); the stack's other ipBlock peers (the
+// load balancer's 35.191.0.0/16 and 130.211.0.0/22) are wider. That is how the rule tells a control-plane rule.
+const CONTROL_PLANE_PREFIX = 28;
+
+const isControlPlanePeer = (peer: unknown) => String(at(peer, "ipBlock", "cidr") ?? "").endsWith(`/${CONTROL_PLANE_PREFIX}`);
+const isKonnectivityPeer = (peer: unknown) =>
+  at(peer, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name") === KONNECTIVITY_AGENT.namespace
+  && at(peer, "podSelector", "matchLabels", "k8s-app") === KONNECTIVITY_AGENT.podLabels["k8s-app"];
+/** A rule's ports as `TCP/6443`; an empty list means every port. */
+const portsOf = (rule: unknown) => list(at(rule, "ports")).map((port) => `${String(at(port, "protocol") ?? "TCP")}/${String(at(port, "port"))}`);
+
+const controlPlaneIngressThroughKonnectivity: InfraPolicy = {
+  name: "gke-control-plane-ingress-through-konnectivity",
+  // Sources:
+  // - tigera/operator PR 5212 (merged 2026-08-18): "On AKS and GKE the API server reaches in-cluster webhooks
+  //   through konnectivity agent pods, so the admission call arrives ... with a pod source IP ... GKE uses
+  //   k8s-app"; cozystack/cozystack PR 3798 exempts the same pods for the ingress-nginx admission webhook.
+  // - Kubernetes docs, "Set up Konnectivity service" (https://kubernetes.io/docs/tasks/extend-kubernetes/setup-konnectivity/):
+  //   the API server's egress to the cluster (webhooks, aggregated APIs, logs, exec) goes through the agents,
+  //   which kubernetes/website's konnectivity-agent.yaml runs in kube-system with the label k8s-app: konnectivity-agent.
+  description: "A NetworkPolicy that admits the GKE control-plane range (a /28 ipBlock) also admits the konnectivity-agent pods in kube-system on the same ports; through Konnectivity the API server's calls to webhooks and aggregated APIs come from those pods.",
+  enforcementLevel: "mandatory",
+  check({ type, props }) {
+    if (type !== T.networkPolicy) return [];
+    const rules = list(at(props, "spec", "ingress"));
+    const konnectivityPorts = rules.filter((rule) => list(at(rule, "from")).some(isKonnectivityPeer)).map(portsOf);
+    return rules.flatMap((rule) => {
+      const controlPlane = list(at(rule, "from")).filter(isControlPlanePeer);
+      if (controlPlane.length === 0) return [];
+      const ports = portsOf(rule);
+      const covered = konnectivityPorts.some((admitted) => admitted.length === 0 || (ports.length > 0 && ports.every((port) => admitted.includes(port))));
+      if (covered) return [];
+      const cidrs = controlPlane.map((peer) => String(at(peer, "ipBlock", "cidr"))).join(", ");
+      return [`ingress from the control plane (${cidrs}) on ${ports.length === 0 ? "every port" : ports.join(", ")} has no rule admitting pods labelled k8s-app: konnectivity-agent in kube-system on those ports; through Konnectivity the API server's calls (custom metrics API, admission webhooks) come from them and are dropped`];
+    });
+  },
+};
+
 /** The APIs' cross-field rules, in the order they are reported. */
 export const gkeApiRules: readonly InfraPolicy[] = [
   privateEndpointNeedsAuthorizedNetworks,
@@ -277,4 +319,5 @@ export const gkeApiRules: readonly InfraPolicy[] = [
   urlMapPathMatcherRules,
   cloudArmorRuleShape,
   artifactRegistryCleanupPolicies,
+  controlPlaneIngressThroughKonnectivity,
 ];

@@ -118,6 +118,21 @@ const internetBackendsBehindCloudArmor: InfraPolicy = {
   },
 };
 
+// Roles that let their holder act as, or mint tokens for, a service account (IAM docs, "Roles for service account
+// authentication": granted on a project, they apply to every service account in it,
+// https://cloud.google.com/iam/docs/service-account-permissions#user-role).
+const ACT_AS_ROLES = new Set(["roles/iam.serviceAccountUser", "roles/iam.serviceAccountTokenCreator"]);
+
+const noProjectWideServiceAccountUser: InfraPolicy = {
+  name: "no-project-wide-service-account-user",
+  description: "serviceAccountUser and serviceAccountTokenCreator are granted on single service accounts, never on the project: a project-wide grant acts as every account in it.",
+  enforcementLevel: "mandatory",
+  check({ type, props }) {
+    if ((type !== resourceTypes.projectIamMember && type !== resourceTypes.projectIamBinding) || !ACT_AS_ROLES.has(String(props["role"]))) return [];
+    return [`${String(props["role"])} granted on project ${String(props["project"] ?? "(provider default)")}: grant it on the service accounts that need it (gcp.serviceaccount.IAMMember)`];
+  },
+};
+
 /** The stack's own guardrails (security and cost), beyond what the APIs enforce. */
 const guardrails: readonly InfraPolicy[] = [
   noPublicIngressToNodes,
@@ -129,6 +144,7 @@ const guardrails: readonly InfraPolicy[] = [
   gpuPoolsTainted,
   httpsWithSslPolicy,
   internetBackendsBehindCloudArmor,
+  noProjectWideServiceAccountUser,
 ];
 
 /** Every rule of the policy pack, in the order they are reported: the guardrails, then the APIs' own rules. */

@@ -23,6 +23,9 @@ export const resourceTypes = {
   urlMap: "gcp:compute/uRLMap:URLMap",
   securityPolicy: "gcp:compute/securityPolicy:SecurityPolicy",
   artifactRepository: "gcp:artifactregistry/repository:Repository",
+  projectIamMember: "gcp:projects/iAMMember:IAMMember",
+  projectIamBinding: "gcp:projects/iAMBinding:IAMBinding",
+  networkPolicy: "kubernetes:networking.k8s.io/v1:NetworkPolicy",
 } as const;
 
 /** A nested input, or undefined where any step of the path is missing. */

@@ -42,6 +42,8 @@ export function kubePrometheusStackValues(args: KubePrometheusStackValuesArgs): 
     kubeEtcd: { enabled: false },
     kubeProxy: { enabled: false },
     coreDns: { enabled: false },
+    // The chart's default, pinned: the monitoring NetworkPolicy admits the API server on this port only.
+    prometheusOperator: { tls: { internalPort: monitoringNames.apiServerCalledPorts.operatorWebhook } },
     "kube-state-metrics": { metricLabelsAllowlist: ["nodes=[cloud.google.com/gke-accelerator]"] },
     prometheus: {
       prometheusSpec: {

@@ -2,12 +2,13 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { load as loadYaml } from "js-yaml";
 import { inferenceServer } from "../inference-server";
+import { KONNECTIVITY_AGENT } from "../policy/gke-api-rules";
 import { type MonitoringAssets } from "../monitoring-assets";
 import { type RegionConfig, type StackConfig } from "../stack-config";
 import { kubePrometheusStackValues } from "./kube-prometheus-stack-values";
 import { dcgmPodAttribution } from "./dcgm-pod-attribution";
 import { monitoringNames } from "./monitoring-names";
-import { addressesIn, allowIngress, denyAllIngress, podsIn } from "./network-policies";
+import { addressesIn, allowIngress, denyAllIngress, podsIn, tcp } from "./network-policies";
 import { podSecurityLabels } from "./pod-security";
 import { prometheusAdapterValues } from "./prometheus-adapter-values";
 
@@ -65,13 +66,17 @@ export function createMonitoringStack(name: string, args: MonitoringStackArgs, o
     metadata: { name: namespaceName, labels: podSecurityLabels("privileged", "baseline") },
   }, opts);
   const inNamespace = { ...opts, dependsOn: [namespace] };
-  // Grafana, Prometheus and Alertmanager reach each other; the control plane reaches prometheus-adapter (the
-  // custom metrics API the HPA reads) and the operator's admission webhook. Nothing else gets in: operators
-  // use `kubectl port-forward`, which NetworkPolicy does not see.
+  // Grafana, Prometheus and Alertmanager reach each other; the API server reaches prometheus-adapter (the
+  // custom metrics API the HPA reads) and the operator's admission webhook. Where GKE runs Konnectivity (current
+  // versions) those calls come from its konnectivity-agent pods in kube-system, elsewhere from the control-plane
+  // range: both are admitted, on those two ports only (policy rule gke-control-plane-ingress-through-konnectivity).
+  // Nothing else gets in: operators use `kubectl port-forward`, which NetworkPolicy does not see.
+  const apiServerCalls = tcp(...Object.values(monitoringNames.apiServerCalledPorts));
   denyAllIngress(`${name}-monitoring-deny-ingress`, namespaceName, inNamespace);
   allowIngress(`${name}-monitoring-ingress`, { name: "monitoring-internal-and-control-plane", namespace: namespaceName }, {}, [
     { from: [podsIn(namespaceName)] },
-    { from: addressesIn([args.region.network.masterCidr]) },
+    { from: [podsIn(KONNECTIVITY_AGENT.namespace, { ...KONNECTIVITY_AGENT.podLabels })], ports: apiServerCalls },
+    { from: addressesIn([args.region.network.masterCidr]), ports: apiServerCalls },
   ], inNamespace);
   const grafanaSecret = args.grafanaAdminPassword === undefined
     ? undefined

@@ -17,6 +17,8 @@ function podsMetricRule(series: string, customMetric: string) {
 export function prometheusAdapterValues(): Record<string, unknown> {
   const { queueDuration, gpuUtilization } = autoscalingMetrics;
   return {
+    // The chart's default, pinned: the monitoring NetworkPolicy admits the API server on this port only.
+    listenPort: monitoringNames.apiServerCalledPorts.prometheusAdapter,
     prometheus: { url: `http://${monitoringNames.kubePrometheusStack}-prometheus.${monitoringNames.namespace}.svc`, port: 9090 },
     rules: {
       default: false,

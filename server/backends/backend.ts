@@ -69,6 +69,12 @@ export interface Backend {
   /** Whether KIND_AUTO should try the GPU for this backend's instances (explicit KIND_GPU is always passed on). */
   readonly usesGpu: boolean;
   /**
+   * Whether the backend runs code from the model directory (the TypeScript backend require()s its model file,
+   * whatever its name) rather than reading its model file as data: the load API then refuses `file:` overrides for
+   * its models unless the server allows model code uploads.
+   */
+  readonly runsModelCode: boolean;
+  /**
    * The file a version folder holds when the config names none (`default_model_filename`). Absent: the backend
    * reads no file of its own, and its instances get the version folder as their model path.
    */

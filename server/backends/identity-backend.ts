@@ -10,6 +10,7 @@ import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, TensorMap
 export class IdentityBackend implements Backend {
   readonly name = "identity";
   readonly usesGpu = false;
+  readonly runsModelCode = false;
 
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
     const delay = spec.parameters["execute_delay_ms"];

@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, type OptionValues } from "@commander-js/extra-typings";
 import type { ApiRestrictions } from "../frontends/api-restrictions";
 import type { GrpcConnectionLimits } from "../frontends/grpc/grpc-server";
 import type { HttpConnectionLimits } from "../frontends/http/http-server";
@@ -6,6 +6,7 @@ import { booleanFlag, collect, parseInteger } from "../../common/option-parsers"
 import { parseApiRestrictions, type SecretSources } from "./restricted-api-option";
 import type { ServerTls } from "../frontends/server-tls";
 import { parseServerTls } from "./tls-option";
+import type { serverFlags } from "./server-flags";
 
 /** Who may call what, over which encryption, and how long and how many clients are waited for: per endpoint. */
 export interface NetworkOptions {
@@ -35,7 +36,11 @@ function collectHostName(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-function tlsFlags(command: Command, prefix: "http" | "grpc", what: string): Command {
+/**
+ * The TLS flags of one endpoint. The prefix is a type parameter so that each flag's name (`--http-use-ssl` ->
+ * `httpUseSsl`) reaches the command's inferred option types.
+ */
+function tlsFlags<Opts extends OptionValues, const Prefix extends "http" | "grpc">(command: Command<[], Opts>, prefix: Prefix, what: string) {
   return command
     .addOption(booleanFlag(`--${prefix}-use-ssl`, `serve ${what} over TLS (needs --${prefix}-server-cert and --${prefix}-server-key)`, false))
     .addOption(booleanFlag(`--${prefix}-use-ssl-mutual`, `TLS that also requires a client certificate signed by --${prefix}-root-cert`, false))
@@ -44,11 +49,13 @@ function tlsFlags(command: Command, prefix: "http" | "grpc", what: string): Comm
     .option(`--${prefix}-root-cert <file>`, "PEM CA certificates that client certificates must chain to (mutual TLS)");
 }
 
-/** Adds the TLS, restricted-API, timeout and connection-limit flags of both endpoints. */
-export function addNetworkOptions(command: Command): Command {
-  tlsFlags(command, "http", "HTTP");
-  tlsFlags(command, "grpc", "gRPC");
-  return command
+/**
+ * Adds the TLS, restricted-API, timeout and connection-limit flags of both endpoints to the server's command. It
+ * takes that command's concrete type rather than any command's: the option types inferred through a chain over a
+ * generic command are printed into the .d.ts expanded, exponentially in the number of flags (tsc ran for minutes).
+ */
+export function addNetworkOptions(command: ReturnType<typeof serverFlags>) {
+  return tlsFlags(tlsFlags(command, "http", "HTTP"), "grpc", "gRPC")
     .option("--http-restricted-api <groups:header=value>", "require header=value on these API groups (value may be env:NAME or file:PATH); repeatable", collect, [])
     .option("--http-allowed-host <name>", "a host name (Host header, without port) under which HTTP clients may change the server (repository, logging, trace, shared memory); IP addresses and localhost always may; '*' allows any name (no DNS-rebinding check); repeatable", collectHostName, [])
     .option("--grpc-restricted-protocol <groups:key=value>", "require metadata triton-grpc-protocol-<key>=value on these API groups (value may be env:NAME or file:PATH); repeatable", collect, [])
@@ -69,44 +76,43 @@ export function addNetworkOptions(command: Command): Command {
     .option("--grpc-max-connections <n>", "most gRPC connections open at once; more are closed on accept (0 = no limit)", parseInteger(0), 4096);
 }
 
+/** The option values of a command with {@link addNetworkOptions}' flags, as commander parses them. */
+type NetworkOptionValues = ReturnType<ReturnType<typeof addNetworkOptions>["opts"]>;
+
 /** Reads the flags added by {@link addNetworkOptions}; files and secrets are read here, at start-up. */
-export function parseNetworkOptions(o: Readonly<Record<string, unknown>>, sources?: SecretSources): NetworkOptions {
-  const int = (key: string): number => o[key] as number;
+export function parseNetworkOptions(o: NetworkOptionValues, sources?: SecretSources): NetworkOptions {
   const httpLimits: HttpConnectionLimits = {
-    headerTimeoutMs: int("httpHeaderTimeoutMs"),
-    requestTimeoutMs: int("httpRequestTimeoutMs"),
-    idleTimeoutMs: int("httpIdleTimeoutMs"),
-    writeTimeoutMs: int("httpWriteTimeoutMs"),
-    keepAliveTimeoutMs: int("httpKeepaliveTimeoutMs"),
-    maxConnections: int("httpMaxConnections"),
+    headerTimeoutMs: o.httpHeaderTimeoutMs,
+    requestTimeoutMs: o.httpRequestTimeoutMs,
+    idleTimeoutMs: o.httpIdleTimeoutMs,
+    writeTimeoutMs: o.httpWriteTimeoutMs,
+    keepAliveTimeoutMs: o.httpKeepaliveTimeoutMs,
+    maxConnections: o.httpMaxConnections,
   };
   if (httpLimits.headerTimeoutMs > 0 && httpLimits.requestTimeoutMs > 0 && httpLimits.headerTimeoutMs > httpLimits.requestTimeoutMs) {
     throw new InvalidArgumentError("--http-header-timeout-ms must not exceed --http-request-timeout-ms (headers are part of the request)");
   }
-  const tls = (prefix: "http" | "grpc"): ServerTls | undefined => parseServerTls(`--${prefix}`, {
-    useSsl: o[`${prefix}UseSsl`] as boolean,
-    useSslMutual: o[`${prefix}UseSslMutual`] as boolean,
-    serverCert: o[`${prefix}ServerCert`] as string | undefined,
-    serverKey: o[`${prefix}ServerKey`] as string | undefined,
-    rootCert: o[`${prefix}RootCert`] as string | undefined,
-  });
   return {
-    httpRestrictedApis: parseApiRestrictions("--http-restricted-api", o["httpRestrictedApi"] as string[], sources),
-    httpAllowedHosts: o["httpAllowedHost"] as string[],
-    grpcRestrictedProtocols: parseApiRestrictions("--grpc-restricted-protocol", o["grpcRestrictedProtocol"] as string[], sources),
-    httpTls: tls("http"),
-    grpcTls: tls("grpc"),
+    httpRestrictedApis: parseApiRestrictions("--http-restricted-api", o.httpRestrictedApi, sources),
+    httpAllowedHosts: o.httpAllowedHost,
+    grpcRestrictedProtocols: parseApiRestrictions("--grpc-restricted-protocol", o.grpcRestrictedProtocol, sources),
+    httpTls: parseServerTls("--http", {
+      useSsl: o.httpUseSsl, useSslMutual: o.httpUseSslMutual, serverCert: o.httpServerCert, serverKey: o.httpServerKey, rootCert: o.httpRootCert,
+    }),
+    grpcTls: parseServerTls("--grpc", {
+      useSsl: o.grpcUseSsl, useSslMutual: o.grpcUseSslMutual, serverCert: o.grpcServerCert, serverKey: o.grpcServerKey, rootCert: o.grpcRootCert,
+    }),
     httpLimits,
     grpcLimits: {
-      keepaliveTimeMs: int("grpcKeepaliveTime"),
-      keepaliveTimeoutMs: int("grpcKeepaliveTimeout"),
-      maxConnectionIdleMs: int("grpcMaxConnectionIdle"),
-      maxConnectionAgeMs: int("grpcMaxConnectionAge"),
-      maxConnectionAgeGraceMs: int("grpcMaxConnectionAgeGrace"),
-      maxConcurrentStreams: int("grpcMaxConcurrentStreams"),
-      requestTimeoutMs: int("grpcRequestTimeoutMs"),
-      writeTimeoutMs: int("grpcWriteTimeoutMs"),
-      maxConnections: int("grpcMaxConnections"),
+      keepaliveTimeMs: o.grpcKeepaliveTime,
+      keepaliveTimeoutMs: o.grpcKeepaliveTimeout,
+      maxConnectionIdleMs: o.grpcMaxConnectionIdle,
+      maxConnectionAgeMs: o.grpcMaxConnectionAge,
+      maxConnectionAgeGraceMs: o.grpcMaxConnectionAgeGrace,
+      maxConcurrentStreams: o.grpcMaxConcurrentStreams,
+      requestTimeoutMs: o.grpcRequestTimeoutMs,
+      writeTimeoutMs: o.grpcWriteTimeoutMs,
+      maxConnections: o.grpcMaxConnections,
     },
   };
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { InvalidArgumentError } from "commander";
+import { InvalidArgumentError } from "@commander-js/extra-typings";
 import { API_GROUPS, type ApiGroup, type ApiRestriction, type ApiRestrictions, isApiGroup } from "../frontends/api-restrictions";
 
 /** Where `env:` and `file:` values are read from; the process's own by default. */

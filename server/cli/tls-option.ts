@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createSecureContext } from "node:tls";
-import { InvalidArgumentError } from "commander";
+import { InvalidArgumentError } from "@commander-js/extra-typings";
 import type { ServerTls } from "../frontends/server-tls";
 
 /** The flags of one endpoint, as parsed: `--<prefix>-use-ssl`, `-server-cert`, `-server-key`, `-root-cert`, `-use-ssl-mutual`. */

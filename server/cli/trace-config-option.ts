@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from "commander";
-import { DEFAULT_TRACE_SETTING, INT32_MAX, type TraceLevel, type TraceSettingValues, UINT32_MAX } from "../core/index";
+import { InvalidArgumentError } from "@commander-js/extra-typings";
+import { DEFAULT_TRACE_SETTING, INT32_MAX, type TraceLevel, type TraceSettingValues, UINT32_MAX } from "../tracing/index";
 import { parseInteger } from "../../common/option-parsers";
 
 const GLOBAL_KEYS = ["rate", "level", "count", "mode"];

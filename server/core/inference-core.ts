@@ -1,17 +1,12 @@
-import { classify } from "./request/classification";
-import type { CoreObserver, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";
-import { asInferenceError, InferenceError, invalidArg } from "./errors";
-import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./request/inference-request";
+import type { CoreObserver, ModelGauges } from "./core-observer";
 import type { LoadOverrides } from "./repository/load-overrides";
 import { modelConfigToJson } from "./model-config/config-json";
-import { fullShape } from "./model-config/model-signature";
-import type { DataType } from "../../protocol/datatypes";
+import { type HandleContext, ModelHandle, type TensorMetadata } from "./model-handle";
 import { ModelRepositoryManager, type RepositorySettings } from "./repository/model-repository-manager";
 import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
-import { DEFAULT_REQUEST_LIMITS, type RequestLimits, validateRequest } from "./request/request-validation";
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request/request-validation";
 import { ResponseCache } from "./request/response-cache";
-import { ResponseStream, type StreamListener } from "./request/response-stream";
 import { ensembleDependencies } from "./scheduling/ensemble";
 import { ModelCalls } from "./scheduling/model-calls";
 
@@ -33,16 +28,8 @@ export interface ModelMetadata {
   readonly name: string;
   readonly versions: string[];
   readonly platform: string;
-  readonly inputs: { name: string; datatype: string; shape: number[] }[];
-  readonly outputs: { name: string; datatype: string; shape: number[] }[];
-}
-
-/** A model's inputs as its config declares them, for a raw binary request (the whole body is the one input). */
-export interface ModelInputs {
-  readonly name: string;
-  readonly batching: boolean;
-  /** `dims` without the batch dimension. */
-  readonly inputs: readonly { readonly name: string; readonly datatype: DataType; readonly dims: readonly number[] }[];
+  readonly inputs: TensorMetadata[];
+  readonly outputs: TensorMetadata[];
 }
 
 // Triton's list and order (core src/server.cc, InferenceServer::InferenceServer), less `cuda_shared_memory`: CUDA
@@ -51,23 +38,6 @@ export const SERVER_EXTENSIONS = [
   "classification", "sequence", "model_repository", "model_repository(unload_dependents)", "schedule_policy",
   "model_configuration", "system_shared_memory", "binary_tensor_data", "parameters", "statistics", "trace", "logging",
 ] as const;
-
-function integerParameter(parameters: InferRequest["parameters"], key: string): number | undefined {
-  const value: ParameterValue | undefined = parameters?.[key];
-  if (value === undefined) return undefined;
-  const number = typeof value === "bigint" ? Number(value) : value;
-  if (typeof number !== "number" || !Number.isSafeInteger(number) || number < 0) {
-    throw invalidArg(`request parameter '${key}' must be a non-negative integer, got ${JSON.stringify(String(value))}`);
-  }
-  return number;
-}
-
-function failureReasonOf(error: InferenceError): FailureReason {
-  if (error.code === "CANCELLED") return "CANCELED";
-  if (error.code === "UNAVAILABLE") return "REJECTED";
-  if (error.code === "INTERNAL") return "BACKEND";
-  return "OTHER";
-}
 
 /**
  * The core facade (Triton's InferenceServer): the only thing frontends and metrics talk to. Leaves the model
@@ -81,12 +51,20 @@ export class InferenceCore {
   readonly #observers: CoreObserver[] = [];
   readonly #responseCache: ResponseCache | undefined;
   #shuttingDown = false;
-  readonly #requestLimits: RequestLimits;
+  readonly #handleContext: HandleContext;
 
   constructor(settings: CoreSettings) {
     this.#settings = settings;
-    this.#requestLimits = settings.requestLimits ?? DEFAULT_REQUEST_LIMITS;
     this.#responseCache = settings.responseCacheBytes === undefined ? undefined : new ResponseCache(settings.responseCacheBytes);
+    this.#handleContext = {
+      shuttingDown: () => this.#shuttingDown,
+      requestLimits: settings.requestLimits ?? DEFAULT_REQUEST_LIMITS,
+      cacheFor: (model) => this.#cacheFor(model),
+      observed: () => this.#observers.length > 0,
+      report: (outcome) => {
+        for (const o of this.#observers) o.requestCompleted(outcome);
+      },
+    };
     this.#repository = new ModelRepositoryManager(settings, {
       observer: {
         executed: (modelName, version, timings) => {
@@ -97,19 +75,9 @@ export class InferenceCore {
       },
       composing: {
         signatureOf: (name, version) => this.#resolve(name, version < 0 ? undefined : String(version)).signature,
-        infer: (request) => this.infer(request),
+        infer: (request) => this.model(request.modelName, request.modelVersion).infer(request),
       },
-      modelCalls: new ModelCalls({
-        callee: (name, version) => {
-          const model = this.#resolve(name, version);
-          return {
-            modelName: model.name, modelVersion: model.version, instanceCount: model.placements.length, sharesOutputs: this.#cacheFor(model) !== undefined,
-            decoupled: model.config.model_transaction_policy?.decoupled === true,
-          };
-        },
-        infer: (request) => this.infer(request),
-        inferStream: (request, listener) => this.inferStream(request, listener),
-      }, settings.maxModelCallDepth),
+      modelCalls: new ModelCalls({ model: (name, version) => this.model(name, version) }, settings.maxModelCallDepth),
     });
   }
 
@@ -151,9 +119,13 @@ export class InferenceCore {
     return this.#repository.loadedIndex().every((e) => e.state === "READY");
   }
 
-  /** Throws NOT_FOUND / UNAVAILABLE as infer() would, so frontends can refuse before decoding a body. */
-  checkModelAvailable(name: string, version?: string): void {
-    this.#resolve(name, version);
+  /**
+   * Resolves a model version once, for one request: the handle a frontend asks what the request needs (metadata,
+   * inputs, whether the model is decoupled) and runs it with ({@link ModelHandle.stream}). Throws NOT_FOUND for a
+   * model the repository does not serve, UNAVAILABLE for one that is not ready (Triton's words).
+   */
+  model(name: string, version?: string): ModelHandle {
+    return new ModelHandle(this.#resolve(name, version), this.#handleContext);
   }
 
   serverMetadata(): { name: string; version: string; extensions: string[] } {
@@ -178,19 +150,9 @@ export class InferenceCore {
   }
 
   modelMetadata(name: string, version?: string): ModelMetadata {
-    const model = this.#resolve(name, version);
+    const handle = this.model(name, version);
     const versions = version ? [version] : this.#repository.servingVersions(name).map((v) => String(v.version));
-    const describe = (tensors: typeof model.signature.inputs): ModelMetadata["inputs"] =>
-      tensors.map((t) => ({ name: t.name, datatype: t.datatype, shape: fullShape(model.signature, t) }));
-    return {
-      name, versions, platform: model.config.platform || model.config.backend,
-      inputs: describe(model.signature.inputs), outputs: describe(model.signature.outputs),
-    };
-  }
-
-  modelInputs(name: string, version?: string): ModelInputs {
-    const { signature } = this.#resolve(name, version);
-    return { name, batching: signature.maxBatchSize > 0, inputs: signature.inputs.map((t) => ({ name: t.name, datatype: t.datatype, dims: t.dims })) };
+    return { name, versions, platform: handle.platform, ...handle.tensors() };
   }
 
   modelConfig(name: string, version?: string): Record<string, unknown> {
@@ -219,156 +181,9 @@ export class InferenceCore {
     }));
   }
 
-  /** Whether the model answers a request with any number of responses (`model_transaction_policy { decoupled: true }`). */
-  isDecoupled(name: string, version?: string): boolean {
-    return this.#resolve(name, version).config.model_transaction_policy?.decoupled === true;
-  }
-
-  /**
-   * Runs a request and hands its responses to `listener` as they come, the last one marked final (Triton's response
-   * callback with TRITONSERVER_RESPONSE_COMPLETE_FINAL): a decoupled model's zero or more responses, then the final
-   * flag; any other model's one response, final. A failure is an error response, final. `request.signal` cancels
-   * this request: the model sees it cancelled and its later responses are dropped. Resolves once the final
-   * response was handed over; never rejects.
-   */
-  inferStream(request: InferRequest, listener: StreamListener): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const deliver: StreamListener = (event) => {
-        listener(event);
-        if (event.final) resolve();
-      };
-      let model: ModelVersion;
-      try {
-        model = this.#resolve(request.modelName, request.modelVersion);
-      } catch (error) {
-        deliver({ response: asInferenceError(error), final: true });
-        return;
-      }
-      if (model.config.model_transaction_policy?.decoupled !== true) {
-        this.infer(request).then((response) => deliver({ response, final: true }), (error: unknown) => deliver({ response: asInferenceError(error), final: true }));
-        return;
-      }
-      this.#runDecoupled(model, request, deliver);
-    });
-  }
-
-  #runDecoupled(model: ModelVersion, request: InferRequest, listener: StreamListener): void {
-    const startNs = process.hrtime.bigint();
-    request.trace?.model(model.name, model.version, request.id);
-    request.trace?.timestamp("REQUEST_START", startNs);
-    let queueNs = 0;
-    let requested: readonly { name: string; classification?: number }[] = [];
-    const responseOf = (outputs: OutputTensor[]): InferResponse =>
-      ({ modelName: model.name, modelVersion: String(model.version), id: request.id, outputs: this.#selectOutputs(model, requested, outputs) });
-    const stream = new ResponseStream(listener, responseOf, request.signal, (error) => {
-      const endNs = process.hrtime.bigint();
-      request.trace?.timestamp("REQUEST_END", endNs);
-      const requestNs = Number(endNs - startNs);
-      if (error === undefined) model.statistics.recordSuccess(requestNs, queueNs);
-      else model.statistics.recordFailure(requestNs);
-      this.#report(model, error === undefined ? undefined : failureReasonOf(error), requestNs, queueNs);
-    });
-    if (stream.ended) return;
-    try {
-      if (this.#shuttingDown) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
-      const validated = validateRequest(request, model.signature, this.#requestLimits);
-      requested = validated.outputs;
-      const options = {
-        priority: integerParameter(request.parameters, "priority"), timeoutUs: integerParameter(request.parameters, "timeout"),
-        signal: stream.signal, parameters: request.parameters, trace: request.trace, sink: stream, chain: request.chain,
-      };
-      model.scheduler.enqueue(validated, options).then((result) => (queueNs = result.queueNs), (error: unknown) => stream.fail(asInferenceError(error)));
-    } catch (error) {
-      stream.fail(asInferenceError(error));
-    }
-  }
-
-  async infer(request: InferRequest): Promise<InferResponse> {
-    const startNs = process.hrtime.bigint();
-    const model = this.#resolve(request.modelName, request.modelVersion);
-    if (model.config.model_transaction_policy?.decoupled === true) {
-      throw new InferenceError("UNSUPPORTED", `model '${model.name}' is decoupled (model_transaction_policy { decoupled: true }): its responses can only be streamed`);
-    }
-    const trace = request.trace;
-    if (trace !== undefined) {
-      trace.model(model.name, model.version, request.id);
-      trace.timestamp("REQUEST_START", startNs);
-    }
-    try {
-      if (this.#shuttingDown) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
-      const validated = validateRequest(request, model.signature, this.#requestLimits);
-      const options = {
-        priority: integerParameter(request.parameters, "priority"),
-        timeoutUs: integerParameter(request.parameters, "timeout"),
-        signal: request.signal,
-        parameters: request.parameters,
-        trace,
-        chain: request.chain,
-      };
-      const cache = this.#cacheFor(model);
-      let cacheKey = "";
-      let lookupNs = 0;
-      if (cache !== undefined) {
-        const lookupStartNs = process.hrtime.bigint();
-        cacheKey = ResponseCache.key(model.name, model.version, validated.inputs, validated.outputs);
-        const hit = cache.get(cacheKey);
-        lookupNs = Number(process.hrtime.bigint() - lookupStartNs);
-        if (hit !== undefined) {
-          model.statistics.recordCacheHit(lookupNs);
-          return this.#succeed(model, request, hit, startNs, 0, { hit: true, ns: lookupNs });
-        }
-      }
-      const { outputs, queueNs } = await model.scheduler.enqueue(validated, options);
-      const selected = this.#selectOutputs(model, validated.outputs, outputs);
-      let cacheOutcome: RequestOutcome["cache"];
-      if (cache !== undefined) {
-        const insertStartNs = process.hrtime.bigint();
-        cache.set(cacheKey, selected);
-        cacheOutcome = { hit: false, ns: lookupNs + Number(process.hrtime.bigint() - insertStartNs) };
-        model.statistics.recordCacheMiss(cacheOutcome.ns);
-      }
-      return this.#succeed(model, request, selected, startNs, queueNs, cacheOutcome);
-    } catch (error) {
-      const failure = asInferenceError(error);
-      const endNs = process.hrtime.bigint();
-      trace?.timestamp("REQUEST_END", endNs);
-      const requestNs = Number(endNs - startNs);
-      model.statistics.recordFailure(requestNs);
-      this.#report(model, failureReasonOf(failure), requestNs, 0);
-      throw failure;
-    }
-  }
-
   /** The response cache, for a model whose config enables it, when the server has one; never for sequence models. */
   #cacheFor(model: ModelVersion): ResponseCache | undefined {
     return model.config.response_cache?.enable === true && model.config.sequence_batching === undefined ? this.#responseCache : undefined;
-  }
-
-  #succeed(
-    model: ModelVersion, request: InferRequest, outputs: readonly OutputTensor[], startNs: bigint, queueNs: number, cache: RequestOutcome["cache"],
-  ): InferResponse {
-    const endNs = process.hrtime.bigint();
-    request.trace?.timestamp("REQUEST_END", endNs);
-    const requestNs = Number(endNs - startNs);
-    model.statistics.recordSuccess(requestNs, queueNs);
-    this.#report(model, undefined, requestNs, queueNs, cache);
-    return { modelName: model.name, modelVersion: String(model.version), id: request.id, outputs };
-  }
-
-  #report(model: ModelVersion, failureReason: FailureReason | undefined, requestNs: number, queueNs: number, cache?: RequestOutcome["cache"]): void {
-    if (this.#observers.length === 0) return;
-    const outcome: RequestOutcome = { modelName: model.name, modelVersion: String(model.version), failureReason, requestNs, queueNs, cache };
-    for (const o of this.#observers) o.requestCompleted(outcome);
-  }
-
-  #selectOutputs(model: ModelVersion, requested: readonly { name: string; classification?: number }[], outputs: OutputTensor[]): OutputTensor[] {
-    return requested.map((want) => {
-      const output = outputs.find((o) => o.name === want.name);
-      if (output === undefined) throw new InferenceError("INTERNAL", `model produced no output '${want.name}'`);
-      if (want.classification === undefined) return output;
-      const labels = model.signature.outputs.find((o) => o.name === want.name)?.labels;
-      return classify(output, want.classification, model.signature.maxBatchSize > 0, labels);
-    });
   }
 
   /**

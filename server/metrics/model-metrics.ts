@@ -171,7 +171,11 @@ export class ModelMetrics implements CoreObserver {
 function placementSamples(labels: string, gauges: ModelGauges): string[] {
   const counts = new Map<string, number>();
   for (const p of gauges.placements) {
-    const key = [labelPair("kind", p.kind), labelPair("provider", p.provider), labelPair("device", p.kind === "KIND_GPU" ? String(p.deviceId) : "")].join(",");
+    const key = [
+      labelPair("kind", p.kind), labelPair("provider", p.provider), labelPair("device", p.kind === "KIND_GPU" ? String(p.deviceId) : ""),
+      // Only on software adapters, so that the series of real GPUs keep the labels dashboards already select on.
+      ...(p.softwareAdapter === true ? [labelPair("adapter", "software")] : []),
+    ].join(",");
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return [...counts].map(([placement, count]) => `inference_instance_placement{${labels},${placement}} ${count}`);

@@ -1,4 +1,4 @@
-import type { InferenceTrace, TraceActivity } from "../core/request/inference-request";
+import type { InferenceTrace, TraceActivity } from "../core/index";
 
 /**
  * One sampled request's trace, in Triton's file format: a model entry (`{"id","model_name","model_version"}`,

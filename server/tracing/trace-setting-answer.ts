@@ -1,4 +1,4 @@
-import { invalidArg } from "../core/errors";
+import { invalidArg } from "../core/index";
 import type { Tracer } from "./tracer";
 import { parseTraceSettingRequest, type TraceSettingRequest, traceSettingResponse } from "./trace-settings";
 

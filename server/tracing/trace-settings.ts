@@ -1,4 +1,4 @@
-import { InferenceError, invalidArg } from "../core/errors";
+import { InferenceError, invalidArg } from "../core/index";
 
 /** Triton's trace levels this server records: OFF, or TIMESTAMPS (TENSORS is refused). */
 export type TraceLevel = "OFF" | "TIMESTAMPS";

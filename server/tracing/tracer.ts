@@ -1,4 +1,4 @@
-import { invalidArg } from "../core/errors";
+import { invalidArg } from "../core/index";
 import { RequestTrace } from "./request-trace";
 import { TraceFile } from "./trace-file";
 import { invalidReason, type TraceSettingUpdate, type TraceSettingValues } from "./trace-settings";

@@ -82,6 +82,17 @@ describe("large JSON tensors do not stop the server (issue 15, defect 8c)", () =
     expect(slowestHealthMs).toBeLessThan(Math.max(250, exchange.ms / 4));
   });
 
+  it("answers health checks while a 40 MB generate body is parsed and mapped (as /infer's, on a worker thread)", async () => {
+    const count = 5_000_000;
+    const values = Array.from({ length: count }, (_, i) => 1_000_000 + (i % 8_999_999));
+    // The body's last key is a parameter the mapping refuses, so the answer is small and comes after all the work.
+    const body = Buffer.from(JSON.stringify({ INPUT0: values, refused: { nested: true } }));
+    const { exchange, slowestHealthMs } = await healthDuring(server.httpUrl, () => post(`${server.httpUrl}/v2/models/identity_int64/generate`, body));
+    expect(exchange.status).toBe(400);
+    expect(JSON.parse(exchange.body.toString())).toEqual({ error: "parameter 'refused' must be a string, a number or a boolean" });
+    expect(slowestHealthMs).toBeLessThan(Math.max(250, exchange.ms / 4));
+  });
+
   it("answers health checks while a 2M-element FP32 output is written as JSON, and the JSON is exact (gzip too)", async () => {
     const fp32Request = (count: number) => {
       const values = Float32Array.from({ length: count }, (_, i) => Math.fround(Math.sin(i) * 1000));

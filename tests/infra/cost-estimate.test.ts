@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { estimateStackCost, formatMonth, machineHourPrice, renderCostEstimate } from "../../infra/plan/cost-estimate";
 import { PRICE_TABLE } from "../../infra/plan/price-table";
+import { estimateStackQuotas, renderQuotaEstimate } from "../../infra/plan/quota-estimate";
 import { parseStackConfig, type RawStackConfig } from "../../infra/stack-config";
 
 const context = { stack: "dev", namespace: "gpu-inference" };
@@ -76,5 +77,36 @@ describe("estimateStackCost", () => {
     expect(text).toMatch(new RegExp(`total per month\\s+${formatMonth(estimate.minHour).replace("$", "\\$")}\\s+${formatMonth(estimate.maxHour).replace("$", "\\$")}`));
     expect(text).toContain("https://cloud.google.com/compute/gpus-pricing");
     expect(formatMonth(1)).toBe("$730/month");
+  });
+});
+
+describe("estimateStackQuotas", () => {
+  it("counts vCPUs under each family's quota, T4s as spot or on-demand quota, and pd-balanced GB, per region and project-wide", () => {
+    const estimate = estimateStackQuotas(config({
+      regions: [
+        { name: "us-central1", zones: ["us-central1-a"], gpuPool: { machineType: "n1-standard-8", minNodes: 0, maxNodes: 4, spot: true }, systemPool: { machineType: "e2-standard-2", minNodes: 1, maxNodes: 2 } },
+        { name: "europe-west4", zones: ["europe-west4-b"], gpuPool: { machineType: "n1-highmem-4", minNodes: 1, maxNodes: 3 }, systemPool: { machineType: "n2-standard-6", minNodes: 1, maxNodes: 1 } },
+      ],
+      gpusPerNode: 2,
+      autoscaling: { minReplicas: 1, maxReplicas: 5 },
+    }));
+    const table = estimate.lines.map((quota) => `${quota.scope} ${quota.metric} ${quota.min}/${quota.max}/${quota.maxWithSurge}`);
+    expect(table).toEqual([
+      // The HPA's one replica holds one GPU node even where gpuPool.minNodes is 0.
+      "us-central1 CPUS 10/36/46",
+      "us-central1 PREEMPTIBLE_NVIDIA_T4_GPUS 2/8/10",
+      "us-central1 SSD_TOTAL_GB 200/550/700",
+      // N2 has a quota of its own; CPUS_ALL_REGIONS counts every family.
+      "europe-west4 CPUS 4/12/16",
+      "europe-west4 N2_CPUS 6/6/12",
+      "europe-west4 NVIDIA_T4_GPUS 2/6/8",
+      "europe-west4 SSD_TOTAL_GB 200/400/550",
+      "global CPUS_ALL_REGIONS 20/54/74",
+      "global GPUS_ALL_REGIONS 4/14/18",
+    ]);
+    expect(estimate.notes[0]).toMatch(/spot nodes' vCPUs are counted in CPUS/);
+    const rendered = renderQuotaEstimate(estimate).join("\n");
+    expect(rendered).toMatch(/^Quotas \(Compute Engine/);
+    expect(rendered).toMatch(/\n {2}global +CPUS_ALL_REGIONS +20 +54 +74\n/);
   });
 });

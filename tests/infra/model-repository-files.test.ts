@@ -6,6 +6,7 @@ import { toGpuModelConfig } from "../../infra/global/gpu-model-config";
 import { listModelRepositoryFiles } from "../../infra/global/model-repository-files";
 import { FIXTURE_MODEL_REPOSITORY_DIR } from "./helpers/fixture-stack";
 
+const KEYS = { sourceDirKey: "gpu-inference:modelRepository.sourceDir", modelsKey: "gpu-inference:modelRepository.models" };
 const onnxConfig = (extra: string) => `name: "m"\nplatform: "onnxruntime_onnx"\nmax_batch_size: 8\n${extra}`;
 
 describe("toGpuModelConfig", () => {
@@ -30,9 +31,10 @@ describe("toGpuModelConfig", () => {
 
 describe("listModelRepositoryFiles", () => {
   it("lists every file by object name, with model configs switched to the GPU", () => {
-    const files = listModelRepositoryFiles(FIXTURE_MODEL_REPOSITORY_DIR, "gpu-inference:modelRepository.sourceDir");
+    const files = listModelRepositoryFiles(FIXTURE_MODEL_REPOSITORY_DIR, KEYS);
     expect(files.map((file) => file.objectName)).toEqual([
       "identity_fp32/config.pbtxt", "mlp/1/model.onnx", "mlp/config.pbtxt", "simple/1/model.onnx", "simple/config.pbtxt",
+      "squeezenet/1/model.onnx", "squeezenet/config.pbtxt",
     ]);
     const byName = new Map(files.map((file) => [file.objectName, file]));
     expect(byName.get("mlp/1/model.onnx")).toEqual({ objectName: "mlp/1/model.onnx", localPath: path.join(FIXTURE_MODEL_REPOSITORY_DIR, "mlp", "1", "model.onnx") });
@@ -51,14 +53,37 @@ describe("listModelRepositoryFiles", () => {
       // A bucket has no empty folders: without its placeholder an identity-backend model would have no version.
       fs.mkdirSync(path.join(dir, "id", "1"), { recursive: true });
       fs.writeFileSync(path.join(dir, "id", "1", ".keep"), "");
-      expect(listModelRepositoryFiles(dir, "key").map((file) => file.objectName)).toEqual(["id/1/.keep", "m/1/model.onnx"]);
+      expect(listModelRepositoryFiles(dir, KEYS).map((file) => file.objectName)).toEqual(["id/1/.keep", "m/1/model.onnx"]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Issue 39, item 6: every pod loads every uploaded model and is ready only when all are.
+  it("uploads only the models the stack names", () => {
+    const files = listModelRepositoryFiles(FIXTURE_MODEL_REPOSITORY_DIR, { ...KEYS, models: ["mlp"] });
+    expect(files.map((file) => file.objectName)).toEqual(["mlp/1/model.onnx", "mlp/config.pbtxt"]);
+  });
+
+  it("refuses a named model the repository does not have, listing the ones it has", () => {
+    expect(() => listModelRepositoryFiles(FIXTURE_MODEL_REPOSITORY_DIR, { ...KEYS, models: ["mlp", "resnet50"] }))
+      .toThrow(`gpu-inference:modelRepository.models names resnet50, which ${FIXTURE_MODEL_REPOSITORY_DIR} (gpu-inference:modelRepository.sourceDir) does not have; it has identity_fp32, mlp, simple, squeezenet`);
+  });
+
+  it("never serves the generated example repository whole: its test models must be named one by one", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "infra-example-models-"));
+    try {
+      fs.cpSync(FIXTURE_MODEL_REPOSITORY_DIR, dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, ".example-repository-stamp"), "stamp\n");
+      expect(() => listModelRepositoryFiles(dir, KEYS)).toThrow(/is the generated example repository \(test models, most with random weights\): name the models the stack serves in gpu-inference:modelRepository\.models \(it has identity_fp32, mlp, simple, squeezenet\)/);
+      expect(listModelRepositoryFiles(dir, { ...KEYS, models: ["simple"] }).map((file) => file.objectName)).toEqual(["simple/1/model.onnx", "simple/config.pbtxt"]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it("says how to build the repository when it is missing", () => {
-    expect(() => listModelRepositoryFiles("/no/such/models", "gpu-inference:modelRepository.sourceDir"))
+    expect(() => listModelRepositoryFiles("/no/such/models", KEYS))
       .toThrow("model repository /no/such/models (gpu-inference:modelRepository.sourceDir) does not exist: build the example repository with `npm run models`");
   });
 });

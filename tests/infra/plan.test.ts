@@ -66,6 +66,13 @@ describe("planStack (npm run plan)", () => {
     expect(section).toMatch(/total per month +\$[\d,]+\/month +\$[\d,]+\/month/);
   });
 
+  it("prints the Compute Engine quotas the stack needs per region and project-wide, at min and max scale, refusing nothing", () => {
+    const section = plan.slice(plan.indexOf("\nQuotas ("), plan.indexOf("\nOutputs:"));
+    expect(section).toMatch(/\n {2}us-east1 +PREEMPTIBLE_NVIDIA_T4_GPUS +1 +3 +4\n/);
+    expect(section).toMatch(/\n {2}global +CPUS_ALL_REGIONS +\d+ +\d+ +\d+\n/);
+    expect(section).toContain("SSD_TOTAL_GB");
+  });
+
   it("ends with the stack outputs", () => {
     const outputs = JSON.parse(plan.slice(plan.indexOf("Outputs:\n") + "Outputs:\n".length)) as Record<string, unknown>;
     expect(outputs).toMatchObject({ url: "http://203.0.113.10", modelBucket: "my-inference-dev-dev-models" });

@@ -42,6 +42,7 @@ const goodGpuPool: PolicyResource = {
     },
   },
 };
+const withProps = (resource: PolicyResource, props: Record<string, unknown>): PolicyResource => ({ type: resource.type, props: { ...resource.props, ...props } });
 const goodFirewall: PolicyResource = { type: FIREWALL, props: { sourceRanges: ["35.191.0.0/16"], allows: [{ protocol: "tcp", ports: ["8000"] }] } };
 const goodHttpsProxy: PolicyResource = { type: "gcp:compute/targetHttpsProxy:TargetHttpsProxy", props: { urlMap: "m", sslPolicy: "p" } };
 const NEG = "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a/networkEndpointGroups/neg";
@@ -69,9 +70,20 @@ const goodRepository: PolicyResource = {
   type: "gcp:artifactregistry/repository:Repository",
   props: { cleanupPolicies: [{ id: "keep", action: "KEEP", mostRecentVersions: { keepCount: 10 } }, { id: "old", action: "DELETE", condition: { olderThan: "2592000s" } }] },
 };
-const compliantResources = [goodCluster, goodGpuPool, goodFirewall, goodHttpsProxy, goodBackend, goodHealthCheck, goodUrlMap, goodArmor, goodRepository];
+const konnectivityAgents = { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "konnectivity-agent" } } };
+const webhookPorts = [{ protocol: "TCP", port: 6443 }, { protocol: "TCP", port: 10250 }];
+const controlPlaneRule = { from: [{ ipBlock: { cidr: "172.16.0.0/28" } }], ports: webhookPorts };
+const goodNetworkPolicy: PolicyResource = {
+  type: "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+  props: {
+    metadata: { name: "monitoring-internal-and-control-plane", namespace: "monitoring" },
+    spec: { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [konnectivityAgents], ports: webhookPorts }, controlPlaneRule, { from: [{ ipBlock: { cidr: "35.191.0.0/16" } }] }] },
+  },
+};
+const withIngress = (ingress: unknown[]): PolicyResource => withProps(goodNetworkPolicy, { spec: { podSelector: {}, policyTypes: ["Ingress"], ingress } });
+const goodProjectGrant: PolicyResource = { type: "gcp:projects/iAMMember:IAMMember", props: { project: "p", role: "roles/container.defaultNodeServiceAccount", member: "serviceAccount:nodes@p.iam.gserviceaccount.com" } };
+const compliantResources = [goodProjectGrant, goodCluster, goodGpuPool, goodFirewall, goodHttpsProxy, goodBackend, goodHealthCheck, goodUrlMap, goodArmor, goodRepository, goodNetworkPolicy];
 
-const withProps = (resource: PolicyResource, props: Record<string, unknown>): PolicyResource => ({ type: resource.type, props: { ...resource.props, ...props } });
 const withNodeConfig = (resource: PolicyResource, nodeConfig: Record<string, unknown>): PolicyResource =>
   withProps(resource, { nodeConfig: { ...(resource.props["nodeConfig"] as object), ...nodeConfig } });
 
@@ -111,6 +123,10 @@ const failingExamples: Record<string, [string, PolicyResource, RegExp][]> = {
   "internet-backends-behind-cloud-armor": [
     ["an external backend service without Cloud Armor", withProps(goodBackend, { securityPolicy: undefined }), /must set securityPolicy/],
     ["a classic external backend service without Cloud Armor", withProps(goodBackend, { loadBalancingScheme: undefined, securityPolicy: undefined }), /must set securityPolicy/],
+  ],
+  "no-project-wide-service-account-user": [
+    ["serviceAccountUser on the project (issue 39, item 4)", { type: "gcp:projects/iAMMember:IAMMember", props: { project: "p", role: "roles/iam.serviceAccountUser", member: "serviceAccount:deployer@p.iam.gserviceaccount.com" } }, /roles\/iam\.serviceAccountUser granted on project p/],
+    ["token creator for a group of members", { type: "gcp:projects/iAMBinding:IAMBinding", props: { project: "p", role: "roles/iam.serviceAccountTokenCreator", members: ["group:ops@example.com"] } }, /serviceAccountTokenCreator granted on project p/],
   ],
   // The APIs' own cross-field rules (infra/policy/gke-api-rules.ts).
   "gke-private-endpoint-needs-authorized-networks": [
@@ -163,6 +179,12 @@ const failingExamples: Record<string, [string, PolicyResource, RegExp][]> = {
     ["mostRecentVersions on a DELETE policy", withProps(goodRepository, { cleanupPolicies: [{ id: "x", action: "DELETE", mostRecentVersions: { keepCount: 1 } }] }), /needs action KEEP/],
     ["a policy that matches nothing", withProps(goodRepository, { cleanupPolicies: [{ id: "x", action: "DELETE" }] }), /neither a condition nor mostRecentVersions/],
   ],
+  "gke-control-plane-ingress-through-konnectivity": [
+    ["the control-plane range alone (issue 39, item 1: the HPA's metrics API cut off)", withIngress([controlPlaneRule]), /control plane \(172\.16\.0\.0\/28\) on TCP\/6443, TCP\/10250 has no rule admitting pods labelled k8s-app: konnectivity-agent/],
+    ["Konnectivity admitted on fewer ports", withIngress([{ from: [konnectivityAgents], ports: webhookPorts.slice(0, 1) }, controlPlaneRule]), /konnectivity-agent/],
+    ["every port from the control plane, some from Konnectivity", withIngress([{ from: [konnectivityAgents], ports: webhookPorts }, { from: [{ ipBlock: { cidr: "172.16.0.0/28" } }] }]), /on every port has no rule/],
+    ["the agents' labels without their namespace", withIngress([{ from: [{ podSelector: konnectivityAgents.podSelector }] }, controlPlaneRule]), /konnectivity-agent/],
+  ],
 };
 
 function policy(name: string) {
@@ -205,6 +227,12 @@ describe("infra policies", () => {
   it("does not require a taint on pools without GPUs", () => {
     const cpuPool = withNodeConfig(goodGpuPool, { guestAccelerators: undefined, taints: [] });
     expect(policy("gpu-pools-tainted").check(cpuPool)).toEqual([]);
+  });
+
+  it("accepts Konnectivity admitted on every port, and policies that do not admit the control plane", () => {
+    const rule = policy("gke-control-plane-ingress-through-konnectivity");
+    expect(rule.check(withIngress([{ from: [konnectivityAgents] }, controlPlaneRule]))).toEqual([]);
+    expect(rule.check(withIngress([{ from: [{ ipBlock: { cidr: "130.211.0.0/22" } }], ports: webhookPorts }]))).toEqual([]);
   });
 
   it("reports each violation to Pulumi's policy engine as a resource validation", () => {

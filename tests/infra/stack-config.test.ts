@@ -124,6 +124,10 @@ describe("parseStackConfig", () => {
     ["a region listed twice", { project: "my-project-1", regions: [{ name: "us-east1", zones: ["us-east1-c"] }, { name: "us-east1", zones: ["us-east1-d"] }] }, "gpu-inference:regions[1].name: region us-east1 is listed twice"],
     ["overlapping address ranges", { project: "my-project-1", regions: [{ name: "us-east1", zones: ["us-east1-c"] }, { name: "us-west1", zones: ["us-west1-a"], network: { subnetCidr: "10.0.0.0/16" } }] }, "gpu-inference:regions[0].network.subnetCidr: 10.0.0.0/20 overlaps gpu-inference:regions[1].network.subnetCidr (10.0.0.0/16)"],
     ["fewer maximum than minimum replicas", { project: "my-project-1", autoscaling: { minReplicas: 2, maxReplicas: 1 } }, "gpu-inference:autoscaling.minReplicas: 2 is more than maxReplicas 1"],
+    // Issue 39, item 6: the load test asks for one model; the stack serves the models it names.
+    ["a load test of a model the stack does not serve", { project: "my-project-1", modelRepository: { models: ["squeezenet"] }, loadTest: { enabled: true } }, "gpu-inference:loadTest.model: resnet50 is not among gpu-inference:modelRepository.models (squeezenet), so the load test would find no such model"],
+    ["a served model named twice", { project: "my-project-1", modelRepository: { models: ["squeezenet", "squeezenet"] } }, "gpu-inference:modelRepository.models: names a model twice"],
+    ["a served model given as a path", { project: "my-project-1", modelRepository: { models: ["../squeezenet"] } }, "gpu-inference:modelRepository.models[0]: must be a model folder name"],
     ["a load-test sweep that ends before it starts", { project: "my-project-1", loadTest: { range: "8:2:1" } }, "gpu-inference:loadTest.range: end of '8:2:1' is below its start"],
     ["a load-test sweep that never steps", { project: "my-project-1", loadTest: { range: "1:8:0" } }, "gpu-inference:loadTest.range: step of '1:8:0' must be a positive integer"],
     ["a load-test sweep from 0 clients", { project: "my-project-1", loadTest: { range: "0:8:1" } }, "gpu-inference:loadTest.range: start of '0:8:1' must be a positive integer"],

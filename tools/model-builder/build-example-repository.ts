@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { Command, InvalidArgumentError } from "commander";
+import { Command, InvalidArgumentError } from "@commander-js/extra-typings";
 import { type ExampleModel } from "./example-model";
 import { findPackageRoot } from "../../common/find-package-root";
 import { buildIdentityModels } from "./models/identity-models";
@@ -12,6 +12,8 @@ import { buildGpuResnet50Models, buildResnet50Model } from "./models/resnet50-mo
 import { buildSimpleModel } from "./models/simple-model";
 import { buildTextGeneratorModel } from "./models/text-generator-model";
 import { buildTextWordsModel } from "./models/text-words-model";
+import { STAMP_FILE_NAME } from "../../common/example-repository-stamp";
+import { typeScriptCompilerInstalled } from "./compile-typescript-model";
 
 /** The seed of the example repository that `npm run models` and `npm start` build. */
 export const DEFAULT_EXAMPLE_SEED = 20_240_601;
@@ -30,8 +32,7 @@ export interface BuildExampleRepositoryOptions {
   readonly log?: (line: string) => void;
 }
 
-/** The file in the repository root that records what built it (see {@link exampleRepositoryStamp}). */
-export const STAMP_FILE_NAME = ".example-repository-stamp";
+export { STAMP_FILE_NAME };
 
 const PACKAGE_ROOT = findPackageRoot(__dirname);
 
@@ -45,6 +46,8 @@ interface ResolvedBuildOptions {
   readonly gpu: boolean;
   readonly sharedDataDir: string;
   readonly hasImageClassifierSources: boolean;
+  /** Whether the TypeScript models can be built: `typescript` is a devDependency. */
+  readonly typeScriptModels: boolean;
 }
 
 function resolveBuildOptions(options: BuildExampleRepositoryOptions): ResolvedBuildOptions {
@@ -55,6 +58,7 @@ function resolveBuildOptions(options: BuildExampleRepositoryOptions): ResolvedBu
     gpu: options.gpu === true,
     sharedDataDir,
     hasImageClassifierSources: existsSync(sources.model) && existsSync(sources.labels),
+    typeScriptModels: typeScriptCompilerInstalled(),
   };
 }
 
@@ -64,6 +68,10 @@ function* exampleModels(options: ResolvedBuildOptions, log: (line: string) => vo
   yield* buildIdentityModels();
   yield buildMlpModel(options.seed);
   yield buildResnet50Model(options.seed);
+  if (!options.typeScriptModels) {
+    log("example repository: leaving out the TypeScript models (text_generator, text_words, image_classifier): the typescript package is not installed (production dependencies only)");
+    return;
+  }
   yield buildTextGeneratorModel(PACKAGE_ROOT);
   yield buildTextWordsModel(PACKAGE_ROOT);
   if (options.hasImageClassifierSources) {
@@ -80,7 +88,7 @@ function stampOf(options: ResolvedBuildOptions): string {
     const file = path.join(entry.parentPath, entry.name);
     hash.update(path.relative(builderDir, file)).update(readFileSync(file));
   }
-  hash.update(`seed=${options.seed};gpu=${options.gpu};image_classifier=${options.hasImageClassifierSources}`);
+  hash.update(`seed=${options.seed};gpu=${options.gpu};image_classifier=${options.hasImageClassifierSources};typescript_models=${options.typeScriptModels}`);
   return hash.digest("hex");
 }
 
@@ -174,7 +182,7 @@ async function main(argv: readonly string[]): Promise<void> {
     .option("--shared-data <dir>", "folder with the real SqueezeNet and labels for image_classifier", defaultSharedDataDir())
     .option("--gpu", "write the GPU repository instead: resnet50_gpu, resnet50_gpu_unbatched, resnet50_fp16_gpu (KIND_GPU)")
     .parse(argv)
-    .opts<{ out: string; seed: number; sharedData: string; gpu?: boolean }>();
+    .opts();
   const startedMs = performance.now();
   await buildExampleRepository(options.out, { seed: options.seed, sharedDataDir: options.sharedData, gpu: options.gpu === true });
   console.log(`example model repository written to ${path.resolve(options.out)} in ${Math.round(performance.now() - startedMs)} ms`);

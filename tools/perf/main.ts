@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The `inference-perf` executable: parses flags, runs, and turns every failure into one line and an exit code. */
-import { CommanderError } from "commander";
+import { CommanderError } from "@commander-js/extra-typings";
 import { InferenceServerError } from "../../client/index";
 import { PerfError } from "./perf-error";
 import { parsePerfOptions, type PerfOptions } from "./perf-options";

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { booleanFlag, integer, positiveNumber, shape } from "../../common/option-parsers";
 import type { ClientTls, TensorFormat } from "../../client/index";
 import { type LoadRange, parseLoadRange } from "./load-range";
@@ -96,22 +96,21 @@ function level(max: number) {
 }
 
 /** The --ssl-* flags of the chosen protocol as the client's TLS settings; undefined without TLS. */
-function clientTls(o: Readonly<Record<string, unknown>>, url: string): ClientTls | undefined {
-  const file = (key: string): Buffer | undefined => (o[key] === undefined ? undefined : (o[key] as Buffer));
+function clientTls(o: PerfOptionValues, url: string): ClientTls | undefined {
   if (url.startsWith("grpcs:")) {
-    return { ca: file("sslGrpcRootCertificationsFile"), key: file("sslGrpcPrivateKeyFile"), cert: file("sslGrpcCertificateChainFile") };
+    return { ca: o.sslGrpcRootCertificationsFile, key: o.sslGrpcPrivateKeyFile, cert: o.sslGrpcCertificateChainFile };
   }
   if (url.startsWith("https:")) {
     return {
-      ca: file("sslHttpsCaCertificatesFile"), cert: file("sslHttpsClientCertificateFile"), key: file("sslHttpsPrivateKeyFile"),
-      verifyPeer: o["sslHttpsVerifyPeer"] !== 0, verifyHost: o["sslHttpsVerifyHost"] !== 0,
+      ca: o.sslHttpsCaCertificatesFile, cert: o.sslHttpsClientCertificateFile, key: o.sslHttpsPrivateKeyFile,
+      verifyPeer: o.sslHttpsVerifyPeer !== 0, verifyHost: o.sslHttpsVerifyHost !== 0,
     };
   }
   return undefined;
 }
 
 /** The commander program: flags, defaults and help text. */
-export function buildPerfCommand(): Command {
+export function buildPerfCommand() {
   return new Command("inference-perf")
     .description("Measure a KServe v2 / Triton inference server the way perf_analyzer does: throughput, latency percentiles and the server-side breakdown per load level")
     .requiredOption("-m, --model-name <name>", "model to profile")
@@ -151,51 +150,50 @@ export function buildPerfCommand(): Command {
     .option("--ssl-https-private-key-file <path>", "PEM key of the client certificate (mutual TLS)", pemFile);
 }
 
+/** The option values {@link buildPerfCommand} declares, as commander parses them. */
+type PerfOptionValues = ReturnType<ReturnType<typeof buildPerfCommand>["opts"]>;
+
 /** Parses argv (without node and the script). Throws commander's errors for bad or inconsistent flags. */
 export function parsePerfOptions(argv: readonly string[], command = buildPerfCommand()): PerfOptions {
   command.exitOverride().parse([...argv], { from: "user" });
   const o = command.opts();
-  const concurrency = o["concurrencyRange"] as LoadRange | undefined;
-  const requestRate = o["requestRateRange"] as LoadRange | undefined;
+  const { concurrencyRange: concurrency, requestRateRange: requestRate, percentile, latencyThreshold: latencyThresholdMs, protocol } = o;
   const fail = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: "inference-perf.invalidOptions" });
   if (concurrency !== undefined && requestRate !== undefined) fail("--concurrency-range and --request-rate-range cannot be combined");
-  const percentile = o["percentile"] as number | undefined;
   if (percentile !== undefined && percentile > 99) fail("--percentile must be between 1 and 99");
-  const latencyThresholdMs = o["latencyThreshold"] as number | undefined;
   if (concurrency?.end === 0 && latencyThresholdMs === undefined) fail("--concurrency-range with end 0 needs --latency-threshold to know when to stop");
-  const protocol = o["protocol"] as "http" | "grpc";
-  const url = serverUrl(o["url"] as string | undefined, protocol, o["sslGrpcUseSsl"] as boolean) ?? fail(`-u '${String(o["url"])}' is not host:port`);
-  const httpsFlag = ["sslHttpsCaCertificatesFile", "sslHttpsClientCertificateFile", "sslHttpsPrivateKeyFile"].some((key) => o[key] !== undefined);
+  const url = serverUrl(o.url, protocol, o.sslGrpcUseSsl) ?? fail(`-u '${String(o.url)}' is not host:port`);
+  const httpsFlag = [o.sslHttpsCaCertificatesFile, o.sslHttpsClientCertificateFile, o.sslHttpsPrivateKeyFile].some((file) => file !== undefined);
   if (httpsFlag && !url.startsWith("https:")) fail("--ssl-https-* flags need -i http and an https:// server URL (-u https://host:port)");
-  const json = o["json"] as string | boolean | undefined;
   const load: LoadSpec = requestRate !== undefined
-    ? { kind: "request-rate", range: requestRate, distribution: o["requestDistribution"] as "constant" | "poisson" }
+    ? { kind: "request-rate", range: requestRate, distribution: o.requestDistribution }
     : { kind: "concurrency", range: concurrency ?? { start: 1, end: 1, step: 1 } };
   return {
-    modelName: o["modelName"] as string,
-    modelVersion: o["modelVersion"] as string | undefined,
+    modelName: o.modelName,
+    modelVersion: o.modelVersion,
     url,
-    headers: (o["header"] as Record<string, string> | undefined) ?? {},
+    headers: o.header ?? {},
     tls: clientTls(o, url),
     protocol,
-    batchSize: o["batchSize"] as number,
+    batchSize: o.batchSize,
     load,
-    measurementIntervalMs: o["measurementInterval"] as number,
-    stabilityPercentage: o["stabilityPercentage"] as number,
-    maxTrials: o["maxTrials"] as number,
+    measurementIntervalMs: o.measurementInterval,
+    stabilityPercentage: o.stabilityPercentage,
+    maxTrials: o.maxTrials,
     percentile,
     latencyThresholdMs,
-    inputData: o["inputData"] as string,
-    shapes: (o["shape"] as Map<string, number[]> | undefined) ?? new Map(),
-    inputTensorFormat: o["inputTensorFormat"] as TensorFormat,
-    outputTensorFormat: o["outputTensorFormat"] as TensorFormat,
-    warmupRequestCount: o["warmupRequestCount"] as number,
-    streaming: o["streaming"] as boolean,
-    csvFile: o["latencyReportFile"] as string | undefined,
-    jsonFile: json === true ? "-" : json === false ? undefined : json,
-    reportDir: o["report"] as string | undefined,
-    verbose: o["verbose"] as boolean,
-    prometheusPort: o["prometheusPort"] as number | undefined,
-    prometheusLingerMs: o["prometheusLingerMs"] as number,
+    inputData: o.inputData,
+    shapes: o.shape ?? new Map(),
+    inputTensorFormat: o.inputTensorFormat,
+    outputTensorFormat: o.outputTensorFormat,
+    warmupRequestCount: o.warmupRequestCount,
+    streaming: o.streaming,
+    csvFile: o.latencyReportFile,
+    // --json alone (commander's `true`) means stdout.
+    jsonFile: o.json === true ? "-" : o.json,
+    reportDir: o.report,
+    verbose: o.verbose,
+    prometheusPort: o.prometheusPort,
+    prometheusLingerMs: o.prometheusLingerMs,
   };
 }

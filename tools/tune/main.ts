@@ -4,7 +4,7 @@
  * code: 0 when config.pbtxt holds a configuration confirmed faster, 2 when it keeps the
  * starting one (it measured best, or the pick made no measurable difference), 1 on an error.
  */
-import { CommanderError } from "commander";
+import { CommanderError } from "@commander-js/extra-typings";
 import { InferenceServerError } from "../../client/index";
 import { runInferenceTune } from "./run-inference-tune";
 import { TuneError } from "./tune-error";

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { integer, positiveNumber, shape } from "../../common/option-parsers";
 import { type LoadRange, loadRange } from "../perf/index";
 import { MEANINGFUL_AB_ROUNDS } from "./ab-verdict";
@@ -58,7 +58,7 @@ function concurrencyRange(value: string): LoadRange {
 }
 
 /** The commander program: flags, defaults and help text. */
-export function buildTuneCommand(): Command {
+export function buildTuneCommand() {
   return new Command("inference-tune")
     .description("Find the best model configuration for this machine (Triton Model Analyzer's profile, built in): start the server per candidate config.pbtxt, measure it the way perf_analyzer does, and write the best config under the constraints with a CSV and an HTML report")
     .requiredOption("-m, --model-name <name>", "model to tune")
@@ -91,36 +91,35 @@ export function buildTuneCommand(): Command {
 export function parseTuneOptions(argv: readonly string[], command = buildTuneCommand()): TuneOptions {
   command.exitOverride().parse([...argv], { from: "user" });
   const o = command.opts();
-  const quick = o["quick"] as boolean;
-  const intervalMs = (o["measurementInterval"] as number | undefined) ?? (quick ? 1000 : 2000);
-  const modelName = o["modelName"] as string;
+  const { quick, modelName } = o;
+  const intervalMs = o.measurementInterval ?? (quick ? 1000 : 2000);
   return {
     modelName,
-    modelRepository: path.resolve(o["modelRepository"] as string),
-    constraints: { latencyBudgetMs: o["latencyBudgetMs"] as number | undefined, minThroughput: o["minThroughput"] as number | undefined },
-    protocol: o["protocol"] as "http" | "grpc",
-    concurrencyRange: o["concurrencyRange"] as LoadRange | undefined,
-    maxConcurrency: o["maxConcurrency"] as number,
+    modelRepository: path.resolve(o.modelRepository),
+    constraints: { latencyBudgetMs: o.latencyBudgetMs, minThroughput: o.minThroughput },
+    protocol: o.protocol,
+    concurrencyRange: o.concurrencyRange,
+    maxConcurrency: o.maxConcurrency,
     mode: quick ? "quick" : "brute",
     lists: {
-      instanceCounts: o["instanceCounts"] as number[] | undefined,
-      intraOpThreads: o["intraOpThreads"] as number[] | undefined,
-      maxBatchSizes: o["maxBatchSizes"] as number[] | undefined,
-      queueDelaysUs: o["queueDelaysUs"] as number[] | undefined,
-      preferredBatchSizes: o["preferredBatchSizes"] as number[] | undefined,
-      gpuAccelerators: o["gpuAccelerators"] as GpuAccelerator[] | undefined,
+      instanceCounts: o.instanceCounts,
+      intraOpThreads: o.intraOpThreads,
+      maxBatchSizes: o.maxBatchSizes,
+      queueDelaysUs: o.queueDelaysUs,
+      preferredBatchSizes: o.preferredBatchSizes,
+      gpuAccelerators: o.gpuAccelerators,
     },
-    maxCandidates: (o["maxCandidates"] as number | undefined) ?? (quick ? 20 : Number.MAX_SAFE_INTEGER),
+    maxCandidates: o.maxCandidates ?? (quick ? 20 : Number.MAX_SAFE_INTEGER),
     measurement: {
       measurementIntervalMs: intervalMs,
       maxWindowMs: intervalMs * 4,
-      stabilityPercentage: o["stabilityPercentage"] as number,
-      maxTrials: (o["maxTrials"] as number | undefined) ?? (quick ? 6 : 10),
+      stabilityPercentage: o.stabilityPercentage,
+      maxTrials: o.maxTrials ?? (quick ? 6 : 10),
     },
-    abRounds: o["abRounds"] as number,
-    shapes: (o["shape"] as Map<string, number[]> | undefined) ?? new Map(),
-    inputData: o["inputData"] as "random" | "zero",
-    outDir: path.resolve((o["out"] as string | undefined) ?? `inference-tune-${modelName}`),
-    verbose: o["verbose"] as boolean,
+    abRounds: o.abRounds,
+    shapes: o.shape ?? new Map(),
+    inputData: o.inputData,
+    outDir: path.resolve(o.out ?? `inference-tune-${modelName}`),
+    verbose: o.verbose,
   };
 }

@@ -144,6 +144,7 @@ export function webgpuUnavailable(choice: ProviderChoice, detail: string): Error
     `KIND_GPU instance found no usable GPU: ${missing}ONNX Runtime's WebGPU provider could not start (${detail.trim()}). ` +
     "For WebGPU, install the Vulkan loader (Debian/Ubuntu: libvulkan1) and expose the NVIDIA driver's Vulkan ICD " +
     "(NVIDIA_DRIVER_CAPABILITIES including graphics; VK_DRIVER_FILES pointing at nvidia_icd.json); for CUDA, install " +
-    "onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12; or use KIND_CPU (KIND_AUTO falls back to CPU by itself)",
+    "onnxruntime-node with ONNXRUNTIME_NODE_INSTALL=cuda12; or use KIND_CPU (KIND_AUTO falls back to CPU by itself). Without a GPU, " +
+    "--allow-software-gpu runs it on a software Vulkan driver (Mesa's lavapipe), on the CPU",
   );
 }

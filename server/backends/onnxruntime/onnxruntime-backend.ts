@@ -4,6 +4,7 @@ import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, 
 import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory } from "../instance-worker";
 import { workerScript } from "../../../common/worker-script";
 import { chooseExecutionProviders, type ExecutionProviderName, runsOnWebgpu, webgpuUnavailable } from "./execution-providers";
+import { openOnDeviceThread, type OrtSessionChannel } from "./ort-device-thread";
 import { publicOrtMessage } from "./ort-error-message";
 import { describeSession, fromOrtTensor, ortInputProblem, toOrtTensor } from "./ort-tensors";
 import { ortSessionOptions, type OrtSessionSettings, type OrtWorkerReply } from "./ort-worker-protocol";
@@ -52,6 +53,7 @@ export class OnnxruntimeBackend implements Backend {
   readonly name = "onnxruntime";
   readonly inputProblem = ortInputProblem;
   readonly usesGpu = true;
+  readonly runsModelCode = false;
   readonly defaultModelFilename = "model.onnx";
   readonly platforms = ["onnxruntime_onnx"];
   readonly recognizedByModelFile = true;
@@ -86,7 +88,9 @@ export class OnnxruntimeBackend implements Backend {
   async createInstance(spec: InstanceSpec): Promise<BackendInstance> {
     const choice = chooseExecutionProviders(spec, this.#providerLibraryDirectory);
     const settings = sessionSettings(spec, choice.executionProviders);
-    const startWorker = (): Promise<BackendInstance> => OrtInstance.start(settings, spec.instanceName, choice.provider, this.#startWorker);
+    const startWorker = (): Promise<BackendInstance> => choice.provider === "webgpu"
+      ? OrtInstance.onDeviceThread(settings, spec.deviceId, this.#startWorker)
+      : OrtInstance.start(settings, spec.instanceName, choice.provider, this.#startWorker);
     if (spec.device === "cpu" && statSync(spec.modelPath).size <= INLINE_MODEL_MAX_BYTES) {
       return InlineOrtInstance.create(settings, startWorker, this.#inlineExecutionBudgetNs).catch((error: unknown) => {
         throw loadFailed(error);
@@ -209,13 +213,22 @@ function setEnvironment(values: Readonly<Record<string, string | undefined>>): R
   return previous;
 }
 
-/** A session in a worker thread of its own (ort-worker.ts); the core replaces it if the thread dies. */
+/**
+ * A session in a worker thread of its own (ort-worker.ts), or, for WebGPU, on the one thread its device's sessions
+ * share (ort-device-thread.ts: ONNX Runtime's WebGPU context crashes the process when two threads use it at once).
+ * The core replaces it if the thread dies.
+ */
 class OrtInstance implements BackendInstance {
   readonly executionThread = "worker";
-  readonly #worker: InstanceWorker<OrtWorkerReply>;
+  readonly #worker: OrtSessionChannel;
 
-  private constructor(worker: InstanceWorker<OrtWorkerReply>, readonly io: ModelIo, readonly executionProvider: ExecutionProviderName) {
+  private constructor(worker: OrtSessionChannel, readonly io: ModelIo, readonly executionProvider: ExecutionProviderName) {
     this.#worker = worker;
+  }
+
+  static async onDeviceThread(settings: OrtSessionSettings, deviceId: number, startWorker: WorkerFactory): Promise<OrtInstance> {
+    const { session, io } = await openOnDeviceThread(`webgpu:${deviceId}`, settings, startWorker);
+    return new OrtInstance(session, io, "webgpu");
   }
 
   static async start(settings: OrtSessionSettings, instanceName: string, provider: ExecutionProviderName, startWorker: WorkerFactory): Promise<OrtInstance> {

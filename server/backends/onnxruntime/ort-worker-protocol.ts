@@ -44,3 +44,19 @@ export type OrtWorkerReply =
       readonly computeInputNs: number; readonly computeInferNs: number; readonly computeOutputNs: number;
     }
   | { readonly type: "run-error"; readonly id: number; readonly message: string };
+
+/**
+ * Messages to the thread that hosts every WebGPU session of one device (ort-device-worker.ts): each names the
+ * session it is for, as one thread serves several model instances.
+ */
+export type DeviceThreadRequest =
+  | { readonly type: "open"; readonly sessionId: number; readonly settings: OrtSessionSettings }
+  | { readonly type: "run"; readonly sessionId: number; readonly request: WorkerRequest }
+  | { readonly type: "close"; readonly sessionId: number };
+
+/** The device thread's answers: one per request, naming its session. */
+export type DeviceThreadReply =
+  | { readonly type: "opened"; readonly sessionId: number; readonly io: ModelIo }
+  | { readonly type: "open-error"; readonly sessionId: number; readonly message: string }
+  | { readonly type: "ran"; readonly sessionId: number; readonly reply: OrtWorkerReply }
+  | { readonly type: "closed"; readonly sessionId: number };

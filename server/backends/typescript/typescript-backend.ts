@@ -64,6 +64,7 @@ function initializeArgs(spec: InstanceSpec): InitializeArgs {
 export class TypeScriptBackend implements Backend {
   readonly name = "typescript";
   readonly usesGpu = false;
+  readonly runsModelCode = true;
   readonly defaultModelFilename = "model.js";
   readonly #startWorker: WorkerFactory;
 

@@ -27,12 +27,6 @@ export function refuseModelName(name: string): void {
   }
 }
 
-/**
- * Backends (or platforms) that read a model file as data. Every other one runs code from the model directory (the
- * TypeScript backend require()s its model file, whatever its name), and one not named defaults to ONNX Runtime.
- */
-const DATA_ONLY_BACKENDS: ReadonlySet<string> = new Set(["", "onnxruntime", "onnxruntime_onnx", "identity", "ensemble"]);
-
 /** Files a runtime would load as code whatever the backend: scripts, compiled modules, native libraries. */
 const CODE_FILE = /\.(?:[cm]?js|[cm]?ts|node|so(?:\.\d+)*|dylib|dll|py|sh)$/i;
 
@@ -47,14 +41,15 @@ function backendOf(configJson: string | undefined): string {
 
 /**
  * Refuses `file:` overrides that carry model code unless the server allows it (--allow-model-code-upload): code
- * sent to the load API runs on the server, so anyone who reaches that API could run anything. INVALID_ARG,
- * naming the flag.
+ * sent to the load API runs on the server, so anyone who reaches that API could run anything. `runsModelCode` says
+ * whether the backend (or platform) a config names, `""` when it names none, runs code from the model directory.
+ * INVALID_ARG, naming the flag.
  */
-export function refuseModelCode(name: string, overrides: LoadOverrides | undefined, allowed: boolean): void {
+export function refuseModelCode(name: string, overrides: LoadOverrides | undefined, allowed: boolean, runsModelCode: (backend: string) => boolean): void {
   if (allowed || overrides === undefined || overrides.files.size === 0) return;
   const backend = backendOf(overrides.config);
   const codeFile = [...overrides.files.keys()].find((key) => CODE_FILE.test(key));
-  if (DATA_ONLY_BACKENDS.has(backend) && codeFile === undefined) return;
+  if (!runsModelCode(backend) && codeFile === undefined) return;
   const what = codeFile !== undefined ? `'${clipped(codeFile)}' is code` : `backend '${clipped(backend)}' runs code from the model directory`;
   throw new InferenceError(
     "INVALID_ARG",

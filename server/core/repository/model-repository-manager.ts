@@ -2,7 +2,7 @@ import { InferenceError } from "../errors";
 import type { ComposingModels } from "../scheduling/ensemble";
 import { type LoadOverrides, refuseModelCode, refuseModelName } from "./load-overrides";
 import { ensemblesMissingSteps, type LoadedModels, stepModelsOf, withDependents } from "./model-dependents";
-import { type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
+import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
 import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./model-repository";
 import { type ModelSource, overrideSource, repositorySource } from "./model-source";
 import { indexRows, type ModelEntry, resolveVersion } from "./model-states";
@@ -245,10 +245,23 @@ export class ModelRepositoryManager {
    * model fails the poll (INTERNAL, `failed to poll from model repository`, the reason appended) and a failure to
    * load it is INVALID_ARG (`load failed for model`); either way what was loaded before keeps serving.
    */
+  /**
+   * Whether the backend or platform a config names runs code from the model directory, as the backend declares. A
+   * config naming none loads on a backend that recognizes its model file; an ensemble runs none of its own; a
+   * backend this server does not have is taken to run code (its load fails anyway).
+   */
+  #runsModelCode(named: string): boolean {
+    const backends = [...this.#settings.loader.backends.values()];
+    if (named === "") return backends.some((backend) => backend.recognizedByModelFile === true && backend.runsModelCode);
+    if (named === ENSEMBLE_PLATFORM) return false;
+    const backend = this.#settings.loader.backends.get(named) ?? backends.find((b) => b.platforms?.includes(named) === true);
+    return backend?.runsModelCode ?? true;
+  }
+
   async loadModel(name: string, overrides?: LoadOverrides): Promise<void> {
     this.#requireExplicitMode();
     refuseModelName(name);
-    refuseModelCode(name, overrides, this.#settings.allowModelCodeUpload ?? false);
+    refuseModelCode(name, overrides, this.#settings.allowModelCodeUpload ?? false, (backend) => this.#runsModelCode(backend));
     const source = await this.#pollForLoad(name, overrides);
     if (source.overrides !== undefined) this.#overrides.add(name, source.overrides);
     this.#explicitlyLoaded.add(name);

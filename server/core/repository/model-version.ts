@@ -9,6 +9,8 @@ export interface InstancePlacement {
   readonly kind: "KIND_CPU" | "KIND_GPU";
   readonly deviceId: number;
   readonly provider: string;
+  /** Present on a KIND_GPU instance whose GPU is a software WebGPU adapter (`--allow-software-gpu`). */
+  readonly softwareAdapter?: true;
 }
 
 /** A loaded, servable model version: its completed config, instances (none for an ensemble), scheduler and statistics. */

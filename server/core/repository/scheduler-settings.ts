@@ -44,9 +44,10 @@ const EXECUTION_GROUP_LIMIT = 8;
 /** Triton's scheduler choice for a model without sequence batching: the dynamic batcher when configured, else one request per execution. */
 export function schedulerSettings(config: ModelConfig): SchedulerSettings {
   const batching = config.dynamic_batching;
+  const decoupled = config.model_transaction_policy?.decoupled === true;
   if (batching === undefined) {
-    const groupLimit = config.model_transaction_policy?.decoupled === true ? 1 : EXECUTION_GROUP_LIMIT;
-    return { batch: { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 }, levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: false, groupLimit };
+    const groupLimit = decoupled ? 1 : EXECUTION_GROUP_LIMIT;
+    return { batch: { maxBatchSize: 1, preferredBatchSizes: [], maxQueueDelayUs: 0 }, levels: [queuePolicy(undefined)], defaultLevel: 1, preserveOrdering: false, groupLimit, decoupled };
   }
   const levelCount = Math.max(1, batching.priority_levels);
   // validateModelConfig has checked the default level against the levels.
@@ -58,6 +59,6 @@ export function schedulerSettings(config: ModelConfig): SchedulerSettings {
       preferredBatchSizes: batching.preferred_batch_size.map(Number),
       maxQueueDelayUs: batching.max_queue_delay_microseconds,
     },
-    levels, defaultLevel, preserveOrdering: batching.preserve_ordering, groupLimit: 1,
+    levels, defaultLevel, preserveOrdering: batching.preserve_ordering, groupLimit: 1, decoupled,
   };
 }

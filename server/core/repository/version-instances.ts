@@ -11,6 +11,8 @@ import type { InstancePlacement } from "./model-version";
 /** What placing a version's instances needs of the loader's settings. */
 export interface InstanceSettings {
   readonly gpuCount: number;
+  /** Whether the GPU counted is a software WebGPU adapter (`--allow-software-gpu`): its placements say so. */
+  readonly softwareGpu?: boolean;
   readonly cpuCount: number;
   /** Intra-op threads per instance; undefined sizes them to the cores and the model's instance count. */
   readonly intraOpThreads: number | undefined;
@@ -82,6 +84,7 @@ export async function createInstances(
   }
   const placements = instances.map((instance, i): InstancePlacement => ({
     kind: plans[i]!.kind === "gpu" ? "KIND_GPU" : "KIND_CPU", deviceId: plans[i]!.deviceId, provider: instance.executionProvider,
+    ...(plans[i]!.kind === "gpu" && settings.softwareGpu === true ? { softwareAdapter: true } : {}),
   }));
   // Groups that listed no GPUs and were held to GPU 0 of several.
   const narrowed = firstGpuOnly !== undefined &&
@@ -104,11 +107,11 @@ export function withGpuProvider(config: ModelConfig, placements: readonly Instan
   return { ...config, optimization };
 }
 
-/** `2 x KIND_CPU on cpu, 1 x KIND_GPU on webgpu (device 0)`. */
+/** `2 x KIND_CPU on cpu, 1 x KIND_GPU on webgpu (device 0)`, or `(device 0, software adapter)`. */
 export function describePlacements(placements: readonly InstancePlacement[]): string {
   const counts = new Map<string, number>();
   for (const p of placements) {
-    const key = `${p.kind} on ${p.provider}${p.kind === "KIND_GPU" ? ` (device ${p.deviceId})` : ""}`;
+    const key = `${p.kind} on ${p.provider}${p.kind === "KIND_GPU" ? ` (device ${p.deviceId}${p.softwareAdapter === true ? ", software adapter" : ""})` : ""}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return [...counts].map(([key, count]) => `${count} x ${key}`).join(", ");

@@ -1,7 +1,8 @@
-import { InferenceError } from "../errors";
+import { asInferenceError, InferenceError } from "../errors";
 import type { ResponseSink } from "../scheduling/request-scheduler";
 import { Cancellation } from "./cancellation";
 import type { CancellationSignal, InferResponse, OutputTensor } from "./inference-request";
+import type { RequestTimes } from "./request-times";
 
 /**
  * One response of a streamed request, as a frontend gets it: a response, an error response, or neither (the final
@@ -15,38 +16,68 @@ export interface StreamResponse {
 
 export type StreamListener = (event: StreamResponse) => void;
 
+/**
+ * Hands `event` to a frontend's listener; returns what the listener threw instead of letting it reach the model's
+ * thread of control (a worker's message handler, a timer), where it would end the process.
+ */
+export function deliverEvent(listener: StreamListener, event: StreamResponse): InferenceError | undefined {
+  try {
+    listener(event);
+    return undefined;
+  } catch (error) {
+    return asInferenceError(error);
+  }
+}
+
 /** How a stream turns a response's outputs into the client's response; throws an InferenceError when it cannot. */
 export type ResponseOf = (outputs: OutputTensor[]) => InferResponse;
 
 const CANCELLED = "request was cancelled by the client";
 
+/** What a {@link ResponseStream} is told at construction. */
+export interface ResponseStreamOptions {
+  /** Turns a response's outputs into the client's response; throws an InferenceError when it cannot. */
+  readonly responseOf: ResponseOf;
+  /** The client's cancellation (it may outlive the request: a gRPC stream's, shared by all its requests). */
+  readonly signal: CancellationSignal | undefined;
+  /**
+   * Whether the stream follows the client's cancellation itself: it cancels the request (told to the model through
+   * {@link ResponseStream.signal}) and ends at once with CANCELLED, as for a decoupled model whose later responses
+   * nobody waits for. Otherwise the scheduler watches the client's signal itself: a queued request is dropped, and
+   * one that runs completes and ends the stream with its response (a native execution cannot be cut short, as in
+   * Triton).
+   */
+  readonly endsOnCancel: boolean;
+  /** The request's record: each response's time is written there. */
+  readonly times: RequestTimes;
+  /** Called once, when the final response is about to be handed over: undefined for success, else its error. */
+  readonly onEnd: (error: InferenceError | undefined) => void;
+}
+
 /**
- * The responses of one request to a decoupled model on their way to its frontend (Triton's response factory and
- * the request's lifetime in one): passes responses on until the final one, refuses whatever comes after it, and
- * turns the client's cancellation into a cancellation of this request only. `signal` may outlive the request (a
- * gRPC stream's, shared by all its requests): the stream stops listening to it once it ends, so nothing piles up.
+ * The responses of one request on their way to its frontend (Triton's response factory and the request's lifetime
+ * in one), for every kind of model: passes responses on until the final one, refuses whatever comes after it, and
+ * turns the client's cancellation into a cancellation of this request only. The stream stops listening to the
+ * client's signal once it ends, so nothing piles up on a signal shared by many requests.
  */
 export class ResponseStream implements ResponseSink {
   readonly #listener: StreamListener;
-  readonly #responseOf: ResponseOf;
-  readonly #outer: CancellationSignal | undefined;
-  readonly #cancellation = new Cancellation();
-  readonly #onEnd: (error: InferenceError | undefined) => void;
+  readonly #options: ResponseStreamOptions;
+  #cancellation: Cancellation | undefined;
   readonly #onOuterAbort = (): void => this.#cancel();
   #ended = false;
 
-  constructor(listener: StreamListener, responseOf: ResponseOf, signal: CancellationSignal | undefined, onEnd: (error: InferenceError | undefined) => void) {
+  constructor(listener: StreamListener, options: ResponseStreamOptions) {
     this.#listener = listener;
-    this.#responseOf = responseOf;
-    this.#outer = signal;
-    this.#onEnd = onEnd;
-    signal?.addEventListener("abort", this.#onOuterAbort);
-    if (signal?.aborted === true) this.#cancel();
+    this.#options = options;
+    if (!options.endsOnCancel) return;
+    options.signal?.addEventListener("abort", this.#onOuterAbort);
+    if (options.signal?.aborted === true) this.#cancel();
   }
 
   /** This request's own cancellation: what the scheduler watches while it waits, and the model after. */
   get signal(): CancellationSignal {
-    return this.#cancellation;
+    return (this.#cancellation ??= new Cancellation());
   }
 
   get ended(): boolean {
@@ -54,24 +85,29 @@ export class ResponseStream implements ResponseSink {
   }
 
   get cancelled(): boolean {
-    return this.#ended || this.#cancellation.aborted;
+    return this.#ended || this.#cancellation?.aborted === true;
   }
 
   onCancel(listener: () => void): void {
-    if (this.#cancellation.aborted) listener();
-    else if (!this.#ended) this.#cancellation.addEventListener("abort", listener);
+    const cancellation = this.signal as Cancellation;
+    if (cancellation.aborted) listener();
+    else if (!this.#ended) cancellation.addEventListener("abort", listener);
   }
 
   send(response: OutputTensor[] | InferenceError | undefined, final: boolean): void {
     if (this.#ended) return;
     let converted: InferResponse | InferenceError | undefined;
     try {
-      converted = Array.isArray(response) ? this.#responseOf(response) : response;
+      converted = Array.isArray(response) ? this.#options.responseOf(response) : response;
     } catch (error) {
-      converted = error instanceof InferenceError ? error : new InferenceError("INTERNAL", String(error));
+      converted = asInferenceError(error);
     }
-    if (final) this.#end(converted instanceof InferenceError ? converted : undefined);
-    this.#listener({ response: converted, final });
+    this.#deliver(converted, final);
+  }
+
+  /** Ends the stream with a response made elsewhere (the response cache's). */
+  answer(response: InferResponse): void {
+    if (!this.#ended) this.#deliver(response, true);
   }
 
   /** Ends the stream with `error` as its final response, unless it already ended. */
@@ -79,15 +115,34 @@ export class ResponseStream implements ResponseSink {
     this.send(error, true);
   }
 
+  #deliver(response: InferResponse | InferenceError | undefined, final: boolean): void {
+    if (response !== undefined) this.#options.times.responded(process.hrtime.bigint());
+    if (final) this.#end(response instanceof InferenceError ? response : undefined);
+    const thrown = deliverEvent(this.#listener, { response, final });
+    if (thrown !== undefined && !final) this.#undeliverable(thrown);
+  }
+
   #cancel(): void {
     if (this.#ended) return;
-    this.#cancellation.abort();
+    (this.signal as Cancellation).abort();
     this.fail(new InferenceError("CANCELLED", CANCELLED));
+  }
+
+  /**
+   * The frontend could not take a response (it threw): the request cannot go on, so the model sees it cancelled
+   * and the frontend gets one final error, which ends it there too.
+   */
+  #undeliverable(thrown: InferenceError): void {
+    if (this.#ended) return;
+    (this.signal as Cancellation).abort();
+    const failure = new InferenceError("INTERNAL", `a response could not be delivered: ${thrown.message}`);
+    this.#end(failure);
+    deliverEvent(this.#listener, { response: failure, final: true });
   }
 
   #end(error: InferenceError | undefined): void {
     this.#ended = true;
-    this.#outer?.removeEventListener("abort", this.#onOuterAbort);
-    this.#onEnd(error);
+    if (this.#options.endsOnCancel) this.#options.signal?.removeEventListener("abort", this.#onOuterAbort);
+    this.#options.onEnd(error);
   }
 }

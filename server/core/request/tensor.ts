@@ -52,22 +52,32 @@ export function checkBytesElements(data: Uint8Array, expectedCount: number, tens
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
+ * A BYTES output's elements, as views into `data`; throws INVALID_ARG when the payload does not hold exactly
+ * `expectedCount` elements.
+ */
+export function bytesElements(data: Uint8Array, expectedCount: number, tensorName: string): Uint8Array[] {
+  checkBytesElements(data, expectedCount, tensorName, Number.POSITIVE_INFINITY);
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const elements: Uint8Array[] = [];
+  for (let offset = 0; offset < data.byteLength;) {
+    const end = offset + 4 + view.getUint32(offset, true);
+    elements.push(data.subarray(offset + 4, end));
+    offset = end;
+  }
+  return elements;
+}
+
+/**
  * A BYTES output's elements as UTF-8 text, for a JSON response; throws INVALID_ARG when the payload does not hold
  * exactly `expectedCount` elements, or when an element is not UTF-8: JSON text cannot carry arbitrary bytes, and
  * replacing them would hand the client other data than the model produced (binary_data carries any bytes).
  */
 export function bytesElementTexts(data: Uint8Array, expectedCount: number, tensorName: string): string[] {
-  checkBytesElements(data, expectedCount, tensorName, Number.POSITIVE_INFINITY);
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const texts: string[] = [];
-  for (let offset = 0; offset < data.byteLength;) {
-    const end = offset + 4 + view.getUint32(offset, true);
+  return bytesElements(data, expectedCount, tensorName).map((element, index) => {
     try {
-      texts.push(STRICT_UTF8.decode(data.subarray(offset + 4, end)));
+      return STRICT_UTF8.decode(element);
     } catch {
-      throw invalidArg(`BYTES element ${texts.length} of output '${tensorName}' is not valid UTF-8, which JSON cannot carry; request the output with "binary_data": true`);
+      throw invalidArg(`BYTES element ${index} of output '${tensorName}' is not valid UTF-8, which JSON cannot carry; request the output with "binary_data": true`);
     }
-    offset = end;
-  }
-  return texts;
+  });
 }

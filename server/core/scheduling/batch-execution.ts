@@ -2,6 +2,7 @@ import type { BackendInstance, BackendRequest, BackendResponder, BackendResponse
 import { assembleBatch, type BatchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { asInferenceError, InferenceError } from "../errors";
 import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { RequestTimes } from "../request/request-times";
 import type { CallOrigin } from "./model-calls";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
@@ -26,8 +27,8 @@ export interface ExecutionOutcome {
   /** When the outputs were ready to hand out. */
   readonly endNs: bigint;
   readonly backend: Pick<ExecutionResult, "computeInputNs" | "computeInferNs">;
-  /** Per item, in order: its outputs, or the error it fails with (a decoupled request's outputs went to its sink). */
-  readonly results: readonly (OutputTensor[] | InferenceError)[];
+  /** Per item, in order: its outputs, the error it fails with, or undefined: a decoupled request's responses went to its sink. */
+  readonly results: readonly (OutputTensor[] | InferenceError | undefined)[];
 }
 
 /**
@@ -55,7 +56,7 @@ export async function executeItems(
   const assembledNs = process.hrtime.bigint();
   const result = await instance.executeRequests(requests);
   // Decoupled: the responses went to the sinks; the execution returning frees the instance and nothing more.
-  if (decoupled) return { assembledNs, endNs: process.hrtime.bigint(), backend: result, results: items.map(() => []) };
+  if (decoupled) return { assembledNs, endNs: process.hrtime.bigint(), backend: result, results: items.map(() => undefined) };
   if (result.responses.length !== items.length) {
     throw new InferenceError("INTERNAL", `the model answered ${result.responses.length} responses to a batch of ${items.length} requests`);
   }
@@ -103,7 +104,9 @@ export async function executeEachItem(
       return { startNs, outcome: new InferenceError("INTERNAL", `the model answered ${result.responses.length} responses to an execution of 1 request`) };
     }
     const endNs = i === results.length - 1 ? groupEndNs : backendEndNs;
-    return { startNs, outcome: { assembledNs: i === 0 ? assembledNs : startNs, endNs, backend: result, results: [outputsOf(response, items[i]!.request, signature)] } };
+    const item = items[i]!;
+    const outputs = item.sink === undefined ? outputsOf(response, item.request, signature) : undefined;
+    return { startNs, outcome: { assembledNs: i === 0 ? assembledNs : startNs, endNs, backend: result, results: [outputs] } };
   });
 }
 
@@ -139,15 +142,15 @@ export function executionTimings(startNs: bigint, outcome: ExecutionOutcome, bat
 }
 
 /**
- * Triton's COMPUTE_* timestamps of one execution. The backend measures its input and infer phases as durations
- * on its own thread; placed after the batch was assembled, and never past the end the scheduler saw.
+ * Triton's COMPUTE_* moments of one execution after its start (which the scheduler stamps when it hands the batch
+ * over), on the request's own record. The backend measures its input and infer phases as durations on its own
+ * thread; placed after the batch was assembled, and never past the end the scheduler saw.
  */
-export function traceCompute(trace: InferenceTrace, startNs: bigint, outcome: ExecutionOutcome): void {
+export function stampCompute(times: RequestTimes, outcome: ExecutionOutcome): void {
   const { assembledNs, endNs, backend } = outcome;
   const inputEndNs = assembledNs + BigInt(Math.round(backend.computeInputNs));
   const clamp = (ns: bigint): bigint => (ns < endNs ? ns : endNs);
-  trace.timestamp("COMPUTE_START", startNs);
-  trace.timestamp("COMPUTE_INPUT_END", clamp(inputEndNs));
-  trace.timestamp("COMPUTE_OUTPUT_START", clamp(inputEndNs + BigInt(Math.round(backend.computeInferNs))));
-  trace.timestamp("COMPUTE_END", endNs);
+  times.computeInputEndNs = clamp(inputEndNs);
+  times.computeOutputStartNs = clamp(inputEndNs + BigInt(Math.round(backend.computeInferNs)));
+  times.computeEndNs = endNs;
 }

@@ -3,7 +3,7 @@ import type { InferRequest, InferResponse, OutputTensor } from "../request/infer
 import type { ModelConfig } from "../model-config/model-config";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ValidatedRequest } from "../request/request-validation";
-import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
+import type { RequestScheduler, ScheduleOptions } from "./request-scheduler";
 import type { Tensor } from "../request/tensor";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import { ensembleTensorShape } from "./ensemble-tensor-shape";
@@ -171,7 +171,12 @@ export class EnsembleScheduler implements RequestScheduler {
     this.#closed = true;
   }
 
-  async enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
+  /** Runs the steps; the ensemble's one response (its outputs, or the first step's error) goes to the sink. */
+  enqueue(request: ValidatedRequest, options: ScheduleOptions): void {
+    this.#run(request, options).then((outputs) => options.sink.send(outputs, true), (error: unknown) => options.sink.send(asInferenceError(error), true));
+  }
+
+  async #run(request: ValidatedRequest, options: ScheduleOptions): Promise<OutputTensor[]> {
     if (this.#closed) throw new InferenceError("UNAVAILABLE", "model is unloading");
     this.#inFlight++;
     try {
@@ -202,7 +207,7 @@ export class EnsembleScheduler implements RequestScheduler {
       // ensemble's own statistics (core src/ensemble_scheduler/ensemble_scheduler.cc, RequestTracker). Compute
       // durations stay with the steps' models: their requests do not report them back here.
       this.#executed({ batchSize: Math.max(1, batching ? request.batchSize : 0), requestCount: 1, computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 });
-      return { outputs: this.#ensembleOutputs(tensors, batching), queueNs: 0 };
+      return this.#ensembleOutputs(tensors, batching);
     } finally {
       this.#inFlight--;
       if (this.#inFlight === 0) this.#drained?.();

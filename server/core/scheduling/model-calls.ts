@@ -17,25 +17,25 @@ export interface CallOrigin {
   readonly trace: InferenceTrace | undefined;
 }
 
-/** The version a call would run on. */
+/** The version a call runs on, resolved once (the core's model handle). */
 export interface Callee {
-  readonly modelName: string;
-  readonly modelVersion: number;
+  readonly name: string;
+  readonly version: string;
   /** Instances that can serve it; 0 for an ensemble, which holds none while its steps run. */
   readonly instanceCount: number;
   /** Whether its answers may be shared (response cache hits): the caller then gets copies it owns. */
   readonly sharesOutputs: boolean;
   /** Whether it answers with a stream of responses (`model_transaction_policy { decoupled: true }`). */
   readonly decoupled: boolean;
+  infer(request: InferRequest): Promise<InferResponse>;
+  /** Never throws; the last response is marked final. */
+  stream(request: InferRequest, listener: StreamListener): void;
 }
 
 /** What model calls need of the core. */
 export interface ModelCallHost {
   /** Throws the core's error (NOT_FOUND, UNAVAILABLE) when the model cannot be served. */
-  callee(modelName: string, modelVersion: string | undefined): Callee;
-  infer(request: InferRequest): Promise<InferResponse>;
-  /** The core's inferStream: never rejects, resolves after the final response. */
-  inferStream(request: InferRequest, listener: StreamListener): Promise<void>;
+  model(modelName: string, modelVersion: string | undefined): Callee;
 }
 
 /** Aborts when either signal does; `release` stops listening (the call ended). */
@@ -84,9 +84,9 @@ export class ModelCalls {
     try {
       const { callee, request } = this.#request(chain, origin, call, signal);
       if (callee.decoupled) {
-        throw new InferenceError("UNSUPPORTED", `model '${callee.modelName}' is decoupled (model_transaction_policy { decoupled: true }): call it with context.inferStream(), which yields its responses as they come`);
+        throw new InferenceError("UNSUPPORTED", `model '${callee.name}' is decoupled (model_transaction_policy { decoupled: true }): call it with context.inferStream(), which yields its responses as they come`);
       }
-      return resultOf(callee, await this.#host.infer(request));
+      return resultOf(callee, await callee.infer(request));
     } catch (error) {
       return errorResult(error);
     } finally {
@@ -98,10 +98,14 @@ export class ModelCalls {
     const { signal, release } = linkedSignal([origin.signal, call.signal]);
     try {
       const { callee, request } = this.#request(chain, origin, call, signal);
-      await this.#host.inferStream(request, ({ response, final }) => {
+      await new Promise<void>((resolve) => callee.stream(request, ({ response, final }) => {
         const result = response === undefined ? undefined : response instanceof InferenceError ? errorResult(response) : resultOf(callee, response);
-        listener({ result, final });
-      });
+        try {
+          listener({ result, final });
+        } finally {
+          if (final) resolve();
+        }
+      }));
     } catch (error) {
       listener({ result: errorResult(error), final: true });
     } finally {
@@ -111,7 +115,7 @@ export class ModelCalls {
 
   /** The call as a request of the core, once it passed the deadlock checks; throws the core's error. */
   #request(chain: readonly CallLink[], origin: CallOrigin, call: ModelCall, signal: CancellationSignal): { callee: Callee; request: InferRequest } {
-    const callee = this.#host.callee(call.modelName, call.modelVersion || undefined);
+    const callee = this.#host.model(call.modelName, call.modelVersion || undefined);
     this.#refuseDeadlock(chain, callee);
     const inputs = [...call.inputs].map(([name, tensor]): Tensor => {
       if (!isDataType(tensor.datatype)) throw invalidArg(`input '${name}' has an unknown datatype '${tensor.datatype}'`);
@@ -127,16 +131,16 @@ export class ModelCalls {
   }
 
   #refuseDeadlock(chain: readonly CallLink[], callee: Callee): void {
-    const path = `${describeChain(chain)} -> '${callee.modelName}'`;
+    const path = `${describeChain(chain)} -> '${callee.name}'`;
     if (chain.length > this.#maxDepth) {
       throw new InferenceError("UNAVAILABLE", `model call ${path} refused: it would nest ${chain.length} model calls, beyond the maximum of ${this.#maxDepth} (--model-call-max-depth)`);
     }
     if (callee.instanceCount === 0) return;
-    const held = chain.filter((link) => link.modelName === callee.modelName && link.modelVersion === callee.modelVersion).length;
+    const held = chain.filter((link) => link.modelName === callee.name && String(link.modelVersion) === callee.version).length;
     if (held >= callee.instanceCount) {
       throw new InferenceError(
         "UNAVAILABLE",
-        `model call ${path} refused: it would wait for an instance of '${callee.modelName}' version ${callee.modelVersion}, and all ${callee.instanceCount} of them are held by the executions waiting on this call`,
+        `model call ${path} refused: it would wait for an instance of '${callee.name}' version ${callee.version}, and all ${callee.instanceCount} of them are held by the executions waiting on this call`,
       );
     }
   }

@@ -1,4 +1,5 @@
 import { InferenceError } from "../errors";
+import { type Clock, monotonicClock } from "./clock";
 import { RingBuffer } from "./ring-buffer";
 
 /** Triton's ModelQueuePolicy, in the scheduler's units. */
@@ -10,13 +11,6 @@ export interface QueuePolicy {
   /** 0 = unbounded. */
   readonly maxQueueSize: number;
 }
-
-/** Monotonic time in nanoseconds; injected so that the queue's timeouts can be tested without waiting. */
-export interface Clock {
-  now(): bigint;
-}
-
-export const monotonicClock: Clock = { now: () => process.hrtime.bigint() };
 
 /** Where and until when an admitted request waits, fixed when it is admitted. */
 export interface Admission {

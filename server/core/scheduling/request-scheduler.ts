@@ -4,6 +4,7 @@
  * scheduler through it only, never through a concrete class.
  */
 import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { RequestTimes } from "../request/request-times";
 import type { ValidatedRequest } from "../request/request-validation";
 import type { InferenceError } from "../errors";
 
@@ -15,18 +16,20 @@ export interface ScheduleOptions {
   readonly signal?: CancellationSignal;
   /** The request's parameters, for a scheduler that forwards the request (an ensemble's steps). */
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
-  /** A sampled request's trace: the scheduler records QUEUE_START and the COMPUTE_* timestamps. */
+  /** A sampled request's trace, for the requests its model makes in turn (an ensemble's steps, model calls). */
   readonly trace?: InferenceTrace;
+  /** Where the scheduler writes when the request entered its queue and when its execution started and ended. */
+  readonly times: RequestTimes;
   /**
-   * A decoupled model's request: its responses go here as the model sends them, and the scheduled result (no
-   * outputs) only says that the execution returned and the instance is free again.
+   * Where the request's responses go: a decoupled model's as the model sends them, any other model's one response
+   * (or error), final. A request refused or dropped by the scheduler gets its error here too.
    */
-  readonly sink?: ResponseSink;
+  readonly sink: ResponseSink;
   /** The executions waiting on the request (a model call's), for the calls its model makes in turn. */
   readonly chain?: readonly CallLink[];
 }
 
-/** Where the responses of one request to a decoupled model go (the core's stream for that request). */
+/** Where the responses of one request go (the core's stream for that request). */
 export interface ResponseSink {
   /** One response's outputs (the requested ones, checked against the config), its error, or none: the final flag alone. */
   send(response: OutputTensor[] | InferenceError | undefined, final: boolean): void;
@@ -36,14 +39,10 @@ export interface ResponseSink {
   onCancel(listener: () => void): void;
 }
 
-export interface ScheduledResult {
-  readonly outputs: OutputTensor[];
-  readonly queueNs: number;
-}
-
-/** Where a model version's validated requests go: its dynamic batcher, or an ensemble's step runner. */
+/** Where a model version's validated requests go: its dynamic batcher, its sequence batcher, or an ensemble's step runner. */
 export interface RequestScheduler {
-  enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult>;
+  /** Takes the request; everything it has to say, its refusal included, reaches `options.sink`. Never throws. */
+  enqueue(request: ValidatedRequest, options: ScheduleOptions): void;
   /** Requests accepted and not yet answered by an execution. */
   readonly pendingCount: number;
   /** Requests waiting in this scheduler's own queue. */

@@ -1,18 +1,20 @@
+import { monotonicClock, type SchedulerClock } from "./clock";
 import { DrainLatch } from "./drain-latch";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance, ModelCaller } from "../../backends/backend";
-import { executeEachItem, executeItems, executionTimings, traceCompute } from "./batch-execution";
+import { executeEachItem, executeItems, type ExecutionItem, executionTimings, stampCompute } from "./batch-execution";
 import { type BatchSignature, batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "../errors";
 import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import type { RequestTimes } from "../request/request-times";
 import type { CallOrigin } from "./model-calls";
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
 import { PriorityQueue, type Queued, type QueuePolicy } from "./priority-queue";
-import type { RequestScheduler, ResponseSink, ScheduledResult, ScheduleOptions } from "./request-scheduler";
+import type { RequestScheduler, ResponseSink, ScheduleOptions } from "./request-scheduler";
 
 export type { QueuePolicy };
 
@@ -28,6 +30,8 @@ export interface SchedulerSettings {
    * execution, where its backend offers {@link BackendInstance.executeEach} (one thread hop for all). 1: one at a time.
    */
   readonly groupLimit: number;
+  /** The model is decoupled: its responses reach each request's sink from the backend, during or after the execution. */
+  readonly decoupled: boolean;
 }
 
 /** Reports of the scheduler's own work, for statistics and metrics. */
@@ -37,24 +41,22 @@ export interface SchedulerListener {
   callerFor?(origin: CallOrigin): ModelCaller;
 }
 
-/** A request waiting in the queue, and how to answer it. */
 /** Shared by requests without parameters (nothing writes to it). */
 const NO_PARAMETERS: Readonly<Record<string, ParameterValue>> = Object.freeze({});
 
+/** A request waiting in the queue, and where its answer goes. */
 interface QueueEntry extends PendingView {
   readonly request: ValidatedRequest;
-  readonly enqueueNs: bigint;
   readonly signal: CancellationSignal | undefined;
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   readonly trace: InferenceTrace | undefined;
-  readonly sink: ResponseSink | undefined;
+  /** The execution item's sink: the request's own for a decoupled model, whose backend answers it; else none. */
+  readonly streamTo: ResponseSink | undefined;
+  readonly sink: ResponseSink;
+  readonly times: RequestTimes;
   readonly chain: readonly CallLink[] | undefined;
   readonly onAbort: () => void;
-  readonly resolve: (result: ScheduledResult) => void;
-  readonly reject: (error: InferenceError) => void;
 }
-
-const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
 
 /**
  * A model version's dynamic batcher (Triton's DynamicBatchScheduler, or its default scheduler when
@@ -69,19 +71,25 @@ export class Scheduler implements RequestScheduler {
   readonly #listener: SchedulerListener;
   readonly #queue: PriorityQueue<QueueEntry>;
   readonly #outputNames: readonly string[];
-  readonly #wake = new WakeTimer(() => this.#schedule(), nowUs);
+  readonly #clock: SchedulerClock;
+  readonly #wake: WakeTimer;
   readonly #drain = new DrainLatch();
   // preserve_ordering: batches deliver their responses in dispatch order.
   #nextDispatchSeq = 0;
   #nextDeliverSeq = 0;
   readonly #finished = new Map<number, () => void>();
 
-  constructor(signature: ModelSignature, settings: SchedulerSettings, pool: InstancePool, listener: SchedulerListener) {
+  /** `clock`: where the queue delays and timeouts are measured and their timer set (a fake one in tests). */
+  constructor(
+    signature: ModelSignature, settings: SchedulerSettings, pool: InstancePool, listener: SchedulerListener, clock: SchedulerClock = monotonicClock,
+  ) {
     this.#signature = batchSignature(signature);
     this.#settings = settings;
     this.#pool = pool;
     this.#listener = listener;
-    this.#queue = new PriorityQueue(settings.levels, settings.defaultLevel);
+    this.#clock = clock;
+    this.#wake = new WakeTimer(() => this.#schedule(), clock);
+    this.#queue = new PriorityQueue(settings.levels, settings.defaultLevel, clock);
     this.#outputNames = signature.outputs.map((o) => o.name);
     pool.listen({
       available: () => this.#schedule(),
@@ -98,24 +106,23 @@ export class Scheduler implements RequestScheduler {
     return this.#queue.undelayedLength;
   }
 
-  enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
-    if (this.#drain.closed) return Promise.reject(new InferenceError("UNAVAILABLE", "model is unloading"));
+  enqueue(request: ValidatedRequest, options: ScheduleOptions): void {
+    const { sink } = options;
+    if (this.#drain.closed) return sink.send(new InferenceError("UNAVAILABLE", "model is unloading"), true);
     const admission = this.#queue.admit(options.priority, options.timeoutUs);
-    if (admission instanceof InferenceError) return Promise.reject(admission);
-    if (options.signal?.aborted) return Promise.reject(new InferenceError("CANCELLED", "request was cancelled by the client"));
-    options.trace?.timestamp("QUEUE_START", admission.enqueueNs);
-
-    return new Promise<ScheduledResult>((resolve, reject) => {
-      // The abort handler needs the entry's place in the queue, which exists once the entry is pushed (below).
-      const entry: QueueEntry = {
-        request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs, enqueueNs: admission.enqueueNs,
-        signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace, sink: options.sink, chain: options.chain,
-        onAbort: () => this.#cancel(queued), resolve, reject,
-      };
-      const queued = this.#queue.push(entry, admission);
-      entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
-      this.#schedule();
-    });
+    if (admission instanceof InferenceError) return sink.send(admission, true);
+    if (options.signal?.aborted) return sink.send(new InferenceError("CANCELLED", "request was cancelled by the client"), true);
+    options.times.queueStartNs = admission.enqueueNs;
+    // The abort handler needs the entry's place in the queue, which exists once the entry is pushed (below).
+    const entry: QueueEntry = {
+      request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs,
+      signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace,
+      streamTo: this.#settings.decoupled ? sink : undefined, sink, times: options.times, chain: options.chain,
+      onAbort: () => this.#cancel(queued),
+    };
+    const queued = this.#queue.push(entry, admission);
+    entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
+    this.#schedule();
   }
 
   /**
@@ -153,13 +160,13 @@ export class Scheduler implements RequestScheduler {
   #fail(entries: readonly QueueEntry[], error: InferenceError): void {
     for (const entry of entries) {
       entry.signal?.removeEventListener("abort", entry.onAbort);
-      entry.reject(error);
+      entry.sink.send(error, true);
     }
     this.#resolveIfDrained();
   }
 
   #schedule(): void {
-    const now = nowUs();
+    const now = this.#clock.nowUs();
     const expired = this.#queue.expire(now);
     if (expired.length > 0) this.#fail(expired, new InferenceError("UNAVAILABLE", "Request timeout expired"));
     while (this.#pool.hasIdle) {
@@ -200,14 +207,17 @@ export class Scheduler implements RequestScheduler {
   /** Runs one batch; resolves (never rejects) with the function that hands each request its result. */
   async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
     const startNs = process.hrtime.bigint();
+    // On the clock the queue stamped its entry with, so the queue time is exact under a test's clock too.
+    const computeStartNs = this.#clock.now();
+    for (const entry of entries) entry.times.computeStartNs = computeStartNs;
     try {
-      const outcome = await executeItems(instance, entries, this.#signature, this.#outputNames, this.#listener.callerFor);
+      const outcome = await executeItems(instance, entries.map(itemOf), this.#signature, this.#outputNames, this.#listener.callerFor);
       this.#listener.executed(executionTimings(startNs, outcome, entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), entries.length));
-      for (const entry of entries) if (entry.trace !== undefined) traceCompute(entry.trace, startNs, outcome);
-      return () => entries.forEach((entry, i) => settle(entry, outcome.results[i]!, startNs));
+      for (const entry of entries) stampCompute(entry.times, outcome);
+      return () => entries.forEach((entry, i) => settle(entry, outcome.results[i]));
     } catch (error) {
       const failure = asInferenceError(error);
-      return () => entries.forEach((entry) => entry.reject(failure));
+      return () => entries.forEach((entry) => entry.sink.send(failure, true));
     }
   }
 
@@ -216,26 +226,36 @@ export class Scheduler implements RequestScheduler {
    * one execution of batch size 1, and fails on its own. The instance failing as a whole fails them all.
    */
   async #executeEach(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
+    // Until the backend tells when each began, each is taken to start when the group leaves for the instance.
+    const handedNs = this.#clock.now();
+    for (const entry of entries) entry.times.computeStartNs = handedNs;
     try {
-      const executions = await executeEachItem(instance, entries, this.#signature, this.#listener.callerFor);
+      const executions = await executeEachItem(instance, entries.map(itemOf), this.#signature, this.#listener.callerFor);
       executions.forEach(({ startNs, outcome }, i) => {
         if (outcome instanceof InferenceError) return;
         const entry = entries[i]!;
         this.#listener.executed(executionTimings(startNs, outcome, entry.request.batchSize, 1));
-        if (entry.trace !== undefined) traceCompute(entry.trace, startNs, outcome);
+        // Queued behind the group's earlier executions on the instance: its queue time ends where its own began.
+        entry.times.computeStartNs = startNs;
+        stampCompute(entry.times, outcome);
       });
-      return () => executions.forEach(({ startNs, outcome }, i) => {
-        settle(entries[i]!, outcome instanceof InferenceError ? outcome : outcome.results[0]!, startNs);
-      });
+      return () => executions.forEach(({ outcome }, i) => settle(entries[i]!, outcome instanceof InferenceError ? outcome : outcome.results[0]));
     } catch (error) {
       const failure = asInferenceError(error);
-      return () => entries.forEach((entry) => entry.reject(failure));
+      return () => entries.forEach((entry) => entry.sink.send(failure, true));
     }
   }
 }
 
-/** Answers a request that ran in an execution that began at `startNs`. */
-function settle(entry: QueueEntry, result: OutputTensor[] | InferenceError, startNs: bigint): void {
-  if (result instanceof InferenceError) entry.reject(result);
-  else entry.resolve({ outputs: result, queueNs: Number(startNs - entry.enqueueNs) });
+/** A queued request as an execution item: a decoupled model's backend answers the request's sink itself. */
+function itemOf(entry: QueueEntry): ExecutionItem {
+  return { request: entry.request, parameters: entry.parameters, sink: entry.streamTo, signal: entry.signal, trace: entry.trace, chain: entry.chain };
+}
+
+/**
+ * Answers a request whose execution ended: its outputs or error, final; nothing for a decoupled request, whose
+ * responses went to its sink (and whose failure as a whole, should the backend report one, ends it here).
+ */
+function settle(entry: QueueEntry, result: OutputTensor[] | InferenceError | undefined): void {
+  if (result !== undefined) entry.sink.send(result, true);
 }

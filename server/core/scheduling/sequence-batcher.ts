@@ -1,7 +1,8 @@
 import { DrainLatch } from "./drain-latch";
+import { monotonicClock } from "./clock";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance } from "../../backends/backend";
-import { executeItems, type ExecutionItem, executionTimings, traceCompute } from "./batch-execution";
+import { executeItems, type ExecutionItem, executionTimings, stampCompute } from "./batch-execution";
 import { type BatchSignature, batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { type DirectPolicy, directBatch } from "./direct-batch";
@@ -10,7 +11,8 @@ import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, Parame
 import type { InstancePool } from "./instance-pool";
 import type { ModelSignature } from "../model-config/model-signature";
 import type { ValidatedRequest } from "../request/request-validation";
-import type { RequestScheduler, ScheduledResult, ScheduleOptions } from "./request-scheduler";
+import type { RequestTimes } from "../request/request-times";
+import type { RequestScheduler, ResponseSink, ScheduleOptions } from "./request-scheduler";
 import type { SchedulerListener } from "./scheduler";
 import { type ControlInputSpec, controlTensors, type SequenceRequest, sequenceRequestOf } from "./sequence-control";
 import { type SequenceSlot, SequenceSlots } from "./sequence-slots";
@@ -37,13 +39,12 @@ interface Entry extends PendingView {
   readonly sequence: SequenceRequest;
   readonly controls: readonly Tensor[];
   readonly parameters: Readonly<Record<string, ParameterValue>>;
-  readonly enqueueNs: bigint;
   readonly signal: CancellationSignal | undefined;
   readonly trace: InferenceTrace | undefined;
   readonly chain: readonly CallLink[] | undefined;
   readonly onAbort: () => void;
-  readonly resolve: (result: ScheduledResult) => void;
-  readonly reject: (error: InferenceError) => void;
+  readonly sink: ResponseSink;
+  readonly times: RequestTimes;
   slot: SequenceSlot<Entry> | undefined;
 }
 
@@ -97,7 +98,7 @@ export class SequenceBatcher implements RequestScheduler {
     this.#pool = pool;
     this.#listener = listener;
     this.#nowUs = nowUs;
-    this.#wake = new WakeTimer(() => this.#schedule(), nowUs);
+    this.#wake = new WakeTimer(() => this.#schedule(), { ...monotonicClock, nowUs });
     this.#slots = new SequenceSlots(pool.slotCount, settings.slotsPerInstance, settings.idleUs);
     this.#ready = Array.from({ length: pool.slotCount }, () => []);
     pool.listen({
@@ -114,38 +115,35 @@ export class SequenceBatcher implements RequestScheduler {
     return this.#queued;
   }
 
-  enqueue(request: ValidatedRequest, options: ScheduleOptions): Promise<ScheduledResult> {
-    if (this.#drain.closed) return Promise.reject(new InferenceError("UNAVAILABLE", "model is unloading"));
+  enqueue(request: ValidatedRequest, options: ScheduleOptions): void {
+    const { sink } = options;
+    if (this.#drain.closed) return sink.send(new InferenceError("UNAVAILABLE", "model is unloading"), true);
     let sequence: SequenceRequest;
     let controls: Tensor[];
     try {
       sequence = sequenceRequestOf(this.#modelName, options.parameters, request.batchSize);
       controls = controlTensors(this.#settings.controls, this.#modelName, sequence, this.#batching);
     } catch (error) {
-      return Promise.reject(asInferenceError(error));
+      return sink.send(asInferenceError(error), true);
     }
-    if (options.signal?.aborted) return Promise.reject(new InferenceError("CANCELLED", "request was cancelled by the client"));
-    const enqueueNs = process.hrtime.bigint();
-    options.trace?.timestamp("QUEUE_START", enqueueNs);
-    return new Promise<ScheduledResult>((resolve, reject) => {
-      const entry: Entry = {
-        request, sequence, controls, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: this.#nowUs(), enqueueNs,
-        parameters: options.parameters ?? NO_PARAMETERS, signal: options.signal, trace: options.trace, chain: options.chain,
-        onAbort: () => this.#cancel(entry), resolve, reject, slot: undefined,
-      };
-      // An idle sequence ends before its late request is judged, whether or not the reaper's timer has fired yet.
-      this.#reap(entry.enqueueUs);
-      const admission = this.#slots.admit(sequence.key, sequence.start, sequence.end, entry, entry.enqueueUs, options.timeoutUs ?? 0);
-      if (admission.kind === "not-started") {
-        reject(invalidArg(`inference request for sequence ${sequence.id} to model '${this.#modelName}' must specify the START flag on the first request of the sequence`));
-        return;
-      }
-      this.#queued++;
-      if (admission.kind === "slot") entry.slot = admission.slot;
-      entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
-      if (admission.kind === "slot" && this.#settings.strategy === "oldest") this.#feed(admission.slot);
-      this.#schedule();
-    });
+    if (options.signal?.aborted) return sink.send(new InferenceError("CANCELLED", "request was cancelled by the client"), true);
+    options.times.queueStartNs = process.hrtime.bigint();
+    const entry: Entry = {
+      request, sequence, controls, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: this.#nowUs(),
+      parameters: options.parameters ?? NO_PARAMETERS, signal: options.signal, trace: options.trace, chain: options.chain,
+      onAbort: () => this.#cancel(entry), sink, times: options.times, slot: undefined,
+    };
+    // An idle sequence ends before its late request is judged, whether or not the reaper's timer has fired yet.
+    this.#reap(entry.enqueueUs);
+    const admission = this.#slots.admit(sequence.key, sequence.start, sequence.end, entry, entry.enqueueUs, options.timeoutUs ?? 0);
+    if (admission.kind === "not-started") {
+      return sink.send(invalidArg(`inference request for sequence ${sequence.id} to model '${this.#modelName}' must specify the START flag on the first request of the sequence`), true);
+    }
+    this.#queued++;
+    if (admission.kind === "slot") entry.slot = admission.slot;
+    entry.signal?.addEventListener("abort", entry.onAbort, { once: true });
+    if (admission.kind === "slot" && this.#settings.strategy === "oldest") this.#feed(admission.slot);
+    this.#schedule();
   }
 
   close(): Promise<void> {
@@ -174,7 +172,7 @@ export class SequenceBatcher implements RequestScheduler {
   #fail(entry: Entry, error: InferenceError): void {
     this.#queued--;
     entry.signal?.removeEventListener("abort", entry.onAbort);
-    entry.reject(error);
+    entry.sink.send(error, true);
   }
 
   /**
@@ -316,19 +314,19 @@ export class SequenceBatcher implements RequestScheduler {
   async #execute(instance: BackendInstance, positions: readonly (Entry | undefined)[], items: readonly ExecutionItem[]): Promise<void> {
     const startNs = process.hrtime.bigint();
     const entries = positions.filter((entry) => entry !== undefined);
+    for (const entry of entries) entry.times.computeStartNs = startNs;
     try {
       const outcome = await executeItems(instance, items, this.#signature, this.#outputNames, this.#listener.callerFor);
       this.#listener.executed(executionTimings(startNs, outcome, positions.length, entries.length));
       positions.forEach((entry, i) => {
         if (entry === undefined) return;
-        if (entry.trace !== undefined) traceCompute(entry.trace, startNs, outcome);
-        const result = outcome.results[i]!;
-        if (result instanceof InferenceError) entry.reject(result);
-        else entry.resolve({ outputs: this.#keepState(entry, result), queueNs: Number(startNs - entry.enqueueNs) });
+        stampCompute(entry.times, outcome);
+        const result = outcome.results[i];
+        if (result !== undefined) entry.sink.send(result instanceof InferenceError ? result : this.#keepState(entry, result), true);
       });
     } catch (error) {
       const failure = asInferenceError(error);
-      for (const entry of entries) entry.reject(failure);
+      for (const entry of entries) entry.sink.send(failure, true);
     }
   }
 

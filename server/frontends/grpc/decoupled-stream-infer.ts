@@ -1,8 +1,8 @@
-import { type CancellationSignal, InferenceError, type InferenceCore, type InferenceTrace, type StreamResponse } from "../../core/index";
+import { asInferenceError, type CancellationSignal, InferenceError, type InferenceTrace, type ModelHandle, type StreamResponse } from "../../core/index";
 import type { InferParameterMessage, ModelInferRequestMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
-import { decodeModelInferRequest } from "./infer-request-decoder";
 import { encodeModelInferResponse } from "./infer-response-encoder";
-import { type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
+import { decodeHeld } from "./model-infer";
+import type { RequestBytesBudget } from "../request-bytes-budget";
 
 /** Triton's reserved request parameter asking for an empty response that carries only the final flag. */
 const EMPTY_FINAL_RESPONSE_PARAMETER = "triton_enable_empty_final_response";
@@ -28,26 +28,28 @@ export type StreamedResponse =
  * the final response. Resolves once the final response was handed over.
  */
 export function decoupledStreamInfer(
-  core: InferenceCore, budget: RequestBytesBudget, message: ModelInferRequestMessage, signal: CancellationSignal, trace: InferenceTrace | undefined,
+  model: ModelHandle, budget: RequestBytesBudget, message: ModelInferRequestMessage, signal: CancellationSignal, trace: InferenceTrace | undefined,
   write: (response: StreamedResponse) => void,
 ): Promise<void> {
   const lease = budget.lease();
-  let decoded: ReturnType<typeof decodeModelInferRequest>;
+  let decoded: ReturnType<typeof decodeHeld>;
   try {
-    lease.holdAtLeast(retainedBytes(message.raw_input_contents));
-    decoded = decodeModelInferRequest(message);
-    lease.holdAtLeast(retainedBytes([...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]));
+    decoded = decodeHeld(lease, message);
     if (decoded.sharedMemory !== undefined) {
       throw new InferenceError("UNSUPPORTED", "shared memory tensors are not supported for a decoupled model's requests here");
     }
   } catch (error) {
     lease.release();
-    write({ error: error instanceof InferenceError ? error : new InferenceError("INTERNAL", String(error)), id: message.id, final: true });
+    write({ error: asInferenceError(error), id: message.id, final: true });
     return Promise.resolve();
   }
   const emptyFinal = decoded.request.parameters?.[EMPTY_FINAL_RESPONSE_PARAMETER] === true;
-  return core.inferStream({ ...decoded.request, signal, trace }, (event: StreamResponse) => {
+  return new Promise<void>((resolve) => model.stream({ ...decoded.request, signal, trace }, (event: StreamResponse) => {
     const { response, final } = event;
+    if (final) {
+      lease.release();
+      resolve();
+    }
     if (response instanceof InferenceError) {
       write({ error: response, id: message.id, final });
     } else if (response !== undefined) {
@@ -56,5 +58,5 @@ export function decoupledStreamInfer(
       const infer_response = { id: message.id, model_name: message.model_name, model_version: message.model_version, outputs: [], raw_output_contents: [], parameters: finalFlag(true) };
       write({ message: { error_message: "", infer_response }, final: true });
     }
-  }).finally(() => lease.release());
+  }));
 }

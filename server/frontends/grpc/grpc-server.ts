@@ -1,7 +1,8 @@
 import {
   Server, ServerCredentials, type ServerInterceptingCall, type ServerInterceptor, type ServerOptions, type ServiceDefinition,
 } from "@grpc/grpc-js";
-import type { InferenceCore, Tracer } from "../../core/index";
+import type { InferenceCore } from "../../core/index";
+import type { Tracer } from "../../tracing/index";
 import type { LogSettings } from "../../logging/log-settings";
 import type { ApiRestrictions } from "../api-restrictions";
 import type { ServerTls } from "../server-tls";

@@ -1,5 +1,5 @@
 import type { sendUnaryData } from "@grpc/grpc-js";
-import type { RequestTrace, TraceSettingRequest } from "../../core/index";
+import type { RequestTrace, TraceSettingRequest } from "../../tracing/index";
 import type { TraceSettingRequestMessage } from "./grpc-messages";
 
 /**

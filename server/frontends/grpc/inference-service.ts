@@ -1,5 +1,6 @@
 import type { handleUnaryCall, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
-import { answerTraceSetting, Cancellation, type InferenceCore, refuseRepositoryName, type RequestTrace, type Tracer } from "../../core/index";
+import { Cancellation, type InferenceCore, refuseRepositoryName } from "../../core/index";
+import { answerTraceSetting, type RequestTrace, type Tracer } from "../../tracing/index";
 import type { LogSettings } from "../../logging/log-settings";
 import type {
   LogSettingsMessage, ModelInferRequestMessage, ModelInferResponseMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage,
@@ -12,7 +13,7 @@ import { traceGrpcReceive, tracedCallback, traceSettingRequestOf, traceSettingRe
 import { logSettingsRpc } from "./log-settings-rpc";
 import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
 import { type FramedMessage, frameInferResponse } from "./framed-infer-response";
-import { modelInfer, refuseDecoupledModelInfer } from "./model-infer";
+import { modelInfer, modelOf, refuseDecoupledModelInfer } from "./model-infer";
 import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
 import { unaryHandler } from "./unary-handler";
 
@@ -42,8 +43,9 @@ export function inferenceServiceHandlers(
     unaryHandler(logger, handle);
   const inferWith = (trace?: RequestTrace) =>
     unary<ModelInferRequestMessage, FramedMessage>(async (request, call) => {
-      refuseDecoupledModelInfer(core, request);
-      return frameInferResponse(await modelInfer(core, sharedMemory, budget, request, callCancelled(call), trace), serializeInferResponse);
+      const model = modelOf(core, request);
+      refuseDecoupledModelInfer(model);
+      return frameInferResponse(await modelInfer(model, sharedMemory, budget, request, callCancelled(call), trace), serializeInferResponse);
     });
   const infer = inferWith();
   const modelInferCall: handleUnaryCall<ModelInferRequestMessage, FramedMessage> = (call, callback) => {

@@ -1,4 +1,5 @@
-import { type CancellationSignal, type InferenceCore, InferenceError, type InferenceTrace } from "../../core/index";
+import { type CancellationSignal, type InferenceCore, InferenceError, type InferenceTrace, type ModelHandle } from "../../core/index";
+import type { BudgetLease } from "../request-bytes-budget";
 import { type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
@@ -7,24 +8,39 @@ import { decodeModelInferRequest } from "./infer-request-decoder";
 import { encodeModelInferResponse } from "./infer-response-encoder";
 
 /**
- * Runs one `ModelInferRequest` through the core, for ModelInfer and for each message of ModelStreamInfer. The
- * model is looked up before the tensors are decoded, so an unknown model is NOT_FOUND whatever its inputs, as
- * in Triton. Tensors in shared memory are read from and written to `sharedMemory`'s regions. The message and then
- * its decoded tensors are held against `budget` until the response is encoded; then the message lets go of its
+ * The message's model, resolved once for the request: NOT_FOUND or UNAVAILABLE before any tensor is decoded, so an
+ * unknown model is refused as such whatever its inputs, as in Triton.
+ */
+export function modelOf(core: InferenceCore, message: ModelInferRequestMessage): ModelHandle {
+  return core.model(message.model_name, message.model_version === "" ? undefined : message.model_version);
+}
+
+/**
+ * Decodes a message's tensors, holding the message and then its decoded tensors against `budget`'s `lease` (which
+ * the caller releases once the request is answered). Throws the decoder's InferenceError.
+ */
+export function decodeHeld(lease: BudgetLease, message: ModelInferRequestMessage): ReturnType<typeof decodeModelInferRequest> {
+  lease.holdAtLeast(retainedBytes(message.raw_input_contents));
+  const decoded = decodeModelInferRequest(message);
+  lease.holdAtLeast(retainedBytes([...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]));
+  return decoded;
+}
+
+/**
+ * Runs one `ModelInferRequest` on a model that answers once, for ModelInfer and for each such message of
+ * ModelStreamInfer. Tensors in shared memory are read from and written to `sharedMemory`'s regions. The message and
+ * then its decoded tensors are held against `budget` until the response is encoded; then the message lets go of its
  * tensors ({@link releaseTensors}). `signal` drops the request while it is still queued; `trace` is a sampled
  * request's. Rejects with the core's InferenceError.
  */
 export async function modelInfer(
-  core: InferenceCore, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, message: ModelInferRequestMessage, signal: CancellationSignal,
+  model: ModelHandle, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, message: ModelInferRequestMessage, signal: CancellationSignal,
   trace?: InferenceTrace,
 ): Promise<ModelInferResponseMessage> {
-  core.checkModelAvailable(message.model_name, message.model_version === "" ? undefined : message.model_version);
   const lease = budget.lease();
   try {
-    lease.holdAtLeast(retainedBytes(message.raw_input_contents));
-    const decoded = decodeModelInferRequest(message);
-    lease.holdAtLeast(retainedBytes([...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]));
-    const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => core.infer({ ...request, signal, trace }));
+    const decoded = decodeHeld(lease, message);
+    const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => model.infer({ ...request, signal, trace }));
     return encodeModelInferResponse(response, placed);
   } finally {
     lease.release();
@@ -45,8 +61,6 @@ function releaseTensors(message: ModelInferRequestMessage): void {
 }
 
 /** Triton's ModelInfer refuses a decoupled model (src/grpc/infer_handler.cc): its responses need ModelStreamInfer. */
-export function refuseDecoupledModelInfer(core: InferenceCore, message: ModelInferRequestMessage): void {
-  if (core.isDecoupled(message.model_name, message.model_version === "" ? undefined : message.model_version)) {
-    throw new InferenceError("UNSUPPORTED", "ModelInfer RPC doesn't support models with decoupled transaction policy");
-  }
+export function refuseDecoupledModelInfer(model: ModelHandle): void {
+  if (model.decoupled) throw new InferenceError("UNSUPPORTED", "ModelInfer RPC doesn't support models with decoupled transaction policy");
 }

@@ -1,12 +1,13 @@
 import { type ServerDuplexStream, status, type StatusObject } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { InferenceCore, RequestTrace, Tracer } from "../../core/index";
+import type { InferenceCore, ModelHandle } from "../../core/index";
+import type { RequestTrace, Tracer } from "../../tracing/index";
 import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
 import { type FramedMessage, frameInferResponse } from "./framed-infer-response";
 import { grpcErrorOf } from "./grpc-status";
 import { traceGrpcReceive, traceGrpcSend } from "./grpc-trace";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
-import { modelInfer } from "./model-infer";
+import { modelInfer, modelOf } from "./model-infer";
 import { decoupledStreamInfer, type StreamedResponse } from "./decoupled-stream-infer";
 import type { RequestBytesBudget } from "../request-bytes-budget";
 
@@ -69,9 +70,10 @@ export function serveModelStreamInfer(
     resolveDone();
   };
 
-  const run = async (message: ModelInferRequestMessage, trace: RequestTrace | undefined): Promise<Outcome> => {
+  const run = async (model: ModelHandle | Error, message: ModelInferRequestMessage, trace: RequestTrace | undefined): Promise<Outcome> => {
     try {
-      const response = await modelInfer(core, sharedMemory, budget, message, controller.signal, trace);
+      if (model instanceof Error) throw model;
+      const response = await modelInfer(model, sharedMemory, budget, message, controller.signal, trace);
       return { response: await frameInferResponse({ ...response, parameters: FINAL_RESPONSE_PARAMETERS }, serializeInferResponse, true) };
     } catch (error) {
       const failure = grpcErrorOf(error);
@@ -98,19 +100,20 @@ export function serveModelStreamInfer(
     if (trace !== undefined && streamed.final) traceGrpcSend(trace, send);
     else send();
   };
-  const runDecoupled = (message: ModelInferRequestMessage, trace: RequestTrace | undefined): void => {
-    const running = decoupledStreamInfer(core, budget, message, controller.signal, trace, (streamed) => writeStreamed(streamed, trace)).then(() => {
+  const runDecoupled = (model: ModelHandle, message: ModelInferRequestMessage, trace: RequestTrace | undefined): void => {
+    const running = decoupledStreamInfer(model, budget, message, controller.signal, trace, (streamed) => writeStreamed(streamed, trace)).then(() => {
       decoupled.delete(running);
       inFlight--;
       if (accepting && !closed && call.isPaused() && inFlight < MAX_IN_FLIGHT_PER_STREAM) call.resume();
     });
     decoupled.add(running);
   };
-  const isDecoupled = (message: ModelInferRequestMessage): boolean => {
+  /** The message's model, resolved once; an unknown or unavailable one is answered in order, as a one-to-one failure. */
+  const resolve = (message: ModelInferRequestMessage): ModelHandle | Error => {
     try {
-      return core.isDecoupled(message.model_name, message.model_version === "" ? undefined : message.model_version);
-    } catch {
-      return false; // an unknown or unavailable model: the one-to-one path answers its error
+      return modelOf(core, message);
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
     }
   };
   const allWritten = async (): Promise<void> => {
@@ -124,8 +127,9 @@ export function serveModelStreamInfer(
     if (inFlight >= MAX_IN_FLIGHT_PER_STREAM) call.pause();
     const trace = tracer.sample(message.model_name);
     if (trace !== undefined) traceGrpcReceive(trace);
-    if (isDecoupled(message)) return runDecoupled(message, trace);
-    const outcome = run(message, trace);
+    const model = resolve(message);
+    if (!(model instanceof Error) && model.decoupled) return runDecoupled(model, message, trace);
+    const outcome = run(model, message, trace);
     written = written.then(async () => {
       const result = await outcome;
       inFlight--;

@@ -1,5 +1,5 @@
 import {
-  clipped, type DataType, elementCount, type InferenceError, type InferResponse, type InferRequest, invalidArg, type ModelMetadata, type ParameterValue, type Tensor,
+  bytesElements, clipped, type DataType, elementCount, type InferenceError, type InferResponse, type InferRequest, invalidArg, type ModelHandle, type ParameterValue, type Tensor,
 } from "../../core/index";
 import { encodeJsonData, jsonDataText } from "./json-tensor-data";
 
@@ -42,8 +42,8 @@ function generateShape(name: string, declared: readonly number[], count: number)
  * the model's inputs is that tensor (one element or a flat array, with the input's datatype), `parameters` is an
  * object of parameters, and every other key is a parameter too.
  */
-export function generateRequest(body: Record<string, unknown>, metadata: ModelMetadata, modelVersion: string | undefined): InferRequest {
-  const inputs = new Map(metadata.inputs.map((input) => [input.name, input]));
+export function generateRequest(body: Record<string, unknown>, model: Pick<ModelHandle, "name" | "tensors">, modelVersion: string | undefined): InferRequest {
+  const inputs = new Map(model.tensors().inputs.map((input) => [input.name, input]));
   const tensors: Tensor[] = [];
   const parameters: Record<string, ParameterValue> = {};
   for (const [key, value] of Object.entries(body)) {
@@ -60,26 +60,66 @@ export function generateRequest(body: Record<string, unknown>, metadata: ModelMe
       parameters[key] = parameterOf(key, value);
     }
   }
-  return { modelName: metadata.name, modelVersion, parameters, inputs: tensors };
+  return { modelName: model.name, modelVersion, parameters, inputs: tensors };
+}
+
+/** rapidjson's escapes (writer.h, Writer::WriteString): the two-character ones, else \u00XX with upper-case digits. */
+const SHORT_ESCAPES = new Map<number, string>([[0x08, "\\b"], [0x09, "\\t"], [0x0a, "\\n"], [0x0c, "\\f"], [0x0d, "\\r"], [0x22, '\\"'], [0x5c, "\\\\"]]);
+
+const QUOTE = Buffer.from('"');
+const COMMA = Buffer.from(",");
+
+function escapeOf(byte: number): string | undefined {
+  if (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c) return undefined;
+  return SHORT_ESCAPES.get(byte) ?? `\\u00${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+}
+
+/**
+ * One BYTES element as a JSON string literal, as Triton writes it (rapidjson without encoding validation): its
+ * bytes unaltered, quotes, backslashes and control characters escaped. Bytes that are not UTF-8 (a multi-byte
+ * character that a token-per-response model splits across responses) reach the client as the model sent them.
+ */
+function bytesLiteral(element: Uint8Array): Buffer {
+  const parts: Uint8Array[] = [QUOTE];
+  let plain = 0;
+  for (let i = 0; i < element.length; i++) {
+    const escape = escapeOf(element[i]!);
+    if (escape === undefined) continue;
+    parts.push(element.subarray(plain, i), Buffer.from(escape, "latin1"));
+    plain = i + 1;
+  }
+  parts.push(element.subarray(plain), QUOTE);
+  return Buffer.concat(parts);
+}
+
+function outputJson(output: InferResponse["outputs"][number]): Buffer {
+  const count = elementCount(output.shape);
+  if (output.datatype === "BYTES") {
+    const literals = bytesElements(output.data, count, output.name).map(bytesLiteral);
+    if (count === 1) return literals[0]!;
+    return Buffer.concat([Buffer.from("["), ...literals.flatMap((literal, i) => (i === 0 ? [literal] : [COMMA, literal])), Buffer.from("]")]);
+  }
+  const array = [...jsonDataText(output.datatype, output.data, count, output.name)].join("");
+  return Buffer.from(count === 1 ? array.slice(1, -1) : array);
 }
 
 /**
  * One response as Triton's generate extension writes it (GenerateRequestClass::FinalizeResponse): `id` when set,
  * `model_name`, `model_version` and each output by name, keys in byte order as Triton's map holds them; an output
- * of one element is that element, others a flat array, BYTES as strings.
+ * of one element is that element, others a flat array, BYTES as the model's bytes (see {@link bytesLiteral}).
+ * Throws INVALID_ARG for an output JSON cannot carry (FP16, BF16) or BYTES that do not match their shape.
  */
-export function generateResponseJson(response: InferResponse): string {
-  const fields = new Map<string, string>();
-  if (response.id !== undefined && response.id !== "") fields.set("id", JSON.stringify(response.id));
-  fields.set("model_name", JSON.stringify(response.modelName));
-  fields.set("model_version", JSON.stringify(response.modelVersion));
-  for (const output of response.outputs) {
-    const count = elementCount(output.shape);
-    const array = [...jsonDataText(output.datatype, output.data, count, output.name)].join("");
-    fields.set(output.name, count === 1 ? array.slice(1, -1) : array);
-  }
+export function generateResponseJson(response: InferResponse): Buffer {
+  const fields = new Map<string, Buffer>();
+  if (response.id !== undefined && response.id !== "") fields.set("id", Buffer.from(JSON.stringify(response.id)));
+  fields.set("model_name", Buffer.from(JSON.stringify(response.modelName)));
+  fields.set("model_version", Buffer.from(JSON.stringify(response.modelVersion)));
+  for (const output of response.outputs) fields.set(output.name, outputJson(output));
   const keys = [...fields.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${fields.get(key)!}`).join(",")}}`;
+  const parts: Buffer[] = [Buffer.from("{")];
+  keys.forEach((key, i) => parts.push(Buffer.from(`${i === 0 ? "" : ","}${JSON.stringify(key)}:`), fields.get(key)!));
+  parts.push(Buffer.from("}"));
+  return Buffer.concat(parts);
 }
 
 /** Triton's error object: `{"error": message}`. */

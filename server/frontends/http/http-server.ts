@@ -1,5 +1,6 @@
 import type { FastifyInstance, preHandlerHookHandler } from "fastify";
-import type { InferenceCore, Tracer } from "../../core/index";
+import type { InferenceCore } from "../../core/index";
+import type { Tracer } from "../../tracing/index";
 import type { ApiRestrictions } from "../api-restrictions";
 import type { RequestBytesBudget } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
@@ -18,6 +19,7 @@ import { metadataRoutes } from "./routes/metadata-routes";
 import { modelConfigRoutes } from "./routes/model-config-routes";
 import { repositoryRoutes } from "./routes/repository-routes";
 import type { RouteGroupOptions } from "./routes/route-group-options";
+import { InferRequestDecoder } from "./json-request-decoder";
 import { sharedMemoryRoutes } from "./routes/shared-memory-routes";
 import { statisticsRoutes } from "./routes/statistics-routes";
 import { traceRoutes } from "./routes/trace-routes";
@@ -78,10 +80,12 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     done();
   };
 
+  const decoder = new InferRequestDecoder();
+  app.addHook("onClose", async () => decoder.close());
   const groupOptions: RouteGroupOptions = {
     core, restrictions: options.restrictions, maxInputBytes: options.maxInputBytes, working,
     tracer: options.tracer, logSettings: options.logSettings, sharedMemory: options.sharedMemory,
-    crossSite: new CrossSiteGuard(options.allowedHosts),
+    crossSite: new CrossSiteGuard(options.allowedHosts), decoder,
   };
   for (const routes of ROUTE_GROUPS) app.register(routes, groupOptions);
   return app;

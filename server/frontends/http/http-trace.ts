@@ -1,5 +1,5 @@
 import type { FastifyReply } from "fastify";
-import type { RequestTrace } from "../../core/index";
+import type { RequestTrace } from "../../tracing/index";
 
 /**
  * Records a sampled HTTP request's Triton timestamps around the core's: HTTP_RECV_START when fastify routed the

@@ -2,9 +2,11 @@ import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Piscina } from "piscina";
-import { InferenceError } from "../../core/index";
+import { InferenceError, type InferRequest, type TensorMetadata } from "../../core/index";
 import { type DecodedInferRequest, decodeInferRequest, type RawBodyContext } from "./infer-request-codec";
-import { type JsonDecodeResult, type JsonDecodeTask, movable } from "./json-request-worker";
+import {
+  decodeGenerateBody, type GenerateDecodeResult, type GenerateDecodeTask, type JsonDecodeResult, type JsonDecodeTask, movable,
+} from "./json-request-worker";
 
 /**
  * JSON headers at least this long are decoded on a worker thread. Parsing and converting JSON tensor data costs
@@ -26,26 +28,41 @@ function ownedBytes(body: Uint8Array): Uint8Array {
 }
 
 /**
- * Decodes infer bodies: small ones inline, large JSON ones on a small pool of worker threads (started on first
- * use, at most half the cores), so that a 60 MB JSON tensor does not stop the event loop for seconds. The body
- * handed to {@link decode} must not be used by the caller afterwards: its memory may move to the worker.
+ * Decodes infer and generate bodies: small ones inline, large JSON ones on a small pool of worker threads (started
+ * on first use, at most half the cores), so that a 60 MB JSON tensor does not stop the event loop for seconds. The
+ * body handed to {@link decode} or {@link decodeGenerate} must not be used by the caller afterwards: its memory may
+ * move to the worker.
  */
 export class InferRequestDecoder {
   #pool: Piscina | undefined;
 
   async decode(body: Uint8Array, headerLength: number | undefined, context: RawBodyContext): Promise<DecodedInferRequest> {
     if (headerLength === 0 || (headerLength ?? body.byteLength) < OFF_THREAD_JSON_BYTES) return decodeInferRequest(body, headerLength, context);
+    const bytes = ownedBytes(body);
+    const task: JsonDecodeTask = { kind: "infer", body: bytes, headerLength, modelName: context.modelName, modelVersion: context.modelVersion };
+    const result = await this.#run<JsonDecodeResult>(task, bytes);
+    if ("error" in result) throw new InferenceError(result.error.code, result.error.message);
+    return result.decoded;
+  }
+
+  /** A generate body (Triton's generate extension) as an inference request of `model`, with its inputs. */
+  async decodeGenerate(body: Uint8Array, model: { readonly name: string; readonly inputs: readonly TensorMetadata[] }, modelVersion: string | undefined): Promise<InferRequest> {
+    if (body.byteLength < OFF_THREAD_JSON_BYTES) return decodeGenerateBody(body, model, modelVersion);
+    const bytes = ownedBytes(body);
+    const task: GenerateDecodeTask = { kind: "generate", body: bytes, modelName: model.name, modelVersion, inputs: model.inputs };
+    const result = await this.#run<GenerateDecodeResult>(task, bytes);
+    if ("error" in result) throw new InferenceError(result.error.code, result.error.message);
+    return result.request;
+  }
+
+  async #run<Result>(task: JsonDecodeTask | GenerateDecodeTask, bytes: Uint8Array): Promise<Result> {
     this.#pool ??= new Piscina({
       ...workerEntry(),
       minThreads: 0,
       maxThreads: Math.max(1, Math.floor(os.availableParallelism() / 2)),
       idleTimeout: 60_000,
     });
-    const bytes = ownedBytes(body);
-    const task: JsonDecodeTask = { body: bytes, headerLength, modelName: context.modelName, modelVersion: context.modelVersion };
-    const result = (await this.#pool.run(movable(task, [bytes.buffer]))) as JsonDecodeResult;
-    if ("error" in result) throw new InferenceError(result.error.code, result.error.message);
-    return result.decoded;
+    return (await this.#pool.run(movable(task, [bytes.buffer]))) as Result;
   }
 
   async close(): Promise<void> {

@@ -1,13 +1,25 @@
 import { move, transferableSymbol, valueSymbol } from "piscina";
-import { type ErrorCode, InferenceError } from "../../core/index";
+import { type ErrorCode, InferenceError, type InferRequest, type TensorMetadata } from "../../core/index";
+import { generateRequest } from "./generate-mapping";
 import { type DecodedInferRequest, decodeInferRequest } from "./infer-request-codec";
+import { parseRepositoryBody } from "./repository-requests";
 
 /** One infer body to decode off the main thread: never a raw binary body (that needs the model's metadata). */
 export interface JsonDecodeTask {
+  readonly kind: "infer";
   readonly body: Uint8Array;
   readonly headerLength: number | undefined;
   readonly modelName: string;
   readonly modelVersion: string | undefined;
+}
+
+/** One generate body to map onto the model's inputs off the main thread. */
+export interface GenerateDecodeTask {
+  readonly kind: "generate";
+  readonly body: Uint8Array;
+  readonly modelName: string;
+  readonly modelVersion: string | undefined;
+  readonly inputs: readonly TensorMetadata[];
 }
 
 /** `value`, marked so that piscina moves `buffers` with it instead of copying them. */
@@ -15,29 +27,53 @@ export function movable(value: object, buffers: readonly ArrayBufferLike[]): unk
   return move({ [transferableSymbol]: [...buffers], [valueSymbol]: value });
 }
 
+/** The client's mistake to answer with. */
+interface DecodeError {
+  readonly error: { readonly code: ErrorCode; readonly message: string };
+}
+
 /** The decoded request, or the client's mistake to answer with. */
-export type JsonDecodeResult =
-  | { readonly decoded: DecodedInferRequest }
-  | { readonly error: { readonly code: ErrorCode; readonly message: string } };
+export type JsonDecodeResult = { readonly decoded: DecodedInferRequest } | DecodeError;
+
+/** The generate body as an inference request, or the client's mistake to answer with. */
+export type GenerateDecodeResult = { readonly request: InferRequest } | DecodeError;
+
+/** The generate extension's mapping of a body (Triton's GenerateRequestClass), wherever it runs. */
+export function decodeGenerateBody(body: Uint8Array, model: { readonly name: string; readonly inputs: readonly TensorMetadata[] }, modelVersion: string | undefined): InferRequest {
+  const object = parseRepositoryBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  return generateRequest(object, { name: model.name, tensors: () => ({ inputs: [...model.inputs], outputs: [] }) }, modelVersion);
+}
+
+function decodeError(error: unknown): DecodeError {
+  if (error instanceof InferenceError) return { error: { code: error.code, message: error.message } };
+  throw error;
+}
 
 /**
- * Piscina task: parses the JSON header and turns JSON `data` into tensor bytes, as the main thread would. The
- * tensors' buffers (and the body's, which binary inputs view) move back to the caller without a copy.
+ * Piscina task: parses the JSON header and turns JSON `data` into tensor bytes (or maps a generate body onto the
+ * model's inputs), as the main thread would. The tensors' buffers (and the body's, which binary inputs view) move
+ * back to the caller without a copy.
  */
-export default function decodeJsonRequest(task: JsonDecodeTask): unknown {
-  let decoded: DecodedInferRequest;
+export default function decodeJsonRequest(task: JsonDecodeTask | GenerateDecodeTask): unknown {
+  let request: InferRequest;
+  let result: JsonDecodeResult | GenerateDecodeResult;
   try {
-    decoded = decodeInferRequest(task.body, task.headerLength, {
-      modelName: task.modelName,
-      modelVersion: task.modelVersion,
-      modelInputs: () => {
-        throw new Error("a raw binary body is never decoded off the main thread");
-      },
-    });
+    if (task.kind === "generate") {
+      request = decodeGenerateBody(task.body, { name: task.modelName, inputs: task.inputs }, task.modelVersion);
+      result = { request };
+    } else {
+      const decoded = decodeInferRequest(task.body, task.headerLength, {
+        modelName: task.modelName,
+        modelVersion: task.modelVersion,
+        modelInputs: () => {
+          throw new Error("a raw binary body is never decoded off the main thread");
+        },
+      });
+      request = decoded.request;
+      result = { decoded };
+    }
   } catch (error) {
-    if (error instanceof InferenceError) return { error: { code: error.code, message: error.message } } satisfies JsonDecodeResult;
-    throw error;
+    return decodeError(error);
   }
-  const result: JsonDecodeResult = { decoded };
-  return movable(result, [...new Set(decoded.request.inputs.map((input) => input.data.buffer))]);
+  return movable(result, [...new Set(request.inputs.map((input) => input.data.buffer))]);
 }

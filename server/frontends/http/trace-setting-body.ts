@@ -1,4 +1,5 @@
-import { InferenceError, type TraceSettingRequest } from "../../core/index";
+import { InferenceError } from "../../core/index";
+import { type TraceSettingRequest } from "../../tracing/index";
 
 /**
  * A trace setting POST body (parsed JSON) as Triton reads it: each value a string, `trace_level` a list of strings, and `null`

@@ -227,7 +227,7 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       });
     });
 
-    it("lets only the load balancer, the load test and Prometheus reach the server, and only the control plane and monitoring itself reach monitoring", () => {
+    it("lets only the load balancer, the load test and Prometheus reach the server, and only monitoring itself and the API server (through Konnectivity or from the control-plane range) reach monitoring", () => {
       const region = regionConfig(regionName);
       const policy = (name: string) => resourceNamed(stack, "kubernetes:networking.k8s.io/v1:NetworkPolicy", name).inputs;
       for (const [name, namespace] of [[`${regionName}-deny-ingress`, "inference"], [`${regionName}-monitoring-deny-ingress`, "monitoring"]] as const) {
@@ -251,7 +251,10 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       });
       expect(input(resourceNamed(stack, "kubernetes:networking.k8s.io/v1:NetworkPolicy", `${regionName}-monitoring-ingress`), "spec", "ingress")).toEqual([
         { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }] },
-        { from: [{ ipBlock: { cidr: region.network.masterCidr } }] },
+        // prometheus-adapter (the custom metrics API the HPA reads) and the operator's webhook, called by the API
+        // server through GKE's konnectivity-agent pods (issue 39, item 1), or from the control-plane range without Konnectivity.
+        { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "konnectivity-agent" } } }], ports: tcp(6443, 10250) },
+        { from: [{ ipBlock: { cidr: region.network.masterCidr } }], ports: tcp(6443, 10250) },
       ]);
     });
 
@@ -454,6 +457,12 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       expect(firstOther).toBeGreaterThan(lastApi);
     });
 
+    it("adopts node and server accounts a project owner created beforehand, so the deployer needs serviceAccountUser on those two only", () => {
+      const accounts = resourcesOfType(stack, "gcp:serviceaccount/account:Account");
+      expect(accounts.map((account) => account.inputs["accountId"]).sort()).toEqual([`${stack.config.namePrefix}-nodes`, `${stack.config.namePrefix}-server`]);
+      for (const account of accounts) expect(account.inputs["createIgnoreAlreadyExists"]).toBe(true);
+    });
+
     it("lets the nodes stream images: the node account may call the Container File System API", () => {
       const roles = resourcesOfType(stack, "gcp:projects/iAMMember:IAMMember")
         .filter((member) => member.inputs["member"] === `serviceAccount:${stack.config.namePrefix}-nodes@${stack.config.project}.iam.gserviceaccount.com`)
@@ -478,9 +487,9 @@ export function describeStackContract(options: StackContractOptions): () => Fixt
       const objects = resourcesOfType(stack, T.bucketObject);
       for (const continent of stack.config.continents) {
         expect(objects.filter((object) => object.inputs["bucket"] === continent.bucketName).map((object) => object.inputs["name"]).sort())
-          .toEqual(["identity_fp32/config.pbtxt", "mlp/1/model.onnx", "mlp/config.pbtxt", "simple/1/model.onnx", "simple/config.pbtxt"]);
+          .toEqual(["identity_fp32/config.pbtxt", "mlp/1/model.onnx", "mlp/config.pbtxt", "simple/1/model.onnx", "simple/config.pbtxt", "squeezenet/1/model.onnx", "squeezenet/config.pbtxt"]);
       }
-      expect(objects).toHaveLength(5 * stack.config.continents.length);
+      expect(objects).toHaveLength(7 * stack.config.continents.length);
       const mlpConfig = objects.find((object) => object.inputs["name"] === "mlp/config.pbtxt");
       expect(String(mlpConfig?.inputs["content"])).toMatch(/kind: KIND_GPU/);
       expect(String(mlpConfig?.inputs["content"])).not.toMatch(/KIND_CPU/);

@@ -1,9 +1,8 @@
-import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { buildPerfCommand, parsePerfOptions } from "../../../tools/perf/perf-options";
 
 /** A command that throws instead of printing, so a test sees commander's message. */
-function quiet(): Command {
+function quiet(): ReturnType<typeof buildPerfCommand> {
   return buildPerfCommand().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
 }
 

@@ -1,9 +1,8 @@
 import path from "node:path";
-import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { buildTuneCommand, parseTuneOptions } from "../../../tools/tune/tune-options";
 
-function quiet(): Command {
+function quiet(): ReturnType<typeof buildTuneCommand> {
   return buildTuneCommand().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
 }
 

@@ -1,12 +1,12 @@
 import { PassThrough } from "node:stream";
 import type { FastifyPluginCallback, FastifyReply } from "fastify";
-import { type CancellationSignal, InferenceError, type InferenceCore, type InferRequest, type StreamResponse } from "../../../core/index";
+import { asInferenceError, type CancellationSignal, InferenceError, type InferRequest, type ModelHandle, type StreamResponse } from "../../../core/index";
 import { sendError } from "../error-reply";
-import { generateErrorJson, generateRequest, generateResponseJson } from "../generate-mapping";
+import { decodeRequestBody } from "../content-encoding";
+import { generateErrorJson, generateResponseJson } from "../generate-mapping";
 import { traceHttpExchange } from "../http-trace";
 import { clientGone } from "./infer-routes";
 import { type ModelParams, modelUrls, versionOf } from "./model-url";
-import { objectBody } from "./object-body";
 import { restrictApiGroup } from "./restrict-api-group";
 import type { RawBody, RouteGroupOptions } from "./route-group-options";
 
@@ -18,50 +18,73 @@ function refusedUpFront(event: StreamResponse): event is { response: InferenceEr
   return event.final && event.response instanceof InferenceError;
 }
 
-function eventJson(response: StreamResponse["response"]): string | undefined {
-  if (response === undefined) return undefined;
-  return response instanceof InferenceError ? generateErrorJson(response) : generateResponseJson(response);
+/** One response as JSON, and whether it is an error (the first one's sets the status, as in Triton). */
+interface EventJson {
+  readonly json: Buffer;
+  readonly failed: boolean;
 }
 
 /**
- * `/generate`: every response is gathered and the answer is the one response, or Triton's error when there were
- * more or none. As in Triton the status is the first response's (200, or 400 when it is an error).
+ * A response as JSON; one that JSON cannot carry (FP16 outputs, BYTES that do not match their shape) becomes its
+ * error, as in Triton (GenerateRequestClass::InferResponseComplete adds FinalizeResponse's error in its place).
  */
-async function generateOnce(core: InferenceCore, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const events: StreamResponse[] = [];
-  await core.inferStream(request, (event) => events.push(event));
-  const first = events[0]!;
-  if (events.length === 1 && refusedUpFront(first)) return sendError(reply, 400, first.response.message);
-  const answers = events.flatMap((event) => eventJson(event.response) ?? []);
-  const body = answers.length === 1 ? answers[0]! : JSON.stringify({ error: NOT_ONE_RESPONSE });
-  return reply.code(first.response instanceof InferenceError ? 400 : 200).type("application/json").send(body);
+function eventJson(response: StreamResponse["response"]): EventJson | undefined {
+  if (response === undefined) return undefined;
+  if (response instanceof InferenceError) return { json: Buffer.from(generateErrorJson(response)), failed: true };
+  try {
+    return { json: generateResponseJson(response), failed: false };
+  } catch (error) {
+    return { json: Buffer.from(generateErrorJson(asInferenceError(error))), failed: true };
+  }
 }
+
+/**
+ * `/generate`: the answer is the model's one response, or Triton's error when there were more or none. Only the
+ * first response is kept and formatted, whatever the model streams: a second one already decides the answer. As in
+ * Triton the status is the first response's (200, or 400 when it is an error).
+ */
+async function generateOnce(model: ModelHandle, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
+  let first: StreamResponse | undefined;
+  let responses = 0;
+  await new Promise<void>((resolve) => model.stream(request, (event) => {
+    first ??= event;
+    if (event.response !== undefined) responses++;
+    if (event.final) resolve();
+  }));
+  if (first !== undefined && responses === 1 && refusedUpFront(first)) return sendError(reply, 400, first.response.message);
+  const answer = responses === 1 ? eventJson(first!.response) : undefined;
+  const body = answer?.json ?? JSON.stringify({ error: NOT_ONE_RESPONSE });
+  return reply.code(answer?.failed === true || first?.response instanceof InferenceError ? 400 : 200).type("application/json").send(body);
+}
+
+const EVENT_PREFIX = Buffer.from("data: ");
+const EVENT_END = Buffer.from("\n\n");
 
 /**
  * `/generate_stream`: one server-sent event (`data: {...}`) per response as the model sends it, an error response
  * as `data: {"error": ...}`, and the stream ends at the final flag. The status is the first response's; a request
  * refused before any response gets a JSON error instead. A client that disconnects cancels the request.
  */
-async function generateStream(core: InferenceCore, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function generateStream(model: ModelHandle, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
   const body = new PassThrough();
-  let resolveFirst: (event: StreamResponse) => void = () => undefined;
-  const firstEvent = new Promise<StreamResponse>((resolve) => (resolveFirst = resolve));
+  let resolveFirst: (event: EventJson | InferenceError | undefined) => void = () => undefined;
+  const firstEvent = new Promise<EventJson | InferenceError | undefined>((resolve) => (resolveFirst = resolve));
   let seen = false;
-  void core.inferStream(request, (event) => {
+  model.stream(request, (event) => {
     if (!seen) {
       seen = true;
-      resolveFirst(event);
-      if (refusedUpFront(event)) return;
+      if (refusedUpFront(event)) return resolveFirst(event.response);
     }
-    if (body.destroyed) return;
-    const json = eventJson(event.response);
-    if (json !== undefined) body.write(`data: ${json}\n\n`);
+    const formatted = eventJson(event.response);
+    resolveFirst(formatted);
+    if (body.writableEnded || body.destroyed) return;
+    if (formatted !== undefined) body.write(Buffer.concat([EVENT_PREFIX, formatted.json, EVENT_END]));
     if (event.final) body.end();
   });
   const first = await firstEvent;
-  if (refusedUpFront(first)) return sendError(reply, 400, first.response.message);
+  if (first instanceof InferenceError) return sendError(reply, 400, first.message);
   return reply
-    .code(first.response instanceof InferenceError ? 400 : 200)
+    .code(first?.failed === true ? 400 : 200)
     .type("text/event-stream; charset=utf-8")
     .header("cache-control", "no-cache")
     .send(body);
@@ -72,7 +95,7 @@ async function generateStream(core: InferenceCore, request: InferRequest, reply:
  * request body mapped onto the model's inputs and parameters, answered as one JSON object or as server-sent events.
  * Any model may be asked, decoupled or not. It belongs to the `inference` API group, as in Triton.
  */
-export const generateRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, restrictions, working, maxInputBytes }, done) => {
+export const generateRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, restrictions, working, maxInputBytes, decoder }, done) => {
   restrictApiGroup(scope, "inference", restrictions);
   scope.addHook("preHandler", working);
   for (const streaming of [false, true]) {
@@ -80,17 +103,19 @@ export const generateRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, 
       scope.post<{ Params: ModelParams; Body: RawBody }>(url, async (request, reply) => {
         const { model } = request.params;
         const modelVersion = versionOf(request.params);
-        const metadata = core.modelMetadata(model, modelVersion);
+        const handle = core.model(model, modelVersion);
         const encoding = request.headers["content-encoding"];
         if (encoding !== undefined && encoding !== "identity") {
           throw new InferenceError("INVALID_ARG", "Unsupported content-encoding, only 'identity' is supported.");
         }
-        const inferRequest = generateRequest(await objectBody(request, maxInputBytes), metadata, modelVersion);
+        // As /infer's: the body's size bounded, a large one parsed and mapped on a worker thread.
+        const body = await decodeRequestBody(request.body, undefined, maxInputBytes);
+        const inferRequest = await decoder.decodeGenerate(body, { name: handle.name, inputs: handle.tensors().inputs }, modelVersion);
         const trace = tracer.sample(model);
         if (trace !== undefined) traceHttpExchange(trace, reply);
         const signal: CancellationSignal = clientGone(reply);
         const run = { ...inferRequest, signal, trace };
-        return streaming ? generateStream(core, run, reply) : generateOnce(core, run, reply);
+        return streaming ? generateStream(handle, run, reply) : generateOnce(handle, run, reply);
       });
     }
   }

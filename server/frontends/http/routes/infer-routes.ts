@@ -10,7 +10,6 @@ import { retainedBytes } from "../../request-bytes-budget";
 import { budgetLeaseOf } from "../request-budget-hook";
 import { traceHttpExchange } from "../http-trace";
 import { type EncodedInferResponse, encodeInferResponse } from "../infer-response-codec";
-import { InferRequestDecoder } from "../json-request-decoder";
 import { type ModelParams, modelUrls, versionOf } from "./model-url";
 import { restrictApiGroup } from "./restrict-api-group";
 import type { RawBody, RouteGroupOptions } from "./route-group-options";
@@ -62,23 +61,21 @@ async function sendInferResponse(reply: FastifyReply, encoded: EncodedInferRespo
  * Triton's inference group: a model's infer route, JSON and binary tensors (Triton's binary extension) and
  * shared memory regions in, gzip/deflate request bodies, and (as Triton) compressed responses.
  */
-export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, sharedMemory, restrictions, working, maxInputBytes, crossSite }, done) => {
+export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { core, tracer, sharedMemory, restrictions, working, maxInputBytes, crossSite, decoder }, done) => {
   restrictApiGroup(scope, "inference", restrictions);
   scope.addHook("preHandler", working);
-  const decoder = new InferRequestDecoder();
-  scope.addHook("onClose", async () => decoder.close());
   for (const url of modelUrls("/infer")) {
     scope.post<{ Params: ModelParams; Body: RawBody }>(url, async (request, reply) => {
       const { model } = request.params;
       const trace = tracer.sample(model);
       if (trace !== undefined) traceHttpExchange(trace, reply);
       const modelVersion = versionOf(request.params);
-      core.checkModelAvailable(model, modelVersion);
+      const handle = core.model(model, modelVersion);
       // Triton's CheckTransactionPolicy (src/http_server.cc): a decoupled model's responses need generate_stream or gRPC.
-      if (core.isDecoupled(model, modelVersion)) throw new InferenceError("UNSUPPORTED", "HTTP end point doesn't support models with decoupled transaction policy");
+      if (handle.decoupled) throw new InferenceError("UNSUPPORTED", "HTTP end point doesn't support models with decoupled transaction policy");
       const body = await decodeRequestBody(request.body, request.headers["content-encoding"], maxInputBytes);
       const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
-        modelName: model, modelVersion, modelInputs: () => core.modelInputs(model, modelVersion),
+        modelName: model, modelVersion, modelInputs: () => handle.inputs(),
       });
       // The decoded tensors join the body (which binary ones view) in the budget, before the request is queued.
       budgetLeaseOf(request)?.holdAtLeast(retainedBytes([request.body, body, ...inferRequest.inputs.map((input) => input.data)]));
@@ -88,7 +85,7 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
         if (refusal !== undefined) return sendError(reply, refusal.status, refusal.message);
       }
       const signal = clientGone(reply);
-      const { response, placed } = await inferWithSharedMemory(sharedMemory, tensorsInSharedMemory, inferRequest, (ready) => core.infer({ ...ready, signal, trace }));
+      const { response, placed } = await inferWithSharedMemory(sharedMemory, tensorsInSharedMemory, inferRequest, (ready) => handle.infer({ ...ready, signal, trace }));
       trace?.timestamp("HTTP_SEND_START", process.hrtime.bigint());
       return sendInferResponse(reply, await encodeInferResponse(response, encoding, placed), chooseResponseEncoding(request.headers["accept-encoding"]));
     });

@@ -1,8 +1,10 @@
 import type { preHandlerHookHandler } from "fastify";
-import type { InferenceCore, Tracer } from "../../../core/index";
+import type { InferenceCore } from "../../../core/index";
+import type { Tracer } from "../../../tracing/index";
 import type { LogSettings } from "../../../logging/log-settings";
 import type { ApiRestrictions } from "../../api-restrictions";
 import type { CrossSiteGuard } from "../cross-site-guard";
+import type { InferRequestDecoder } from "../json-request-decoder";
 import type { SystemSharedMemory } from "../../shared-memory/system-shared-memory";
 
 /** Every request body as its bytes (the server's one content-type parser); undefined when a request has none. */
@@ -25,4 +27,6 @@ export interface RouteGroupOptions {
   readonly sharedMemory: SystemSharedMemory;
   /** Refuses what a browser on another site could send to the APIs that change the server. */
   readonly crossSite: CrossSiteGuard;
+  /** Decodes infer and generate bodies, large JSON ones on worker threads; closed with the server. */
+  readonly decoder: InferRequestDecoder;
 }

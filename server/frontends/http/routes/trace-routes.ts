@@ -1,5 +1,5 @@
 import type { FastifyPluginCallback, FastifyRequest } from "fastify";
-import { answerTraceSetting, type TraceSettingRequest } from "../../../core/index";
+import { answerTraceSetting, type TraceSettingRequest } from "../../../tracing/index";
 import { traceSettingRequestOf } from "../trace-setting-body";
 import { type ModelParams, modelUrls, versionOf } from "./model-url";
 import { objectBody } from "./object-body";

@@ -7,6 +7,7 @@ import { IdentityBackend } from "../../../../server/backends/identity-backend";
 import { OnnxruntimeBackend } from "../../../../server/backends/onnxruntime/onnxruntime-backend";
 import { InferenceCore } from "../../../../server/core/index";
 import { writeSimpleModel } from "../../../helpers/simple-model";
+import { inferOn } from "../../../helpers/core-infer";
 
 /**
  * Where instances land on a machine that has a GPU device (the core is told so) but no usable GPU provider: ONNX
@@ -66,7 +67,7 @@ describe("instance placement on a machine whose GPU is unusable", () => {
       { kind: "KIND_CPU", deviceId: 0, provider: "cpu" }, { kind: "KIND_CPU", deviceId: 0, provider: "cpu" },
     ]);
     expect(infos).toContain("model 'auto_default' version 1: 2 x KIND_CPU on cpu");
-    const response = await core.infer({
+    const response = await inferOn(core, {
       modelName: "auto_default",
       inputs: [
         { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: new Uint8Array(Int32Array.from({ length: 16 }, (_, i) => i).buffer) },
@@ -90,6 +91,7 @@ describe("instance placement on a machine whose GPU is unusable", () => {
 
 /** A stand-in for a GPU provider this machine lacks: instances report the provider a real GPU backend would. */
 class FakeGpuBackend implements Backend {
+  readonly runsModelCode = false;
   readonly name = "identity";
   readonly usesGpu = true;
   readonly #identity = new IdentityBackend();

@@ -7,6 +7,7 @@ import { IdentityBackend } from "../../../../server/backends/identity-backend";
 import { OnnxruntimeBackend } from "../../../../server/backends/onnxruntime/onnxruntime-backend";
 import { InferenceCore, type ModelIndexEntry, type Tensor } from "../../../../server/core/index";
 import { EXAMPLE_REPOSITORY } from "../../../helpers/server-process";
+import { inferOn } from "../../../helpers/core-infer";
 
 const SIMPLE_ONNX = path.join(EXAMPLE_REPOSITORY, "simple", "1", "model.onnx");
 const SIMPLE_IO = `max_batch_size: 8
@@ -148,7 +149,7 @@ describe("model repository safety: nothing outside a model's directory is read",
   });
 
   it("never serves the outside file's contents through classification", async () => {
-    const answer = await core.infer({ modelName: "labels_out", inputs: simpleInputs(), outputs: [{ name: "OUTPUT0", classification: 1 }] })
+    const answer = await inferOn(core, { modelName: "labels_out", inputs: simpleInputs(), outputs: [{ name: "OUTPUT0", classification: 1 }] })
       .then((response) => Buffer.from(response.outputs[0]!.data).toString(), (error: Error) => error.message);
     expect(answer).not.toContain("secret-line");
     expect(answer).toContain("'labels_out' has no available versions");
@@ -156,7 +157,7 @@ describe("model repository safety: nothing outside a model's directory is read",
 
   it("follows symlinks that stay inside: a linked label file, a model directory linked within the repository", async () => {
     expect(stateOf("labels_linked_inside")).toEqual([{ name: "labels_linked_inside", version: "1", state: "READY", reason: "" }]);
-    const response = await core.infer({
+    const response = await inferOn(core, {
       modelName: "labels_linked_inside",
       inputs: simpleInputs(),
       outputs: [{ name: "OUTPUT0", classification: 1 }],

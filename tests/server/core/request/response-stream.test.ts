@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { Cancellation, InferenceError, type CancellationSignal, type StreamResponse } from "../../../../server/core/index";
+import { Cancellation, InferenceError, type CancellationSignal, type OutputTensor, type StreamResponse } from "../../../../server/core/index";
 import { ResponseStream } from "../../../../server/core/request/response-stream";
+import { RequestTimes } from "../../../../server/core/request/request-times";
 
 /** A request signal that counts the listeners on it, as a gRPC stream's signal shared by all its requests would carry them. */
 class CountingSignal extends Cancellation {
@@ -18,18 +19,22 @@ class CountingSignal extends Cancellation {
 function streamOf(signal?: CancellationSignal) {
   const events: StreamResponse[] = [];
   const ends: (InferenceError | undefined)[] = [];
-  const stream = new ResponseStream(
-    (event) => events.push(event),
-    (outputs) => {
+  const times = new RequestTimes();
+  const stream = new ResponseStream((event) => events.push(event), {
+    responseOf: (outputs) => {
       if (outputs.length === 0) throw new InferenceError("INTERNAL", "model produced no output 'OUT'");
       return { modelName: "m", modelVersion: "1", outputs };
     },
-    signal, (error) => ends.push(error),
-  );
-  return { stream, events, ends };
+    signal, endsOnCancel: true, times, onEnd: (error) => ends.push(error),
+  });
+  return { stream, events, ends, times };
 }
 
 const OUT = [{ name: "OUT", datatype: "INT32" as const, shape: [1], data: new Uint8Array(4) }];
+
+const ANSWERING = {
+  responseOf: (outputs: OutputTensor[]) => ({ modelName: "m", modelVersion: "1", outputs }), signal: undefined, endsOnCancel: true, times: new RequestTimes(),
+};
 
 describe("ResponseStream", () => {
   it("passes responses on until the final one and drops what comes after, ending once", () => {
@@ -71,5 +76,33 @@ describe("ResponseStream", () => {
     expect(signal.listeners).toBe(0);
     stream.onCancel(() => told++);
     expect(told).toBe(2);
+  });
+
+  it("keeps a listener that throws from the model's side: the model sees the request cancelled, the listener gets one final INTERNAL error", () => {
+    const events: StreamResponse[] = [];
+    const ends: (InferenceError | undefined)[] = [];
+    const stream = new ResponseStream((event) => {
+      events.push(event);
+      if (!event.final) throw new TypeError("The encoded data was not valid for encoding utf-8");
+    }, { ...ANSWERING, onEnd: (error) => ends.push(error) });
+    let told = 0;
+    stream.onCancel(() => told++);
+    expect(() => stream.send(OUT, false)).not.toThrow();
+    expect(told).toBe(1);
+    expect(stream.cancelled).toBe(true);
+    expect(events.at(-1)).toEqual({
+      response: new InferenceError("INTERNAL", "a response could not be delivered: The encoded data was not valid for encoding utf-8"), final: true,
+    });
+    expect(ends.map((e) => e?.code)).toEqual(["INTERNAL"]);
+    stream.send(OUT, false);
+    expect(events).toHaveLength(2);
+  });
+
+  it("swallows a throw on the final event: nothing is left to deliver", () => {
+    const stream = new ResponseStream(() => {
+      throw new Error("frontend gone");
+    }, { ...ANSWERING, onEnd: () => undefined });
+    expect(() => stream.send(OUT, true)).not.toThrow();
+    expect(stream.ended).toBe(true);
   });
 });

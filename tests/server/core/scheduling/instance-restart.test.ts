@@ -10,6 +10,7 @@ import { TypeScriptBackend } from "../../../../server/backends/typescript/typesc
 import { InferenceCore, type InferResponse, InferenceError } from "../../../../server/core/index";
 import { squeezenetRepository } from "../../../helpers/squeezenet";
 import { writeProbeModel } from "../../../helpers/typescript-test-models";
+import { inferOn } from "../../../helpers/core-infer";
 
 /**
  * Self-healing instances, in-process with the real backends: a worker thread that dies fails the execution it
@@ -51,7 +52,7 @@ function probeRepository(parameters?: Readonly<Record<string, string>>): string 
 const one = (value: number) => ({ name: "INPUT0", datatype: "FP32" as const, shape: [1, 1], data: new Uint8Array(Float32Array.of(value).buffer) });
 
 function probe(core: InferenceCore, value: number, behave?: string): Promise<InferResponse> {
-  return core.infer({ modelName: "probe", inputs: [one(value)], outputs: [{ name: "OUTPUT0" }], parameters: behave === undefined ? {} : { behave } });
+  return inferOn(core, { modelName: "probe", inputs: [one(value)], outputs: [{ name: "OUTPUT0" }], parameters: behave === undefined ? {} : { behave } });
 }
 
 function valueOf(response: InferResponse): number {
@@ -173,7 +174,7 @@ describe("an ONNX Runtime instance whose worker is terminated", () => {
     cleanups.push(() => rmSync(repository, { recursive: true, force: true }));
     const { core, logs } = await startCore(repository, new Map([["onnxruntime", new OnnxruntimeBackend({ startWorker })]]));
     const image = () => ({ name: "data_0", datatype: "FP16" as const, shape: [1, 3, 224, 224], data: new Uint8Array(3 * 224 * 224 * 2) });
-    const classify = () => core.infer({ modelName: "squeezenet", inputs: [image()] });
+    const classify = () => inferOn(core, { modelName: "squeezenet", inputs: [image()] });
     expect(workers).toHaveLength(1);
     killNext = true;
     await expect(classify()).rejects.toMatchObject({ code: "INTERNAL", message: "the instance's worker thread exited with code 1" });

@@ -11,24 +11,25 @@ const ECHO_INPUT = { datatype: "FP32", shape: [1], data: new Uint8Array(new Floa
  */
 function echoHost(callees: Readonly<Record<string, Partial<Callee>>>, gate?: Promise<void>) {
   const requests: InferRequest[] = [];
-  const host = {
-    callee: (modelName: string): Callee => {
-      const callee = callees[modelName];
-      if (callee === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${modelName}' is not found`);
-      return { modelName, modelVersion: 1, instanceCount: 1, sharesOutputs: false, decoupled: false, ...callee };
-    },
-    infer: async (request: InferRequest) => {
-      requests.push(request);
-      await gate;
-      if (request.signal?.aborted) throw new InferenceError("CANCELLED", "request was cancelled by the client");
-      return { modelName: request.modelName, modelVersion: "1", outputs: request.inputs };
-    },
-    inferStream: async (request: InferRequest, listener: StreamListener) => {
-      requests.push(request);
-      await gate;
+  const infer = async (request: InferRequest) => {
+    requests.push(request);
+    await gate;
+    if (request.signal?.aborted) throw new InferenceError("CANCELLED", "request was cancelled by the client");
+    return { modelName: request.modelName, modelVersion: "1", outputs: request.inputs };
+  };
+  const stream = (request: InferRequest, listener: StreamListener): void => {
+    requests.push(request);
+    void Promise.resolve(gate).then(() => {
       listener({ response: { modelName: request.modelName, modelVersion: "1", outputs: request.inputs }, final: false });
       listener({ response: new InferenceError("INVALID_ARG", "response 1 is refused"), final: false });
       listener({ response: undefined, final: true });
+    });
+  };
+  const host = {
+    model: (modelName: string): Callee => {
+      const callee = callees[modelName];
+      if (callee === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${modelName}' is not found`);
+      return { name: modelName, version: "1", instanceCount: 1, sharesOutputs: false, decoupled: false, infer, stream, ...callee };
     },
   };
   return { host, requests };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InferenceError } from "../../../../server/core/errors";
-import { type Clock, PriorityQueue, type Queued, type QueuePolicy } from "../../../../server/core/scheduling/priority-queue";
+import type { Clock } from "../../../../server/core/scheduling/clock";
+import { PriorityQueue, type Queued, type QueuePolicy } from "../../../../server/core/scheduling/priority-queue";
 
 /** A clock that moves only when told to, in µs. */
 class ManualClock implements Clock {

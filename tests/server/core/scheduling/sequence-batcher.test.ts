@@ -6,9 +6,9 @@ import type { ValidatedRequest } from "../../../../server/core/request/request-v
 import { SequenceBatcher, type SequenceBatcherSettings } from "../../../../server/core/scheduling/sequence-batcher";
 import type { ControlInputSpec } from "../../../../server/core/scheduling/sequence-control";
 import type { StateSpec } from "../../../../server/core/scheduling/sequence-state";
+import { int32, int32Values } from "../../../helpers/int32-tensors";
+import { scheduled } from "../../../helpers/scheduled-request";
 
-const int32 = (values: readonly number[]): Uint8Array => new Uint8Array(new Int32Array(values).buffer);
-const values = (data: Uint8Array): number[] => [...new Int32Array(data.slice().buffer)];
 
 /** Lets the event loop turn until `done` holds, at most 20 turns: enough for the batcher to react, no clock involved. */
 async function turns(done: () => boolean): Promise<void> {
@@ -25,8 +25,8 @@ class SteppedInstance implements BackendInstance {
 
   execute(inputs: TensorMap): Promise<ExecutionResult> {
     this.executions.push(inputs);
-    const input = values(inputs.get("INPUT")!.data);
-    const state = inputs.has("STATE_IN") ? values(inputs.get("STATE_IN")!.data) : input.map(() => 0);
+    const input = int32Values(inputs.get("INPUT")!.data);
+    const state = inputs.has("STATE_IN") ? int32Values(inputs.get("STATE_IN")!.data) : input.map(() => 0);
     const sum = { datatype: "INT32", shape: [input.length, 1], data: int32(input.map((v, i) => v + state[i]!)) } as const;
     return new Promise((resolve) => this.#pending.push(() => resolve({
       outputs: new Map([["OUTPUT", sum], ["STATE_OUT", { ...sum, data: sum.data.slice() }]]), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0,
@@ -77,8 +77,8 @@ const request = (value: number): ValidatedRequest => ({
   batchSize: 1, shapeKey: "[1]", inputs: new Map([["INPUT", { name: "INPUT", datatype: "INT32", shape: [1, 1], data: int32([value]) }]]), outputs: [{ name: "OUTPUT" }],
 });
 const send = (sequences: SequenceBatcher, id: number, value: number, flags: { start?: boolean; end?: boolean } = {}) =>
-  sequences.enqueue(request(value), { parameters: { sequence_id: id, sequence_start: flags.start === true, sequence_end: flags.end === true } });
-const column = (inputs: TensorMap, name: string): number[] => values(inputs.get(name)!.data);
+  scheduled(sequences, request(value), { parameters: { sequence_id: id, sequence_start: flags.start === true, sequence_end: flags.end === true } });
+const column = (inputs: TensorMap, name: string): number[] => int32Values(inputs.get(name)!.data);
 
 describe("SequenceBatcher", () => {
   it("direct: batch position = slot; an empty slot runs as a null request with READY 0", async () => {
@@ -90,7 +90,7 @@ describe("SequenceBatcher", () => {
     expect(column(instance.executions[1]!, "INPUT")).toEqual([20, 20]); // slot 0 empty: a copy of b's inputs ...
     expect(column(instance.executions[1]!, "READY")).toEqual([0, 1]); // ... that the model must ignore
     await instance.finish();
-    expect((await b).outputs.map((o) => [o.name, values(o.data)])).toEqual([["OUTPUT", [20]]]);
+    expect((await b).outputs.map((o) => [o.name, int32Values(o.data)])).toEqual([["OUTPUT", [20]]]);
   });
 
   it("oldest: one request per sequence per batch; the next request of a sequence joins a later batch", async () => {
@@ -116,7 +116,7 @@ describe("SequenceBatcher", () => {
     answers.push(send(sequences, 1, 3, { start: true }));
     await instance.finish();
     const sums = await Promise.all(answers);
-    expect(sums.map((s) => values(s.outputs[0]!.data)[0])).toEqual([1, 100, 3, 105, 3]);
+    expect(sums.map((s) => int32Values(s.outputs[0]!.data)[0])).toEqual([1, 100, 3, 105, 3]);
     expect(sums.every((s) => s.outputs.length === 1)).toBe(true);
   });
 
@@ -131,7 +131,7 @@ describe("SequenceBatcher", () => {
     await instance.finish();
     await end;
     await instance.finish();
-    expect(values((await b).outputs[0]!.data)).toEqual([2]);
+    expect(int32Values((await b).outputs[0]!.data)).toEqual([2]);
     expect(instance.executions.map((inputs) => column(inputs, "INPUT"))).toEqual([[1], [3], [2]]);
   });
 
@@ -149,14 +149,14 @@ describe("SequenceBatcher", () => {
     await expect(send(sequences, 1, 3)).rejects.toThrow("inference request for sequence 1 to model 'm' must specify the START flag on the first request of the sequence");
     const restarted = send(sequences, 1, 4, { start: true }); // the slot is free again
     await instance.finish();
-    expect(values((await restarted).outputs[0]!.data)).toEqual([4]);
+    expect(int32Values((await restarted).outputs[0]!.data)).toEqual([4]);
   });
 
   it("a cancelled queued request cancels its sequence's other queued requests and ends it, as Triton", async () => {
     const { sequences, instance } = batcher("direct", 1);
     const first = send(sequences, 1, 1, { start: true }); // executing
     const abort = new AbortController();
-    const cancelled = sequences.enqueue(request(2), { parameters: { sequence_id: 1 }, signal: abort.signal });
+    const cancelled = scheduled(sequences, request(2), { parameters: { sequence_id: 1 }, signal: abort.signal });
     const after = send(sequences, 1, 3);
     abort.abort();
     await expect(cancelled).rejects.toThrow("request was cancelled by the client");

@@ -4,7 +4,7 @@ import { parseServerOptions } from "../../../../server/cli/server-options";
 import { Cancellation, type InferenceCore } from "../../../../server/core/index";
 import type { ModelInferRequestMessage } from "../../../../server/frontends/grpc/grpc-messages";
 import { loadGrpcServiceDefinitions } from "../../../../server/frontends/grpc/grpc-service-definitions";
-import { modelInfer } from "../../../../server/frontends/grpc/model-infer";
+import { modelInfer, modelOf } from "../../../../server/frontends/grpc/model-infer";
 import { RequestBytesBudget } from "../../../../server/frontends/request-bytes-budget";
 import { SystemSharedMemory } from "../../../../server/frontends/shared-memory/system-shared-memory";
 import { createCore } from "../../../../server/server-wiring";
@@ -43,7 +43,7 @@ describe("modelInfer", () => {
   it("answers from raw_input_contents, then the message no longer holds them", async () => {
     const message = request([1, 3], [floats(1, 2, 3)]);
     expect(message.raw_input_contents).toHaveLength(1);
-    const response = await modelInfer(core, sharedMemory, budget, message, new Cancellation());
+    const response = await modelInfer(modelOf(core, message), sharedMemory, budget, message, new Cancellation());
     expect(response.raw_output_contents.map((bytes) => Buffer.from(bytes))).toEqual([floats(1, 2, 3)]);
     expect(message.raw_input_contents).toEqual([]);
     expect(message.inputs[0]!.name).toBe("INPUT0");
@@ -52,14 +52,14 @@ describe("modelInfer", () => {
   it("answers from typed contents, then the message's inputs no longer hold them", async () => {
     const message = request([1, 2], [], [4, 5]);
     expect(message.inputs[0]!.contents?.fp32_contents).toEqual([4, 5]);
-    const response = await modelInfer(core, sharedMemory, budget, message, new Cancellation());
+    const response = await modelInfer(modelOf(core, message), sharedMemory, budget, message, new Cancellation());
     expect(response.raw_output_contents.map((bytes) => Buffer.from(bytes))).toEqual([floats(4, 5)]);
     expect(message.inputs[0]!.contents).toBeNull();
   });
 
   it("lets go of the tensors of a request it refuses too", async () => {
     const message = request([1, 3], [floats(1, 2)]);
-    await expect(modelInfer(core, sharedMemory, budget, message, new Cancellation())).rejects.toThrow(/INPUT0/);
+    await expect(modelInfer(modelOf(core, message), sharedMemory, budget, message, new Cancellation())).rejects.toThrow(/INPUT0/);
     expect(message.raw_input_contents).toEqual([]);
   });
 });

@@ -1,15 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { InferenceError, type ModelMetadata } from "../../../../server/core/index";
+import { InferenceError, type TensorMetadata } from "../../../../server/core/index";
 import { generateRequest, generateResponseJson } from "../../../../server/frontends/http/generate-mapping";
 
-const METADATA: ModelMetadata = {
-  name: "m", versions: ["1"], platform: "typescript",
-  inputs: [
-    { name: "text_input", datatype: "BYTES", shape: [-1, 1] },
-    { name: "grid", datatype: "INT32", shape: [-1, 2, -1] },
-  ],
-  outputs: [],
-};
+const INPUTS: TensorMetadata[] = [
+  { name: "text_input", datatype: "BYTES", shape: [-1, 1] },
+  { name: "grid", datatype: "INT32", shape: [-1, 2, -1] },
+];
+const METADATA = { name: "m", tensors: () => ({ inputs: INPUTS, outputs: [] }) };
 
 describe("Triton's generate request mapping", () => {
   it("makes input keys tensors, shaped as Triton does, and every other key a parameter", () => {
@@ -49,6 +46,36 @@ describe("Triton's generate response mapping", () => {
         { name: "Scores", datatype: "FP32", shape: [2], data: new Uint8Array(new Float32Array([0.5, 1]).buffer) },
       ],
     });
-    expect(json).toBe('{"Scores":[0.5,1.0],"id":"r1","model_name":"m","model_version":"1","text_output":"hi"}');
+    expect(json.toString()).toBe('{"Scores":[0.5,1.0],"id":"r1","model_name":"m","model_version":"1","text_output":"hi"}');
+  });
+
+  const bytesOutput = (...elements: readonly number[][]): Uint8Array =>
+    Buffer.concat(elements.flatMap((element) => [Buffer.from(Uint32Array.of(element.length).buffer), Buffer.from(element)]));
+
+  it("writes BYTES as the model's bytes, as Triton's rapidjson writer does: half a UTF-8 character stays half", () => {
+    const json = generateResponseJson({ modelName: "m", modelVersion: "1", outputs: [{ name: "t", datatype: "BYTES", shape: [1], data: bytesOutput([0xc3]) }] });
+    expect(json).toEqual(Buffer.concat([Buffer.from('{"model_name":"m","model_version":"1","t":"'), Buffer.of(0xc3), Buffer.from('"}')]));
+  });
+
+  it("escapes quotes, backslashes and control characters as rapidjson does, and lists several elements", () => {
+    const text = [0x22, 0x5c, 0x0a, 0x09, 0x08, 0x0c, 0x0d, 0x01, 0x1f, 0x7f, 0x2f, 0xe2, 0x82, 0xac];
+    const json = generateResponseJson({ modelName: "m", modelVersion: "1", outputs: [{ name: "t", datatype: "BYTES", shape: [2], data: bytesOutput(text, []) }] });
+    expect(json).toEqual(Buffer.concat([
+      Buffer.from('{"model_name":"m","model_version":"1","t":["\\"\\\\\\n\\t\\b\\f\\r\\u0001\\u001F'), Buffer.of(0x7f, 0x2f, 0xe2, 0x82, 0xac), Buffer.from('",""]}'),
+    ]));
+  });
+
+  it("refuses outputs JSON cannot carry with INVALID_ARG (the route answers it as the response's error)", () => {
+    const write = (output: Parameters<typeof generateResponseJson>[0]["outputs"][number]): unknown => {
+      try {
+        return generateResponseJson({ modelName: "m", modelVersion: "1", outputs: [output] }).toString();
+      } catch (e) {
+        return e instanceof InferenceError ? `${e.code}: ${e.message}` : e;
+      }
+    };
+    expect(write({ name: "h", datatype: "FP16", shape: [1], data: new Uint8Array(2) })).toBe(
+      "INVALID_ARG: sending FP16 data via JSON is not supported. Please use the binary data format for output 'h'",
+    );
+    expect(write({ name: "t", datatype: "BYTES", shape: [2], data: bytesOutput([0x61]) })).toBe("INVALID_ARG: input 't' holds 1 BYTES elements, but its shape needs 2");
   });
 });

@@ -1,0 +1,133 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { InferenceClient, type InferInput } from "../client/index";
+import { OnnxGraphBuilder } from "../tools/model-builder/index";
+import { type ComparisonResult, measureThroughput, preparedSender, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
+import type { BenchContext } from "./bench-context";
+import { startInferenceServerProcess } from "../tools/tune/index";
+import { cpuInstance, OrtBaseline } from "./ort-baseline";
+import { MainThreadCpuPerRequest } from "./main-thread-cpu";
+import { sweepForBest } from "./sweep-for-best";
+
+const MODEL = "gpu_standin";
+const ELEMENT_SHAPE = [3, 224, 224];
+const ELEMENT_VALUES = ELEMENT_SHAPE.reduce((a, b) => a * b, 1);
+const CLASSES = 1000;
+/** resnet50's batch on the GPU (issue 42: max_batch_size 32, dynamic batching), the in-process side's batch too. */
+const BATCH = 32;
+/**
+ * Past the backend's 64 KiB inline limit, so that the stand-in runs on a worker thread of its own as a GPU instance
+ * does (a model that small would otherwise run on the main thread it is meant to measure).
+ */
+const PADDING_FLOATS = 32 * 1024;
+/** In-process ONNX Runtime, WebGPU, resnet50 FP32 at batch 32 on an H200 (2026-11-27, ../shared/docs/gpu-device.md). */
+const H200_RESNET50_RATE = 1065;
+
+/**
+ * resnet50's I/O (FP32 `[N,3,224,224]` in, `[N,1000]` out) with next to no compute: the input reshaped to rows and
+ * its first 1000 values kept. Stands in for a GPU that takes no time, so that what limits the server is the server.
+ */
+function standinModel(): Buffer {
+  const g = new OnnxGraphBuilder(MODEL);
+  g.addInput("input", "FLOAT", ["N", ...ELEMENT_SHAPE]);
+  const rows = g.addInitializer("rows", [2], BigInt64Array.from([-1n, BigInt(ELEMENT_VALUES)]));
+  const starts = g.addInitializer("starts", [1], BigInt64Array.from([0n]));
+  const ends = g.addInitializer("ends", [1], BigInt64Array.from([BigInt(CLASSES)]));
+  const axes = g.addInitializer("axes", [1], BigInt64Array.from([1n]));
+  g.addInitializer("padding", [PADDING_FLOATS], new Float32Array(PADDING_FLOATS));
+  g.addNode({ opType: "Reshape", inputs: ["input", rows], outputs: ["flat"] });
+  g.addNode({ opType: "Slice", inputs: ["flat", starts, ends, axes], outputs: ["output"] });
+  g.addOutput("output", "FLOAT", ["N", CLASSES]);
+  return g.toModelBytes();
+}
+
+function writeStandinRepository(repository: string): string {
+  const dir = path.join(repository, MODEL);
+  mkdirSync(path.join(dir, "1"), { recursive: true });
+  const modelPath = path.join(dir, "1", "model.onnx");
+  writeFileSync(modelPath, standinModel());
+  writeFileSync(path.join(dir, "config.pbtxt"), [
+    'platform: "onnxruntime_onnx"', `max_batch_size: ${BATCH}`,
+    `input [ { name: "input" data_type: TYPE_FP32 dims: [ ${ELEMENT_SHAPE.join(", ")} ] } ]`,
+    `output [ { name: "output" data_type: TYPE_FP32 dims: [ ${CLASSES} ] } ]`,
+    "dynamic_batching { }",
+    // One instance, as the GPU runs resnet50 with; one intra-op thread: there is nothing to parallelize.
+    "instance_group [ { count: 1 kind: KIND_CPU } ]",
+    'parameters { key: "intra_op_thread_count" value: { string_value: "1" } }',
+  ].join("\n"));
+  return modelPath;
+}
+
+/** The load generator's own CPU (this process, all threads) while `measure` runs, as a share of one core. */
+async function withLoadCpu(measure: () => Promise<SideMeasurement>): Promise<{ measured: SideMeasurement; coreShare: number }> {
+  const cpuBefore = process.cpuUsage();
+  const wallBefore = process.hrtime.bigint();
+  const measured = await measure();
+  const cpu = process.cpuUsage(cpuBefore);
+  const wallUs = Number(process.hrtime.bigint() - wallBefore) / 1000;
+  return { measured, coreShare: (cpu.user + cpu.system) / wallUs };
+}
+
+/**
+ * `npm run bench -- --models gpu-standin`: the server at GPU rates without a GPU. A stand-in with resnet50's I/O
+ * and next to no compute, batched up to 32 by the dynamic batcher on one instance, through the server over HTTP
+ * binary and gRPC at its best concurrency, against in-process ONNX Runtime running the same model at batch 32; with
+ * the server main thread's CPU per 600 KB request and the load generator's own CPU (one JS thread: when it nears a
+ * whole core, the load generator and not the server is the limit, and the note says so).
+ */
+export async function runGpuStandinSuite(context: BenchContext): Promise<ComparisonResult[]> {
+  const { options, log } = context;
+  const repository = mkdtempSync(path.join(os.tmpdir(), "bench-gpu-standin-"));
+  const modelPath = writeStandinRepository(repository);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", MODEL]);
+  const http = new InferenceClient({ url: server.httpUrl });
+  const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
+  const inputs: InferInput[] = [{ name: "input", datatype: "FP32", shape: [1, ...ELEMENT_SHAPE], data: Float32Array.from({ length: ELEMENT_VALUES }, () => Math.random()) }];
+  const senders: Record<"http" | "grpc", RequestSender> = { http: preparedSender(http, MODEL, inputs), grpc: preparedSender(grpc, MODEL, inputs) };
+  const serverCpu = new MainThreadCpuPerRequest(server.process.pid!);
+  const loadCpu = new Map<string, number[]>();
+  const serverAt = (protocol: "http" | "grpc", concurrency: number, durationMs = options.windowMs) => async (): Promise<SideMeasurement> => {
+    const { measured, coreShare } = await withLoadCpu(() =>
+      serverCpu.measure(protocol === "http" ? "HTTP binary" : "gRPC", senders[protocol], (send) => measureThroughput(send, { concurrency, warmupMs: options.warmupMs, durationMs })));
+    loadCpu.set(protocol, [...(loadCpu.get(protocol) ?? []), coreShare]);
+    return measured;
+  };
+  const baseline = await OrtBaseline.start({ instance: cpuInstance(modelPath, 1), inputName: "input", inputDatatype: "FP32", elementShape: ELEMENT_SHAPE });
+  const results: ComparisonResult[] = [];
+  try {
+    const inProcess = { label: "in-process ORT", measure: () => baseline.measure({ batchSize: BATCH, warmupMs: options.warmupMs, durationMs: options.windowMs }) };
+    for (const protocol of ["http", "grpc"] as const) {
+      const { setting: concurrency } = await sweepForBest(context, {
+        label: `gpu-standin sweep (${protocol}): server concurrency`, series: `gpu stand-in server (${protocol})`,
+        settings: options.quick ? [32, 64] : [32, 64, 128],
+        measure: (level) => serverAt(protocol, level, options.calibrationWindowMs)(),
+      });
+      results.push(await runAbComparison(
+        `gpu stand-in over ${protocol === "http" ? "HTTP binary" : "gRPC"}`, `server concurrency ${concurrency}, 1 instance, dynamic batching max ${BATCH}; ORT batch ${BATCH}`,
+        { label: `server ${protocol}`, measure: serverAt(protocol, concurrency) }, inProcess, options.rounds,
+        (round, r) => log(`gpu-standin round ${round}: server ${protocol} ${r.a.throughput.toFixed(1)}, in-process ${r.b.throughput.toFixed(1)} infer/s (${r.ratio.toFixed(2)})`),
+      ));
+    }
+    const share = (protocol: string): string => {
+      const values = loadCpu.get(protocol) ?? [];
+      return `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
+    };
+    context.notes.push(
+      `gpu-standin: resnet50's I/O (FP32 [N,3,224,224] in, [N,1000] out, 602,112 B per image), next to no compute (Reshape + Slice), max_batch_size ${BATCH}, ` +
+      `dynamic batching, 1 KIND_CPU instance on a worker thread; in-process ORT: child process, the same model at batch ${BATCH}`,
+      `gpu-standin: server main-thread CPU per request (median, range over windows): ${serverCpu.summary()}`,
+      `gpu-standin: what the main thread alone allows (1 / its CPU per request): ${(["HTTP binary", "gRPC"] as const).map((label) => `${label} ${(1000 / (serverCpu.medianMs(label) ?? Infinity)).toFixed(0)} infer/s`).join(", ")}; ` +
+      `to stay under 0.95 of a GPU's rate the server needs ${(H200_RESNET50_RATE / 0.95).toFixed(0)} infer/s for the H200's in-process resnet50 (${H200_RESNET50_RATE} img/s at batch 32). ` +
+      "The in-process side runs no copy at all (Reshape is a view), so its figure is a ceiling, not a GPU's rate",
+      `gpu-standin: load generator CPU (this process, share of one core, over windows): HTTP ${share("http")}, gRPC ${share("grpc")}`,
+    );
+    return results;
+  } finally {
+    await baseline.stop();
+    await http.close();
+    await grpc.close();
+    await server.process.stop();
+    rmSync(repository, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,50 @@
+import type { InferenceTrace } from "./inference-request";
+
+/**
+ * One request's own clock readings (process.hrtime.bigint(), one clock for every thread), each written where its
+ * moment happens: the core at the start and the end, the scheduler when the request enters its queue and when its
+ * execution starts and ends, the sink at each response (Triton's InferenceRequest timestamps, infer_request.h).
+ * Statistics, metrics and traces read them from here once the request is over, for every kind of model, so a
+ * model that answers inside its execution is charged the queue time it really waited. 0n: not reached.
+ */
+export class RequestTimes {
+  readonly startNs: bigint;
+  queueStartNs = 0n;
+  computeStartNs = 0n;
+  computeInputEndNs = 0n;
+  computeOutputStartNs = 0n;
+  computeEndNs = 0n;
+  firstResponseNs = 0n;
+  lastResponseNs = 0n;
+  responseCount = 0;
+  endNs = 0n;
+
+  constructor(startNs = process.hrtime.bigint()) {
+    this.startNs = startNs;
+  }
+
+  /** From entering a scheduler's queue to its execution's start; 0 for a request that never ran on an instance. */
+  get queueNs(): number {
+    return this.computeStartNs === 0n || this.queueStartNs === 0n ? 0 : Number(this.computeStartNs - this.queueStartNs);
+  }
+
+  get requestNs(): number {
+    return Number(this.endNs - this.startNs);
+  }
+
+  responded(ns: bigint): void {
+    if (this.responseCount++ === 0) this.firstResponseNs = ns;
+    this.lastResponseNs = ns;
+  }
+
+  /** Triton's TIMESTAMPS-level trace of the request, in the order Triton records them; the moments not reached are left out. */
+  writeTrace(trace: InferenceTrace): void {
+    trace.timestamp("REQUEST_START", this.startNs);
+    const moments = [
+      ["QUEUE_START", this.queueStartNs], ["COMPUTE_START", this.computeStartNs], ["COMPUTE_INPUT_END", this.computeInputEndNs],
+      ["COMPUTE_OUTPUT_START", this.computeOutputStartNs], ["COMPUTE_END", this.computeEndNs],
+    ] as const;
+    for (const [activity, ns] of moments) if (ns !== 0n) trace.timestamp(activity, ns);
+    trace.timestamp("REQUEST_END", this.endNs);
+  }
+}
