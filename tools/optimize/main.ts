@@ -3,7 +3,7 @@
  * The `inference-optimize` executable: parses flags, makes the variants, measures and reports them; every failure
  * becomes one line and exit code 1 (2 for bad flags).
  */
-import { CommanderError } from "commander";
+import { CommanderError } from "@commander-js/extra-typings";
 import { OptimizeError } from "./optimize-error";
 import { parseOptimizeOptions, type OptimizeOptions } from "./optimize-options";
 import { runInferenceOptimize } from "./run-inference-optimize";

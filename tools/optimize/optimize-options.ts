@@ -1,5 +1,5 @@
 import path from "node:path";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { IMAGE_PREPROCESSES, type ImagePreprocess } from "./calibration-data";
 import type { CalibrationMethod } from "./calibrate";
 import { PRECISIONS, type Precision } from "./optimize-model";
@@ -61,7 +61,8 @@ function percentileValue(value: string): number {
   return n;
 }
 
-function program(): Command {
+/** The commander program: flags, their types and defaults, and the help text. */
+export function buildOptimizeCommand() {
   return new Command("inference-optimize")
     .description("Make FP16 and INT8 (QDQ) variants of an FP32 ONNX model as Triton model directories, and measure their accuracy and served speed against it")
     .requiredOption("--model <path>", "an ONNX model file, or a Triton model directory (config.pbtxt + version folder)")
@@ -74,10 +75,10 @@ function program(): Command {
     .option("--labels <file>", "ground truth for the validation data: one '<file name> <class index>' per line")
     .option("--max-samples <n>", "use at most this many files of each data folder", positiveInteger, 200)
     .addOption(new Option("--preprocess <kind>", "how images become input tensors").choices(IMAGE_PREPROCESSES).default("unit"))
-    .addOption(new Option("--calibrate-method <method>", "activation ranges from").choices(["minmax", "percentile", "entropy"]).default("minmax"))
+    .addOption(new Option("--calibrate-method <method>", "activation ranges from").choices(["minmax", "percentile", "entropy"] as const).default("minmax"))
     .option("--percentile <p>", "percentile method: share of values kept, in percent", percentileValue, 99.999)
     .option("--histogram-bins <n>", "percentile and entropy methods: histogram bins (default: ONNX Runtime's, 2048 and 128)", positiveInteger)
-    .addOption(new Option("--activation-type <type>", "int8: activation type").choices(["uint8", "int8"]).default("uint8"))
+    .addOption(new Option("--activation-type <type>", "int8: activation type").choices(["uint8", "int8"] as const).default("uint8"))
     .option("--no-per-channel", "int8: one weight scale per tensor instead of per output channel")
     .option("--op-block-list <ops>", "fp16: operators kept in FP32, comma-separated (default: onnxconverter-common's DEFAULT_OP_BLOCK_LIST)", names)
     .option("--nodes-to-exclude <names>", "int8: node names left in float, comma-separated", names, [])
@@ -87,19 +88,13 @@ function program(): Command {
     .option("--rounds <n>", "A/B rounds per concurrency", positiveInteger, 3)
     .option("--warmup-ms <ms>", "warm-up before each measurement", positiveInteger, 1000)
     .option("--measurement-ms <ms>", "length of each measurement", positiveInteger, 3000)
-    .option("--report-dir <dir>", "where the HTML report and chart go", "inference-optimize-report")
-    .exitOverride();
+    .option("--report-dir <dir>", "where the HTML report and chart go", "inference-optimize-report");
 }
 
 /** Parses argv (without node and script); throws commander's error for bad flags and --help. */
-export function parseOptimizeOptions(argv: readonly string[]): OptimizeOptions {
-  const command = program().parse([...argv], { from: "user" });
-  const o = command.opts<{
-    model: string; precision: Precision[]; out: string; name?: string; keepIoTypes: boolean; calibrationData?: string;
-    validationData?: string; labels?: string; maxSamples: number; preprocess: ImagePreprocess; calibrateMethod: CalibrationMethod; percentile: number;
-    histogramBins?: number; activationType: QuantType; perChannel: boolean; opBlockList?: string[]; nodesToExclude: string[]; speed: boolean; concurrency: number[]; rounds: number; warmupMs: number;
-    measurementMs: number; reportDir: string;
-  }>();
+export function parseOptimizeOptions(argv: readonly string[], command = buildOptimizeCommand()): OptimizeOptions {
+  command.exitOverride().parse([...argv], { from: "user" });
+  const o = command.opts();
   if (o.precision.includes("int8") && o.calibrationData === undefined) {
     throw new OptimizeError("--precision int8 needs --calibration-data (images or tensors the activation ranges come from)");
   }
