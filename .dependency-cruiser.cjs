@@ -1,7 +1,7 @@
 // The import graph's rules (docs/architecture.md), checked by `npm run lint`. ESLint's per-folder rules in
 // eslint.config.mjs hold the server's inner arrows (frontends -> core facade -> backends); these hold the graph as a
 // whole: no cycles anywhere, and each tool and the client reached only through its index.ts.
-const TOOLS = ["tools/perf", "tools/tune", "tools/model-builder", "client"];
+const TOOLS = ["tools/perf", "tools/tune", "tools/model-builder", "tools/optimize", "client"];
 
 /** From outside a tool (tests excepted: unit tests test internals) to any of its modules but index.ts. */
 const pastIndex = (tool) => ({
