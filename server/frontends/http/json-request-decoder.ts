@@ -22,9 +22,13 @@ function workerEntry(): { filename: string; execArgv: string[] } {
   return { filename: path.join(__dirname, "json-request-worker.ts"), execArgv: ["--require", "tsx/cjs"] };
 }
 
-/** The body's memory, whole: moved to the worker when the body owns it alone, else copied out first. */
+/**
+ * The body's memory, whole: moved to the worker when the body owns it alone, else copied out first. The copy is a
+ * Uint8Array's own: a Buffer's `slice` is a view of the same memory, and a small body's is Node's shared buffer pool,
+ * which Node 21+ refuses to transfer (DataCloneError) and Node 20 would have taken from every other buffer in it.
+ */
 function ownedBytes(body: Uint8Array): Uint8Array {
-  return body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : body.slice();
+  return body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : new Uint8Array(body);
 }
 
 /**
