@@ -1,5 +1,6 @@
 import sharp from "sharp";
 import { CHART_FONT_FAMILY, useChartFont } from "./chart-font";
+import { PerfError } from "./perf-error";
 
 export interface RenderedChart {
   readonly svg: string;
@@ -25,7 +26,12 @@ const CHART_DEFAULTS = {
  */
 export async function renderVegaLiteChart(spec: Readonly<Record<string, unknown>>): Promise<RenderedChart> {
   // vega and vega-lite are ES modules with top-level await: they can only be loaded with import().
-  const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")]);
+  const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")]).catch((error: unknown) => {
+    // The server images leave the chart packages out (server/Dockerfile): say so rather than print a stack.
+    if ((error as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    throw new PerfError("charts need the vega, vega-lite and dejavu-fonts-ttf packages, which the server image leaves out: "
+      + "run without --report there, or from an npm install of the package");
+  });
   const compiled = vegaLite.compile({ ...CHART_DEFAULTS, ...spec } as unknown as Parameters<typeof vegaLite.compile>[0]).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: "none" });
   const svg = await view.toSVG();
