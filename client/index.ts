@@ -22,3 +22,7 @@ export { bytesToTensorData, elementCountOf, tensorDataToBytes, toTensorData } fr
 export type { NumericTensorData, PlainTensorValues, TensorData, TensorDataByType } from "./tensor-data";
 export { DATATYPES, type DataType } from "../protocol/datatypes";
 export { encodeHttpInfer } from "./http-infer-codec";
+// FP16 and BF16 tensors are Uint16Arrays of bit patterns (Node 20 has no Float16Array): these convert numbers to
+// the `data` of an FP16/BF16 input and an output's data back to numbers.
+export { fromFloat16Array, toFloat16Array } from "../protocol/float16";
+export { fromBfloat16Array, toBfloat16Array } from "../protocol/bfloat16";

@@ -6,7 +6,11 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { format } from "node:util";
+import { setLogger as setGrpcLogger } from "@grpc/grpc-js";
 import { CommanderError } from "@commander-js/extra-typings";
+import { describeListenFailure, EXIT_CODE_CANNOT_LISTEN, type ListenFlags } from "./cli/listen-failure";
+import { onNpmParentExit } from "./cli/parent-exit";
 import { parseServerOptions, type ServerOptions } from "./cli/server-options";
 import { Tracer } from "./tracing/index";
 import type { ApiRestrictions } from "./frontends/api-restrictions";
@@ -60,6 +64,13 @@ async function run(options: ServerOptions): Promise<void> {
   } else if (options.allowSoftwareGpu && gpus.count === 0) {
     logger.warn("--allow-software-gpu: no NVIDIA GPU and no software Vulkan driver (Mesa's lavapipe) found; KIND_AUTO runs on CPU");
   }
+  // grpc-js prints its own errors (a failed bind among them) as bare "E ..." lines on stderr; through the server's
+  // logger they are log lines like the others, and stderr keeps the one line that names a flag to change.
+  setGrpcLogger({
+    error: (...args: unknown[]) => logger.error(`grpc-js: ${format(...args)}`),
+    info: (...args: unknown[]) => logger.info(`grpc-js: ${format(...args)}`),
+    debug: (...args: unknown[]) => logger.debug(`grpc-js: ${format(...args)}`),
+  });
   const core = createCore(options, {
     serverVersion: SERVER_VERSION, gpuCount: gpus.count, softwareGpu: gpus.softwareAdapter !== undefined, log: { info: (message) => logger.info(message), warn: (message) => logger.warn(message) },
   });
@@ -79,6 +90,20 @@ async function run(options: ServerOptions): Promise<void> {
   }
 
   const closers: (() => Promise<void>)[] = [];
+  // A port in use is a flag to change, not a crash: one line naming it (no stack trace), and the endpoints and
+  // models already started are closed before exiting.
+  const listening = async <T>(flags: ListenFlags, start: () => Promise<T>): Promise<T> => {
+    try {
+      return await start();
+    } catch (error) {
+      const line = describeListenFailure(error, flags);
+      if (line === undefined) throw error;
+      console.error(`inference-server: ${line}`);
+      await Promise.allSettled(closers.map((close) => close()));
+      await core.close();
+      process.exit(EXIT_CODE_CANNOT_LISTEN);
+    }
+  };
   const tracer = new Tracer({ setting: options.traceSetting, maxPendingBytes: options.traceMaxPendingBytes, log: logger });
   const idleCollection = new IdleCollection(IDLE_COLLECTION_INTERVAL_MS);
   core.observe(idleCollection.observer);
@@ -93,10 +118,10 @@ async function run(options: ServerOptions): Promise<void> {
       intervalMs: options.metricsIntervalMs,
     });
     core.observe(metrics.observer);
-    const endpoint = await startMetricsServer(metrics, {
+    const endpoint = await listening({ service: "metrics", address: options.metricsAddress, port: options.metricsPort }, () => startMetricsServer(metrics, {
       host: options.metricsAddress, port: options.metricsPort,
       onThreadError: (error) => logger.error(`the metrics endpoint stopped: ${error.message}`),
-    });
+    }));
     logger.info({ service: "metrics", port: endpoint.port }, `Started Metrics Service at ${endpoint.address}:${endpoint.port}`);
     closers.push(async () => {
       metrics.close();
@@ -123,23 +148,23 @@ async function run(options: ServerOptions): Promise<void> {
 
   if (options.allowHttp) {
     const http = buildHttpServer(core, httpServerOptions(options, frontendParts));
-    await http.listen({ host: options.httpAddress, port: options.httpPort });
+    await listening({ service: "http", address: options.httpAddress, port: options.httpPort }, () => http.listen({ host: options.httpAddress, port: options.httpPort }));
     const address = http.server.address() as AddressInfo;
     logger.info({ service: "http", port: address.port, tls: options.httpTls !== undefined }, `Started HTTPService at ${address.address}:${address.port}`);
     frontendClosers.push(() => http.close());
   }
 
   if (options.allowGrpc) {
-    const grpc = await startGrpcServer(core, grpcServerOptions(options, frontendParts));
+    const grpc = await listening({ service: "grpc", address: options.grpcAddress, port: options.grpcPort }, () => startGrpcServer(core, grpcServerOptions(options, frontendParts)));
     logger.info({ service: "grpc", port: grpc.port, tls: options.grpcTls !== undefined }, `Started GRPCInferenceService at ${options.grpcAddress}:${grpc.port}`);
     frontendClosers.push(() => grpc.close());
   }
 
   let stopping = false;
-  const stop = (signal: string): void => {
+  const stop = (why: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info(`received ${signal}, draining for up to ${options.exitTimeoutSecs} s`);
+    logger.info(`${why}, draining for up to ${options.exitTimeoutSecs} s`);
     void (async () => {
       const drained = (async () => {
         await Promise.allSettled(closers.map((close) => close()));
@@ -157,8 +182,10 @@ async function run(options: ServerOptions): Promise<void> {
       process.exit(0);
     })();
   };
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
+  process.once("SIGTERM", () => stop("received SIGTERM"));
+  process.once("SIGINT", () => stop("received SIGINT"));
+  // `npm start` / `npx inference-server` stopped by PID: npm's shell took the signal and exited; stop as on SIGTERM.
+  onNpmParentExit(() => stop("npm, which started the server, exited"));
 }
 
 let options: ServerOptions;

@@ -68,22 +68,32 @@ instance_group [ { count: 1 kind: KIND_CPU } ]`);
     const other = outcomes.filter((o) => o.kind !== "ok" && o.kind !== "rejected");
     const rejectionMs = rejected.map((o) => o.latencyMs);
     const wrongMessage = rejected.filter((o) => !/Exceeds maximum queue size/.test(o.detail));
+    const p50 = percentile(rejectionMs, 50);
     const p99 = percentile(rejectionMs, 99);
+    const healthP50 = percentile(healthMs, 50);
     const healthP99 = percentile(healthMs, 99);
-    const promptWithinMs = healthP99 + settings.executionMs / 4;
+    // A refusal that waited for an execution would come at least one execution later than a health answer of the
+    // same moment. Bounds derived from this run's health latencies, not fixed ones: the median within a quarter
+    // execution of the health median, the tail within one execution of the health tail. A tail bound tighter than
+    // that (a quarter execution) failed on loaded cores, where the load generator's own contention stretches the
+    // tail of 50 clients more than that of one health probe (p99 688 ms against 671 ms, health p99 546 ms).
+    const promptMedianWithinMs = healthP50 + settings.executionMs / 4;
+    const promptTailWithinMs = healthP99 + settings.executionMs;
     const growthMiB = memory.peak() - baselineMiB;
     return scenarioResult("b", "10x overload on a bounded queue", startedMs, [
       check("past the queue, only 503 / UNAVAILABLE", other.length === 0, `${other.length} other answers${other[0] ? ` (first: ${other[0].kind} ${other[0].status} ${other[0].detail})` : ""}`),
       check("refusals say why (Exceeds maximum queue size)", rejected.length > 0 && wrongMessage.length === 0, `${rejected.length} refusals, ${wrongMessage.length} with another message`),
       check(
-        "refused without waiting for an execution (p99 < health p99 + execution / 4)", p99 < promptWithinMs,
-        `p99 ${round(p99)} ms against ${round(promptWithinMs)} ms (health p99 ${round(healthP99)} ms, ${settings.executionMs} ms executions)`,
+        "refused without waiting for an execution (p50 < health p50 + execution / 4, p99 < health p99 + execution)",
+        p50 < promptMedianWithinMs && p99 < promptTailWithinMs,
+        `p50 ${round(p50)} ms against ${round(promptMedianWithinMs)} ms, p99 ${round(p99)} ms against ${round(promptTailWithinMs)} ms ` +
+          `(health p50 ${round(healthP50)} ms, p99 ${round(healthP99)} ms, ${settings.executionMs} ms executions)`,
       ),
       check("accepted requests are served", served.length > 0, `${served.length} served`),
       check("memory bounded (peak RSS < baseline + 64 MiB)", growthMiB < 64, `baseline ${round(baselineMiB)} MiB, peak ${round(memory.peak())} MiB, after ${round(afterMiB)} MiB`),
     ], {
       clients, capacity, durationMs: settings.durationMs, requests: outcomes.length, served: served.length, rejected: rejected.length, other: other.length,
-      rejectionP50Ms: round(percentile(rejectionMs, 50), 2), rejectionP99Ms: round(p99, 2), healthP99Ms: round(healthP99, 2), rejectionMaxMs: round(Math.max(...rejectionMs), 2),
+      rejectionP50Ms: round(p50, 2), rejectionP99Ms: round(p99, 2), healthP50Ms: round(healthP50, 2), healthP99Ms: round(healthP99, 2), rejectionMaxMs: round(Math.max(...rejectionMs), 2),
       servedP50Ms: round(percentile(served.map((o) => o.latencyMs), 50)), rssBaselineMiB: round(baselineMiB), rssPeakMiB: round(memory.peak()), rssAfterMiB: round(afterMiB),
     });
   } finally {

@@ -5,6 +5,7 @@ import { Agent } from "undici";
 import { describe, expect, it } from "vitest";
 import { startServer } from "../helpers/server-process";
 import { writeProbeModel } from "../helpers/typescript-test-models";
+import { waitFor } from "../helpers/wait-for";
 
 const IMAGE_BYTES = 3 * 224 * 224 * 4;
 
@@ -19,7 +20,8 @@ function resnetRequest(): { body: Buffer; headerLength: number } {
 
 describe("--exit-timeout-secs reached with ONNX Runtime executions running", () => {
   it("answers every accepted request (200, or 503 for those still queued) and exits 1 without aborting", async () => {
-    const server = await startServer({ args: ["--model-control-mode", "explicit", "--load-model", "resnet50", "--exit-timeout-secs", "1"] });
+    // --log-verbose 1 logs each request as the server takes it in: the test's view of "accepted".
+    const server = await startServer({ args: ["--model-control-mode", "explicit", "--load-model", "resnet50", "--exit-timeout-secs", "1", "--log-verbose", "1"] });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       server.process.once("exit", (code, signal) => resolve({ code, signal })));
     const { body, headerLength } = resnetRequest();
@@ -33,7 +35,17 @@ describe("--exit-timeout-secs reached with ONNX Runtime executions running", () 
         async (response) => ({ status: response.status, text: response.status === 200 ? "" : await response.text() }),
         (error: Error) => ({ status: 0, text: String((error.cause as Error | undefined)?.message ?? error.message) }),
       ));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // SIGTERM once the server has taken in every request. A fixed pause raced the machine's load: on busy cores the
+    // listener had not yet accepted some connections when it closed, and those were reset, which is what a closing
+    // server does to a connection it never took (the client retries elsewhere); it is not a lost request.
+    const requestLine = "HTTP request: POST /v2/models/resnet50/infer";
+    try {
+      await waitFor(`the server to take in ${requestCount} requests`, 60_000, async () =>
+        server.logs().split(requestLine).length - 1 >= requestCount ? true : undefined);
+    } catch (error) {
+      server.process.kill("SIGKILL");
+      throw error;
+    }
     server.process.kill("SIGTERM");
     const results = await Promise.all(answers);
     const { code, signal } = await exited;
@@ -47,7 +59,7 @@ describe("--exit-timeout-secs reached with ONNX Runtime executions running", () 
     const refused = results.filter((r) => r.status === 503);
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.some((r) => r.text.includes("exit timeout"))).toBe(true);
-  });
+  }, 120_000);
 });
 
 describe("--exit-timeout-secs reached with a TypeScript model's execute() spinning forever", () => {

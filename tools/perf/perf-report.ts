@@ -13,15 +13,23 @@ export interface PerfReport {
   readonly mode: "concurrency" | "request-rate";
   readonly inputTensorFormat: TensorFormat;
   readonly outputTensorFormat: TensorFormat;
+  /** --streaming: each request on a stream of its own (gRPC ModelStreamInfer, HTTP /generate_stream). */
+  readonly streaming: boolean;
   readonly measurementIntervalMs: number;
   readonly stabilityPercentage: number;
   readonly percentile: number | undefined;
   readonly levels: readonly { readonly level: number; readonly result: LoadLevelResult }[];
 }
 
-/** What the requests carried: gRPC sends tensors as raw contents whatever the HTTP format flags say. */
-export function describeEncoding(report: Pick<PerfReport, "protocol" | "inputTensorFormat" | "outputTensorFormat">): string {
-  return report.protocol === "grpc" ? "raw contents" : `${report.inputTensorFormat} in / ${report.outputTensorFormat} out`;
+/**
+ * What the requests carried: gRPC sends tensors as raw contents whatever the HTTP format flags say, and HTTP
+ * streaming goes through Triton's generate extension (JSON values by input name in, server-sent events out), not the
+ * tensor formats the flags name.
+ */
+export function describeEncoding(report: Pick<PerfReport, "protocol" | "inputTensorFormat" | "outputTensorFormat" | "streaming">): string {
+  if (report.protocol === "grpc") return report.streaming ? "raw contents, ModelStreamInfer" : "raw contents";
+  if (report.streaming) return "JSON in / server-sent events out, /generate_stream";
+  return `${report.inputTensorFormat} in / ${report.outputTensorFormat} out`;
 }
 
 /** One load level in µs and inferences/s, with perf_analyzer's derived columns. */

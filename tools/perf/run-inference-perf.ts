@@ -260,7 +260,7 @@ export async function runInferencePerf(options: PerfOptions, io: PerfIo): Promis
     const report: PerfReport = {
       modelName: options.modelName, modelVersion: options.modelVersion, url: options.url, protocol: options.protocol,
       batchSize: options.batchSize, mode: options.load.kind, inputTensorFormat: options.inputTensorFormat,
-      outputTensorFormat: options.outputTensorFormat, measurementIntervalMs: options.measurementIntervalMs,
+      outputTensorFormat: options.outputTensorFormat, streaming: options.streaming, measurementIntervalMs: options.measurementIntervalMs,
       stabilityPercentage: options.stabilityPercentage, percentile: options.percentile, levels,
     };
     await writeOutputs(report, model, options, io);

@@ -15,7 +15,7 @@ export async function writeTuneOutputs(
   await writeFile(summary.files.csv, formatCandidatesCsv(summary.candidates, rated));
   await writeFile(path.join(options.outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
   const title = `inference-tune: ${summary.model}`;
-  const chart = await renderTuneChart(rated, `${summary.model}: p99 latency vs throughput per candidate`, options.constraints.latencyBudgetMs);
+  const chart = await renderTuneChart(rated, `${summary.model}: p99 latency vs throughput per candidate`, options.constraints.latencyBudgetMs, summary.outcome);
   const table = candidatesTable(summary.candidates, rated);
   const verdict = summary.outcome === "nothing-met-constraints"
     ? `no candidate met the constraints (${describeConstraints(options.constraints)}); no config.pbtxt written`

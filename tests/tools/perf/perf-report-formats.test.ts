@@ -27,7 +27,7 @@ const level = (latencyUs: number, count: number) => ({
 
 const report: PerfReport = {
   modelName: "simple", modelVersion: undefined, url: "http://127.0.0.1:8000", protocol: "http", batchSize: 1, mode: "concurrency",
-  inputTensorFormat: "binary", outputTensorFormat: "binary", measurementIntervalMs: 1000, stabilityPercentage: 10, percentile: undefined,
+  inputTensorFormat: "binary", outputTensorFormat: "binary", streaming: false, measurementIntervalMs: 1000, stabilityPercentage: 10, percentile: undefined,
   levels: [{ level: 2, result: level(2000, 1000) }, { level: 1, result: level(1000, 800) }],
 };
 
@@ -71,6 +71,13 @@ describe("terminal table", () => {
     const grpc: PerfReport = { ...report, protocol: "grpc", url: "grpc://127.0.0.1:8001" };
     expect(formatPerfTable(grpc).split("\n")[0]).toBe("simple at grpc://127.0.0.1:8001 (grpc, batch 1, raw contents, 1000 ms windows)");
     expect(JSON.parse(formatPerfJson(grpc))).toMatchObject({ protocol: "grpc", encoding: "raw contents" });
+  });
+
+  it("labels a streaming run with what it sends: Triton's generate extension over HTTP, ModelStreamInfer over gRPC", () => {
+    const http: PerfReport = { ...report, streaming: true };
+    expect(formatPerfTable(http).split("\n")[0]).toBe("simple at http://127.0.0.1:8000 (http, batch 1, JSON in / server-sent events out, /generate_stream, 1000 ms windows)");
+    const grpc: PerfReport = { ...report, streaming: true, protocol: "grpc", url: "grpc://127.0.0.1:8001" };
+    expect(JSON.parse(formatPerfJson(grpc))).toMatchObject({ protocol: "grpc", encoding: "raw contents, ModelStreamInfer" });
   });
 });
 

@@ -1,19 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { type CandidateRecord, candidateScore, candidatesTable, formatCandidatesCsv, ratePoints } from "../../../tools/tune/candidate-results";
 import { gpuCountFromMetrics, serverFailureReason } from "../../../tools/tune/candidate-server";
-import type { MeasuredPoint } from "../../../tools/tune/measure-candidate";
 import { windowForExecutionRate } from "../../../tools/tune/measure-candidate";
-import type { TunedSettings } from "../../../tools/tune/tuned-settings";
+import { measuredPoint, TUNE_SETTINGS } from "../../helpers/tune-points";
 
-const SETTINGS: TunedSettings = { device: { kind: "KIND_CPU" }, instanceCount: 1, intraOpThreads: 2, maxBatchSize: 8, dynamicBatching: { maxQueueDelayUs: 100, preferredBatchSizes: [4] } };
-
-function point(concurrency: number, throughput: number, p99Ms: number): MeasuredPoint {
-  return {
-    concurrency, throughput, p99Ms, p50Ms: p99Ms / 2, p90Ms: p99Ms * 0.9, avgLatencyMs: p99Ms / 2,
-    server: { requestUs: 900, overheadUs: 100, queueUs: 300, computeInputUs: 10, computeInferUs: 480, computeOutputUs: 10 },
-    avgBatchSize: 3.5, stable: true, windows: 3, windowMs: 1000,
-  };
-}
+const SETTINGS = TUNE_SETTINGS;
+const point = measuredPoint;
 
 const candidates: CandidateRecord[] = [
   { id: "start", settings: SETTINGS, points: [point(16, 100, 40)], failure: undefined },
