@@ -24,8 +24,18 @@ const NAN_STAND_IN = "-0";
 
 export function parseExactJson(text: string): unknown {
   if (!SPECIAL_NUMBER_CANDIDATE.test(text)) return JSON.parse(text);
-  // A fresh key per parse: a client cannot write an object the reviver would mistake for a marker.
-  const markerKey = `\u0000${randomUUID()}`;
+  try {
+    // A fresh key per parse: a client cannot write an object the reviver would mistake for a marker.
+    return parseMarked(text, `\u0000${randomUUID()}`);
+  } catch (error) {
+    // V8 (Node 22) quotes the text around a fault in its message: quoted with a marker that is the same for every
+    // parse, the client reads the same message each time (a fault never depends on what the markers hold).
+    parseMarked(text, "\u0000");
+    throw error;
+  }
+}
+
+function parseMarked(text: string, markerKey: string): unknown {
   const markerJson = `\\u0000${markerKey.slice(1)}`;
   const marked = markSpecialNumbers(text, markerJson, NAN_STAND_IN) ?? markSpecialNumbers(text, markerJson, undefined)!;
   // A reviver runs for every value, slowly (JSON.parse's generic path): only where objects must become numbers.
