@@ -41,9 +41,9 @@ export const SERVER_EXTENSIONS = [
 
 /**
  * The core facade (Triton's InferenceServer): the only thing frontends and metrics talk to. Leaves the model
- * lifecycle to its {@link ModelRepositoryManager}; validates and schedules requests on the versions it
- * resolves, applies the classification extension and the response cache, and reports to its observers. Every
- * error it throws is an {@link InferenceError} with a message meant for the client.
+ * lifecycle to its {@link ModelRepositoryManager}; resolves the versions requests run on into {@link ModelHandle}s,
+ * which validate and schedule them, apply the classification extension and the response cache, and report to the
+ * core's observers. Every error it throws is an {@link InferenceError} with a message meant for the client.
  */
 export class InferenceCore {
   readonly #settings: CoreSettings;
@@ -121,8 +121,8 @@ export class InferenceCore {
 
   /**
    * Resolves a model version once, for one request: the handle a frontend asks what the request needs (metadata,
-   * inputs, whether the model is decoupled) and runs it with ({@link ModelHandle.stream}). Throws NOT_FOUND for a
-   * model the repository does not serve, UNAVAILABLE for one that is not ready (Triton's words).
+   * inputs, whether the model is decoupled) and then runs the request on ({@link ModelHandle.stream}). Throws
+   * NOT_FOUND for a model the repository does not serve, UNAVAILABLE for one that is not ready (Triton's words).
    */
   model(name: string, version?: string): ModelHandle {
     return new ModelHandle(this.#resolve(name, version), this.#handleContext);

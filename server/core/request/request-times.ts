@@ -3,7 +3,7 @@ import type { InferenceTrace } from "./inference-request";
 /**
  * One request's own clock readings (process.hrtime.bigint(), one clock for every thread), each written where its
  * moment happens: the core at the start and the end, the scheduler when the request enters its queue and when its
- * execution starts and ends, the sink at each response (Triton's InferenceRequest timestamps, infer_request.h).
+ * execution starts and ends, the sink at its first response (and a count of them all) (Triton's InferenceRequest timestamps, infer_request.h).
  * Statistics, metrics and traces read them from here once the request is over, for every kind of model, so a
  * model that answers inside its execution is charged the queue time it really waited. 0n: not reached.
  */
@@ -15,7 +15,6 @@ export class RequestTimes {
   computeOutputStartNs = 0n;
   computeEndNs = 0n;
   firstResponseNs = 0n;
-  lastResponseNs = 0n;
   responseCount = 0;
   endNs = 0n;
 
@@ -32,9 +31,12 @@ export class RequestTimes {
     return Number(this.endNs - this.startNs);
   }
 
-  responded(ns: bigint): void {
-    if (this.responseCount++ === 0) this.firstResponseNs = ns;
-    this.lastResponseNs = ns;
+  /**
+   * One more response went out. Only the first one's time is read (a stream's time to first response); a stream's
+   * later ones are counted, not timed, since a clock reading per token would cost a streaming model measurably.
+   */
+  responded(): void {
+    if (this.responseCount++ === 0) this.firstResponseNs = process.hrtime.bigint();
   }
 
   /** Triton's TIMESTAMPS-level trace of the request, in the order Triton records them; the moments not reached are left out. */

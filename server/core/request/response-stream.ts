@@ -116,7 +116,7 @@ export class ResponseStream implements ResponseSink {
   }
 
   #deliver(response: InferResponse | InferenceError | undefined, final: boolean): void {
-    if (response !== undefined) this.#options.times.responded(process.hrtime.bigint());
+    if (response !== undefined) this.#options.times.responded();
     if (final) this.#end(response instanceof InferenceError ? response : undefined);
     const thrown = deliverEvent(this.#listener, { response, final });
     if (thrown !== undefined && !final) this.#undeliverable(thrown);

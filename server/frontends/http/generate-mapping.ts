@@ -66,60 +66,66 @@ export function generateRequest(body: Record<string, unknown>, model: Pick<Model
 /** rapidjson's escapes (writer.h, Writer::WriteString): the two-character ones, else \u00XX with upper-case digits. */
 const SHORT_ESCAPES = new Map<number, string>([[0x08, "\\b"], [0x09, "\\t"], [0x0a, "\\n"], [0x0c, "\\f"], [0x0d, "\\r"], [0x22, '\\"'], [0x5c, "\\\\"]]);
 
-const QUOTE = Buffer.from('"');
-const COMMA = Buffer.from(",");
+/** The characters rapidjson escapes: controls, the quote and the backslash (never anything past ASCII). */
+const ESCAPED = /[\u0000-\u001f"\\]/g;
 
-function escapeOf(byte: number): string | undefined {
-  if (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c) return undefined;
-  return SHORT_ESCAPES.get(byte) ?? `\\u00${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+function escapeOf(code: number): string {
+  return SHORT_ESCAPES.get(code) ?? `\\u00${code.toString(16).toUpperCase().padStart(2, "0")}`;
 }
+
+/** A JSON text's part: text, or bytes that are not UTF-8 (only a BYTES element's can be). */
+type JsonPart = string | Buffer;
 
 /**
  * One BYTES element as a JSON string literal, as Triton writes it (rapidjson without encoding validation): its
  * bytes unaltered, quotes, backslashes and control characters escaped. Bytes that are not UTF-8 (a multi-byte
- * character that a token-per-response model splits across responses) reach the client as the model sent them.
+ * character that a token-per-response model splits across responses) reach the client as the model sent them;
+ * UTF-8 elements, the usual case, stay text.
  */
-function bytesLiteral(element: Uint8Array): Buffer {
-  const parts: Uint8Array[] = [QUOTE];
-  let plain = 0;
-  for (let i = 0; i < element.length; i++) {
-    const escape = escapeOf(element[i]!);
-    if (escape === undefined) continue;
-    parts.push(element.subarray(plain, i), Buffer.from(escape, "latin1"));
-    plain = i + 1;
+function bytesLiteral(element: Uint8Array): JsonPart {
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(element);
+  } catch {
+    return Buffer.from(`"${Buffer.from(element).toString("latin1").replace(ESCAPED, (c) => escapeOf(c.charCodeAt(0)))}"`, "latin1");
   }
-  parts.push(element.subarray(plain), QUOTE);
-  return Buffer.concat(parts);
+  return `"${text.replace(ESCAPED, (c) => escapeOf(c.charCodeAt(0)))}"`;
 }
 
-function outputJson(output: InferResponse["outputs"][number]): Buffer {
+/** Parts joined: one string while every part is text, else bytes. */
+function joined(parts: readonly JsonPart[]): JsonPart {
+  if (parts.every((part) => typeof part === "string")) return parts.join("");
+  return Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part) : part)));
+}
+
+function outputJson(output: InferResponse["outputs"][number]): JsonPart {
   const count = elementCount(output.shape);
   if (output.datatype === "BYTES") {
     const literals = bytesElements(output.data, count, output.name).map(bytesLiteral);
     if (count === 1) return literals[0]!;
-    return Buffer.concat([Buffer.from("["), ...literals.flatMap((literal, i) => (i === 0 ? [literal] : [COMMA, literal])), Buffer.from("]")]);
+    return joined(["[", ...literals.flatMap((literal, i) => (i === 0 ? [literal] : [",", literal])), "]"]);
   }
   const array = [...jsonDataText(output.datatype, output.data, count, output.name)].join("");
-  return Buffer.from(count === 1 ? array.slice(1, -1) : array);
+  return count === 1 ? array.slice(1, -1) : array;
 }
 
 /**
  * One response as Triton's generate extension writes it (GenerateRequestClass::FinalizeResponse): `id` when set,
  * `model_name`, `model_version` and each output by name, keys in byte order as Triton's map holds them; an output
- * of one element is that element, others a flat array, BYTES as the model's bytes (see {@link bytesLiteral}).
- * Throws INVALID_ARG for an output JSON cannot carry (FP16, BF16) or BYTES that do not match their shape.
+ * of one element is that element, others a flat array, BYTES as the model's bytes (see {@link bytesLiteral}): text,
+ * or bytes where an element is not UTF-8. Throws INVALID_ARG for an output JSON cannot carry (FP16, BF16) or BYTES
+ * that do not match their shape.
  */
-export function generateResponseJson(response: InferResponse): Buffer {
-  const fields = new Map<string, Buffer>();
-  if (response.id !== undefined && response.id !== "") fields.set("id", Buffer.from(JSON.stringify(response.id)));
-  fields.set("model_name", Buffer.from(JSON.stringify(response.modelName)));
-  fields.set("model_version", Buffer.from(JSON.stringify(response.modelVersion)));
+export function generateResponseJson(response: InferResponse): JsonPart {
+  const fields = new Map<string, JsonPart>();
+  if (response.id !== undefined && response.id !== "") fields.set("id", JSON.stringify(response.id));
+  fields.set("model_name", JSON.stringify(response.modelName));
+  fields.set("model_version", JSON.stringify(response.modelVersion));
   for (const output of response.outputs) fields.set(output.name, outputJson(output));
   const keys = [...fields.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const parts: Buffer[] = [Buffer.from("{")];
-  keys.forEach((key, i) => parts.push(Buffer.from(`${i === 0 ? "" : ","}${JSON.stringify(key)}:`), fields.get(key)!));
-  parts.push(Buffer.from("}"));
-  return Buffer.concat(parts);
+  return joined(["{", ...keys.flatMap((key, i) => [`${i === 0 ? "" : ","}${JSON.stringify(key)}:`, fields.get(key)!]), "}"]);
 }
 
 /** Triton's error object: `{"error": message}`. */

@@ -18,9 +18,9 @@ function refusedUpFront(event: StreamResponse): event is { response: InferenceEr
   return event.final && event.response instanceof InferenceError;
 }
 
-/** One response as JSON, and whether it is an error (the first one's sets the status, as in Triton). */
+/** One response as JSON (text, or bytes where the model's are not UTF-8), and whether it is an error (the first one's sets the status, as in Triton). */
 interface EventJson {
-  readonly json: Buffer;
+  readonly json: string | Buffer;
   readonly failed: boolean;
 }
 
@@ -30,11 +30,11 @@ interface EventJson {
  */
 function eventJson(response: StreamResponse["response"]): EventJson | undefined {
   if (response === undefined) return undefined;
-  if (response instanceof InferenceError) return { json: Buffer.from(generateErrorJson(response)), failed: true };
+  if (response instanceof InferenceError) return { json: generateErrorJson(response), failed: true };
   try {
     return { json: generateResponseJson(response), failed: false };
   } catch (error) {
-    return { json: Buffer.from(generateErrorJson(asInferenceError(error))), failed: true };
+    return { json: generateErrorJson(asInferenceError(error)), failed: true };
   }
 }
 
@@ -60,6 +60,11 @@ async function generateOnce(model: ModelHandle, request: InferRequest, reply: Fa
 const EVENT_PREFIX = Buffer.from("data: ");
 const EVENT_END = Buffer.from("\n\n");
 
+/** One server-sent event: a string as before bytes were possible, bytes only where the JSON holds some. */
+function eventOf(json: string | Buffer): string | Buffer {
+  return typeof json === "string" ? `data: ${json}\n\n` : Buffer.concat([EVENT_PREFIX, json, EVENT_END]);
+}
+
 /**
  * `/generate_stream`: one server-sent event (`data: {...}`) per response as the model sends it, an error response
  * as `data: {"error": ...}`, and the stream ends at the final flag. The status is the first response's; a request
@@ -78,7 +83,7 @@ async function generateStream(model: ModelHandle, request: InferRequest, reply: 
     const formatted = eventJson(event.response);
     resolveFirst(formatted);
     if (body.writableEnded || body.destroyed) return;
-    if (formatted !== undefined) body.write(Buffer.concat([EVENT_PREFIX, formatted.json, EVENT_END]));
+    if (formatted !== undefined) body.write(eventOf(formatted.json));
     if (event.final) body.end();
   });
   const first = await firstEvent;

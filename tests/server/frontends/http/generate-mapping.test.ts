@@ -55,12 +55,15 @@ describe("Triton's generate response mapping", () => {
   it("writes BYTES as the model's bytes, as Triton's rapidjson writer does: half a UTF-8 character stays half", () => {
     const json = generateResponseJson({ modelName: "m", modelVersion: "1", outputs: [{ name: "t", datatype: "BYTES", shape: [1], data: bytesOutput([0xc3]) }] });
     expect(json).toEqual(Buffer.concat([Buffer.from('{"model_name":"m","model_version":"1","t":"'), Buffer.of(0xc3), Buffer.from('"}')]));
+    const escapedToo = generateResponseJson({ modelName: "m", modelVersion: "1", outputs: [{ name: "t", datatype: "BYTES", shape: [1], data: bytesOutput([0x22, 0xc3, 0x0a]) }] });
+    expect(escapedToo).toEqual(Buffer.concat([Buffer.from('{"model_name":"m","model_version":"1","t":"\\"'), Buffer.of(0xc3), Buffer.from('\\n"}')]));
   });
 
   it("escapes quotes, backslashes and control characters as rapidjson does, and lists several elements", () => {
     const text = [0x22, 0x5c, 0x0a, 0x09, 0x08, 0x0c, 0x0d, 0x01, 0x1f, 0x7f, 0x2f, 0xe2, 0x82, 0xac];
     const json = generateResponseJson({ modelName: "m", modelVersion: "1", outputs: [{ name: "t", datatype: "BYTES", shape: [2], data: bytesOutput(text, []) }] });
-    expect(json).toEqual(Buffer.concat([
+    expect(typeof json).toBe("string"); // UTF-8 elements stay text
+    expect(Buffer.from(json)).toEqual(Buffer.concat([
       Buffer.from('{"model_name":"m","model_version":"1","t":["\\"\\\\\\n\\t\\b\\f\\r\\u0001\\u001F'), Buffer.of(0x7f, 0x2f, 0xe2, 0x82, 0xac), Buffer.from('",""]}'),
     ]));
   });
