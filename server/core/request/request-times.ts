@@ -1,6 +1,17 @@
 import type { InferenceTrace } from "./inference-request";
 
 /**
+ * What the execution that ran a request measured: when its batch was assembled and its outputs were back, and the
+ * backend's own input and infer durations (on its thread). Kept as is; the COMPUTE_* moments are derived only for a
+ * trace, so an untraced request pays no arithmetic for them.
+ */
+export interface ExecutionMoments {
+  readonly assembledNs: bigint;
+  readonly endNs: bigint;
+  readonly backend: { readonly computeInputNs: number; readonly computeInferNs: number };
+}
+
+/**
  * One request's own clock readings (process.hrtime.bigint(), one clock for every thread), each written where its
  * moment happens: the core at the start and the end, the scheduler when the request enters its queue and when its
  * execution starts and ends, the sink at its first response (and a count of them all) (Triton's InferenceRequest timestamps, infer_request.h).
@@ -11,9 +22,8 @@ export class RequestTimes {
   readonly startNs: bigint;
   queueStartNs = 0n;
   computeStartNs = 0n;
-  computeInputEndNs = 0n;
-  computeOutputStartNs = 0n;
-  computeEndNs = 0n;
+  /** The execution that ran the request, once it ended (COMPUTE_INPUT_END, COMPUTE_OUTPUT_START, COMPUTE_END). */
+  execution: ExecutionMoments | undefined;
   firstResponseNs = 0n;
   responseCount = 0;
   endNs = 0n;
@@ -42,11 +52,19 @@ export class RequestTimes {
   /** Triton's TIMESTAMPS-level trace of the request, in the order Triton records them; the moments not reached are left out. */
   writeTrace(trace: InferenceTrace): void {
     trace.timestamp("REQUEST_START", this.startNs);
-    const moments = [
-      ["QUEUE_START", this.queueStartNs], ["COMPUTE_START", this.computeStartNs], ["COMPUTE_INPUT_END", this.computeInputEndNs],
-      ["COMPUTE_OUTPUT_START", this.computeOutputStartNs], ["COMPUTE_END", this.computeEndNs],
-    ] as const;
-    for (const [activity, ns] of moments) if (ns !== 0n) trace.timestamp(activity, ns);
+    if (this.queueStartNs !== 0n) trace.timestamp("QUEUE_START", this.queueStartNs);
+    if (this.computeStartNs !== 0n) trace.timestamp("COMPUTE_START", this.computeStartNs);
+    const execution = this.execution;
+    if (execution !== undefined) {
+      // The backend's phases are durations on its own thread: placed after the batch was assembled, and never past
+      // the end the scheduler saw.
+      const { assembledNs, endNs, backend } = execution;
+      const inputEndNs = assembledNs + BigInt(Math.round(backend.computeInputNs));
+      const clamp = (ns: bigint): bigint => (ns < endNs ? ns : endNs);
+      trace.timestamp("COMPUTE_INPUT_END", clamp(inputEndNs));
+      trace.timestamp("COMPUTE_OUTPUT_START", clamp(inputEndNs + BigInt(Math.round(backend.computeInferNs))));
+      trace.timestamp("COMPUTE_END", endNs);
+    }
     trace.timestamp("REQUEST_END", this.endNs);
   }
 }

@@ -2,7 +2,6 @@ import type { BackendInstance, BackendRequest, BackendResponder, BackendResponse
 import { assembleBatch, type BatchSignature, requestOutputs, splitBatch } from "./batch-tensors";
 import { asInferenceError, InferenceError } from "../errors";
 import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
-import type { RequestTimes } from "../request/request-times";
 import type { CallOrigin } from "./model-calls";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import type { ValidatedRequest } from "../request/request-validation";
@@ -141,18 +140,4 @@ export function executionTimings(startNs: bigint, outcome: ExecutionOutcome, bat
     batchSize, requestCount, computeInputNs, computeInferNs: outcome.backend.computeInferNs,
     computeOutputNs: Math.max(0, totalNs - computeInputNs - outcome.backend.computeInferNs),
   };
-}
-
-/**
- * Triton's COMPUTE_* moments of one execution after its start (which the scheduler stamps when it hands the batch
- * over), on the request's own record. The backend measures its input and infer phases as durations on its own
- * thread; placed after the batch was assembled, and never past the end the scheduler saw.
- */
-export function stampCompute(times: RequestTimes, outcome: ExecutionOutcome): void {
-  const { assembledNs, endNs, backend } = outcome;
-  const inputEndNs = assembledNs + BigInt(Math.round(backend.computeInputNs));
-  const clamp = (ns: bigint): bigint => (ns < endNs ? ns : endNs);
-  times.computeInputEndNs = clamp(inputEndNs);
-  times.computeOutputStartNs = clamp(inputEndNs + BigInt(Math.round(backend.computeInferNs)));
-  times.computeEndNs = endNs;
 }

@@ -2,7 +2,7 @@ import { monotonicClock, type SchedulerClock } from "./clock";
 import { DrainLatch } from "./drain-latch";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance, ModelCaller } from "../../backends/backend";
-import { executeEachItem, executeItems, type ExecutionItem, executionTimings, stampCompute } from "./batch-execution";
+import { executeEachItem, executeItems, type ExecutionItem, executionTimings } from "./batch-execution";
 import { type BatchSignature, batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { asInferenceError, InferenceError } from "../errors";
@@ -206,14 +206,13 @@ export class Scheduler implements RequestScheduler {
 
   /** Runs one batch; resolves (never rejects) with the function that hands each request its result. */
   async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
-    const startNs = process.hrtime.bigint();
-    // On the clock the queue stamped its entry with, so the queue time is exact under a test's clock too.
-    const computeStartNs = this.#clock.now();
-    for (const entry of entries) entry.times.computeStartNs = computeStartNs;
+    // On the clock the queue stamped its entries with, so their queue time is exact under a test's clock too.
+    const startNs = this.#clock.now();
+    for (const entry of entries) entry.times.computeStartNs = startNs;
     try {
       const outcome = await executeItems(instance, entries.map(itemOf), this.#signature, this.#outputNames, this.#listener.callerFor);
       this.#listener.executed(executionTimings(startNs, outcome, entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), entries.length));
-      for (const entry of entries) stampCompute(entry.times, outcome);
+      for (const entry of entries) entry.times.execution = outcome;
       return () => entries.forEach((entry, i) => settle(entry, outcome.results[i]));
     } catch (error) {
       const failure = asInferenceError(error);
@@ -237,7 +236,7 @@ export class Scheduler implements RequestScheduler {
         this.#listener.executed(executionTimings(startNs, outcome, entry.request.batchSize, 1));
         // Queued behind the group's earlier executions on the instance: its queue time ends where its own began.
         entry.times.computeStartNs = startNs;
-        stampCompute(entry.times, outcome);
+        entry.times.execution = outcome;
       });
       return () => executions.forEach(({ outcome }, i) => settle(entries[i]!, outcome instanceof InferenceError ? outcome : outcome.results[0]));
     } catch (error) {

@@ -2,7 +2,7 @@ import { DrainLatch } from "./drain-latch";
 import { monotonicClock } from "./clock";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance } from "../../backends/backend";
-import { executeItems, type ExecutionItem, executionTimings, stampCompute } from "./batch-execution";
+import { executeItems, type ExecutionItem, executionTimings } from "./batch-execution";
 import { type BatchSignature, batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { type DirectPolicy, directBatch } from "./direct-batch";
@@ -320,7 +320,7 @@ export class SequenceBatcher implements RequestScheduler {
       this.#listener.executed(executionTimings(startNs, outcome, positions.length, entries.length));
       positions.forEach((entry, i) => {
         if (entry === undefined) return;
-        stampCompute(entry.times, outcome);
+        entry.times.execution = outcome;
         const result = outcome.results[i];
         if (result !== undefined) entry.sink.send(result instanceof InferenceError ? result : this.#keepState(entry, result), true);
       });
