@@ -66,13 +66,23 @@ export function generateRequest(body: Record<string, unknown>, model: Pick<Model
 /** rapidjson's escapes (writer.h, Writer::WriteString): the two-character ones, else \u00XX with upper-case digits. */
 const SHORT_ESCAPES = new Map<number, string>([[0x08, "\\b"], [0x09, "\\t"], [0x0a, "\\n"], [0x0c, "\\f"], [0x0d, "\\r"], [0x22, '\\"'], [0x5c, "\\\\"]]);
 
-/** The characters rapidjson escapes: controls, the quote and the backslash (never anything past ASCII). */
-const ESCAPED = /[\u0000-\u001f"\\]/g;
-
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 function escapeOf(code: number): string {
   return SHORT_ESCAPES.get(code) ?? `\\u00${code.toString(16).toUpperCase().padStart(2, "0")}`;
+}
+
+/** `text` with the characters rapidjson escapes (controls, the quote, the backslash; nothing past ASCII) escaped. */
+function escaped(text: string): string {
+  let out = "";
+  let plain = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x20 && code !== 0x22 && code !== 0x5c) continue;
+    out += text.slice(plain, i) + escapeOf(code);
+    plain = i + 1;
+  }
+  return plain === 0 ? text : out + text.slice(plain);
 }
 
 /** A JSON text's part: text, or bytes that are not UTF-8 (only a BYTES element's can be). */
@@ -89,9 +99,9 @@ function bytesLiteral(element: Uint8Array): JsonPart {
   try {
     text = STRICT_UTF8.decode(element);
   } catch {
-    return Buffer.from(`"${Buffer.from(element).toString("latin1").replace(ESCAPED, (c) => escapeOf(c.charCodeAt(0)))}"`, "latin1");
+    return Buffer.from(`"${escaped(Buffer.from(element).toString("latin1"))}"`, "latin1");
   }
-  return `"${text.replace(ESCAPED, (c) => escapeOf(c.charCodeAt(0)))}"`;
+  return `"${escaped(text)}"`;
 }
 
 /** Parts joined: one string while every part is text, else bytes. */
