@@ -130,7 +130,7 @@ export class ModelHandle {
    * scheduler, and hands its responses to `listener` as they come, the last one marked final (Triton's response
    * callback with TRITONSERVER_RESPONSE_COMPLETE_FINAL): a decoupled model's zero or more responses, then the final
    * flag; any other model's one response, final. A failure is an error response, final. `request.signal` cancels
-   * the request. The request's times (received, queued, computed, first response) are recorded on it; statistics,
+   * the request. The request's times (received, queued, computed, ended) are recorded on it; statistics,
    * metrics and its trace read them once it is over. Never throws.
    */
   stream(request: InferRequest, listener: StreamListener): void {
@@ -142,7 +142,7 @@ export class ModelHandle {
     let cached: CacheUse | undefined;
     const stream = new ResponseStream(listener, {
       responseOf: (outputs) => this.#response(request, this.#selectOutputs(requested, outputs, cached)),
-      signal: request.signal, endsOnCancel: decoupled, times,
+      signal: request.signal, endsOnCancel: decoupled,
       onEnd: (error) => this.#ended(request, times, error, cached),
     });
     if (stream.ended) return;

@@ -14,7 +14,7 @@ export interface ExecutionMoments {
 /**
  * One request's own clock readings (process.hrtime.bigint(), one clock for every thread), each written where its
  * moment happens: the core at the start and the end, the scheduler when the request enters its queue and when its
- * execution starts and ends, the sink at its first response (and a count of them all) (Triton's InferenceRequest timestamps, infer_request.h).
+ * execution starts and ends (Triton's InferenceRequest timestamps, infer_request.h).
  * Statistics, metrics and traces read them from here once the request is over, for every kind of model, so a
  * model that answers inside its execution is charged the queue time it really waited. 0n: not reached.
  */
@@ -22,10 +22,8 @@ export class RequestTimes {
   readonly startNs: bigint;
   queueStartNs = 0n;
   computeStartNs = 0n;
-  /** The execution that ran the request, once it ended (COMPUTE_INPUT_END, COMPUTE_OUTPUT_START, COMPUTE_END). */
+  /** A traced request's execution, once it ended (COMPUTE_INPUT_END, COMPUTE_OUTPUT_START, COMPUTE_END). */
   execution: ExecutionMoments | undefined;
-  firstResponseNs = 0n;
-  responseCount = 0;
   endNs = 0n;
 
   constructor(startNs = process.hrtime.bigint()) {
@@ -39,14 +37,6 @@ export class RequestTimes {
 
   get requestNs(): number {
     return Number(this.endNs - this.startNs);
-  }
-
-  /**
-   * One more response went out. Only the first one's time is read (a stream's time to first response); a stream's
-   * later ones are counted, not timed, since a clock reading per token would cost a streaming model measurably.
-   */
-  responded(): void {
-    if (this.responseCount++ === 0) this.firstResponseNs = process.hrtime.bigint();
   }
 
   /** Triton's TIMESTAMPS-level trace of the request, in the order Triton records them; the moments not reached are left out. */

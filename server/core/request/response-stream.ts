@@ -2,7 +2,6 @@ import { asInferenceError, InferenceError } from "../errors";
 import type { ResponseSink } from "../scheduling/request-scheduler";
 import { Cancellation } from "./cancellation";
 import type { CancellationSignal, InferResponse, OutputTensor } from "./inference-request";
-import type { RequestTimes } from "./request-times";
 
 /**
  * One response of a streamed request, as a frontend gets it: a response, an error response, or neither (the final
@@ -48,8 +47,6 @@ export interface ResponseStreamOptions {
    * Triton).
    */
   readonly endsOnCancel: boolean;
-  /** The request's record: each response's time is written there. */
-  readonly times: RequestTimes;
   /** Called once, when the final response is about to be handed over: undefined for success, else its error. */
   readonly onEnd: (error: InferenceError | undefined) => void;
 }
@@ -77,6 +74,11 @@ export class ResponseStream implements ResponseSink {
 
   /** This request's own cancellation: what the scheduler watches while it waits, and the model after. */
   get signal(): CancellationSignal {
+    return this.#own();
+  }
+
+  /** Made on first use: only a decoupled model's request (or a cancelled one) needs it. */
+  #own(): Cancellation {
     return (this.#cancellation ??= new Cancellation());
   }
 
@@ -89,7 +91,7 @@ export class ResponseStream implements ResponseSink {
   }
 
   onCancel(listener: () => void): void {
-    const cancellation = this.signal as Cancellation;
+    const cancellation = this.#own();
     if (cancellation.aborted) listener();
     else if (!this.#ended) cancellation.addEventListener("abort", listener);
   }
@@ -116,7 +118,6 @@ export class ResponseStream implements ResponseSink {
   }
 
   #deliver(response: InferResponse | InferenceError | undefined, final: boolean): void {
-    if (response !== undefined) this.#options.times.responded();
     if (final) this.#end(response instanceof InferenceError ? response : undefined);
     const thrown = deliverEvent(this.#listener, { response, final });
     if (thrown !== undefined && !final) this.#undeliverable(thrown);
@@ -124,7 +125,7 @@ export class ResponseStream implements ResponseSink {
 
   #cancel(): void {
     if (this.#ended) return;
-    (this.signal as Cancellation).abort();
+    this.#own().abort();
     this.fail(new InferenceError("CANCELLED", CANCELLED));
   }
 
@@ -134,7 +135,7 @@ export class ResponseStream implements ResponseSink {
    */
   #undeliverable(thrown: InferenceError): void {
     if (this.#ended) return;
-    (this.signal as Cancellation).abort();
+    this.#own().abort();
     const failure = new InferenceError("INTERNAL", `a response could not be delivered: ${thrown.message}`);
     this.#end(failure);
     deliverEvent(this.#listener, { response: failure, final: true });

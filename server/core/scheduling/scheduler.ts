@@ -50,8 +50,6 @@ interface QueueEntry extends PendingView {
   readonly signal: CancellationSignal | undefined;
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   readonly trace: InferenceTrace | undefined;
-  /** The execution item's sink: the request's own for a decoupled model, whose backend answers it; else none. */
-  readonly streamTo: ResponseSink | undefined;
   readonly sink: ResponseSink;
   readonly times: RequestTimes;
   readonly chain: readonly CallLink[] | undefined;
@@ -117,7 +115,7 @@ export class Scheduler implements RequestScheduler {
     const entry: QueueEntry = {
       request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs,
       signal: options.signal, parameters: options.parameters ?? NO_PARAMETERS, trace: options.trace,
-      streamTo: this.#settings.decoupled ? sink : undefined, sink, times: options.times, chain: options.chain,
+      sink, times: options.times, chain: options.chain,
       onAbort: () => this.#cancel(queued),
     };
     const queued = this.#queue.push(entry, admission);
@@ -210,9 +208,9 @@ export class Scheduler implements RequestScheduler {
     const startNs = this.#clock.now();
     for (const entry of entries) entry.times.computeStartNs = startNs;
     try {
-      const outcome = await executeItems(instance, entries.map(itemOf), this.#signature, this.#outputNames, this.#listener.callerFor);
+      const outcome = await executeItems(instance, entries.map((entry) => itemOf(entry, this.#settings.decoupled)), this.#signature, this.#outputNames, this.#listener.callerFor);
       this.#listener.executed(executionTimings(startNs, outcome, entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), entries.length));
-      for (const entry of entries) entry.times.execution = outcome;
+      for (const entry of entries) if (entry.trace !== undefined) entry.times.execution = outcome;
       return () => entries.forEach((entry, i) => settle(entry, outcome.results[i]));
     } catch (error) {
       const failure = asInferenceError(error);
@@ -229,14 +227,14 @@ export class Scheduler implements RequestScheduler {
     const handedNs = this.#clock.now();
     for (const entry of entries) entry.times.computeStartNs = handedNs;
     try {
-      const executions = await executeEachItem(instance, entries.map(itemOf), this.#signature, this.#listener.callerFor);
+      const executions = await executeEachItem(instance, entries.map((entry) => itemOf(entry, this.#settings.decoupled)), this.#signature, this.#listener.callerFor);
       executions.forEach(({ startNs, outcome }, i) => {
         if (outcome instanceof InferenceError) return;
         const entry = entries[i]!;
         this.#listener.executed(executionTimings(startNs, outcome, entry.request.batchSize, 1));
         // Queued behind the group's earlier executions on the instance: its queue time ends where its own began.
         entry.times.computeStartNs = startNs;
-        entry.times.execution = outcome;
+        if (entry.trace !== undefined) entry.times.execution = outcome;
       });
       return () => executions.forEach(({ outcome }, i) => settle(entries[i]!, outcome instanceof InferenceError ? outcome : outcome.results[0]));
     } catch (error) {
@@ -247,8 +245,8 @@ export class Scheduler implements RequestScheduler {
 }
 
 /** A queued request as an execution item: a decoupled model's backend answers the request's sink itself. */
-function itemOf(entry: QueueEntry): ExecutionItem {
-  return { request: entry.request, parameters: entry.parameters, sink: entry.streamTo, signal: entry.signal, trace: entry.trace, chain: entry.chain };
+function itemOf(entry: QueueEntry, decoupled: boolean): ExecutionItem {
+  return { request: entry.request, parameters: entry.parameters, sink: decoupled ? entry.sink : undefined, signal: entry.signal, trace: entry.trace, chain: entry.chain };
 }
 
 /**

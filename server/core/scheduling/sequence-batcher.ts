@@ -320,7 +320,7 @@ export class SequenceBatcher implements RequestScheduler {
       this.#listener.executed(executionTimings(startNs, outcome, positions.length, entries.length));
       positions.forEach((entry, i) => {
         if (entry === undefined) return;
-        entry.times.execution = outcome;
+        if (entry.trace !== undefined) entry.times.execution = outcome;
         const result = outcome.results[i];
         if (result !== undefined) entry.sink.send(result instanceof InferenceError ? result : this.#keepState(entry, result), true);
       });

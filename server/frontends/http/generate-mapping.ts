@@ -1,5 +1,5 @@
 import {
-  bytesElements, clipped, type DataType, elementCount, type InferenceError, type InferResponse, type InferRequest, invalidArg, type ModelHandle, type ParameterValue, type Tensor,
+  bytesElements, clipped, type DataType, elementCount, type InferenceError, type InferResponse, type InferRequest, invalidArg, type ParameterValue, type Tensor, type TensorMetadata,
 } from "../../core/index";
 import { encodeJsonData, jsonDataText } from "./json-tensor-data";
 
@@ -37,13 +37,19 @@ function generateShape(name: string, declared: readonly number[], count: number)
   return shape;
 }
 
+/** The model a generate body is mapped onto: its name and its inputs as model metadata describes them. */
+export interface GenerateModel {
+  readonly name: string;
+  readonly inputs: readonly TensorMetadata[];
+}
+
 /**
  * A generate request body as an inference request, mapped as Triton maps it: a top-level key that names one of
  * the model's inputs is that tensor (one element or a flat array, with the input's datatype), `parameters` is an
  * object of parameters, and every other key is a parameter too.
  */
-export function generateRequest(body: Record<string, unknown>, model: Pick<ModelHandle, "name" | "tensors">, modelVersion: string | undefined): InferRequest {
-  const inputs = new Map(model.tensors().inputs.map((input) => [input.name, input]));
+export function generateRequest(body: Record<string, unknown>, model: GenerateModel, modelVersion: string | undefined): InferRequest {
+  const inputs = new Map(model.inputs.map((input) => [input.name, input]));
   const tensors: Tensor[] = [];
   const parameters: Record<string, ParameterValue> = {};
   for (const [key, value] of Object.entries(body)) {

@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Piscina } from "piscina";
-import { InferenceError, type InferRequest, type TensorMetadata } from "../../core/index";
+import { InferenceError, type InferRequest } from "../../core/index";
+import type { GenerateModel } from "./generate-mapping";
 import { type DecodedInferRequest, decodeInferRequest, type RawBodyContext } from "./infer-request-codec";
 import {
   decodeGenerateBody, type GenerateDecodeResult, type GenerateDecodeTask, type JsonDecodeResult, type JsonDecodeTask, movable,
@@ -50,7 +51,7 @@ export class InferRequestDecoder {
   }
 
   /** A generate body (Triton's generate extension) as an inference request of `model`, with its inputs. */
-  async decodeGenerate(body: Uint8Array, model: { readonly name: string; readonly inputs: readonly TensorMetadata[] }, modelVersion: string | undefined): Promise<InferRequest> {
+  async decodeGenerate(body: Uint8Array, model: GenerateModel, modelVersion: string | undefined): Promise<InferRequest> {
     if (body.byteLength < OFF_THREAD_JSON_BYTES) return decodeGenerateBody(body, model, modelVersion);
     const bytes = ownedBytes(body);
     const task: GenerateDecodeTask = { kind: "generate", body: bytes, modelName: model.name, modelVersion, inputs: model.inputs };

@@ -1,6 +1,6 @@
 import { move, transferableSymbol, valueSymbol } from "piscina";
 import { type ErrorCode, InferenceError, type InferRequest, type TensorMetadata } from "../../core/index";
-import { generateRequest } from "./generate-mapping";
+import { type GenerateModel, generateRequest } from "./generate-mapping";
 import { type DecodedInferRequest, decodeInferRequest } from "./infer-request-codec";
 import { parseRepositoryBody } from "./repository-requests";
 
@@ -39,9 +39,8 @@ export type JsonDecodeResult = { readonly decoded: DecodedInferRequest } | Decod
 export type GenerateDecodeResult = { readonly request: InferRequest } | DecodeError;
 
 /** The generate extension's mapping of a body (Triton's GenerateRequestClass), wherever it runs. */
-export function decodeGenerateBody(body: Uint8Array, model: { readonly name: string; readonly inputs: readonly TensorMetadata[] }, modelVersion: string | undefined): InferRequest {
-  const object = parseRepositoryBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-  return generateRequest(object, { name: model.name, tensors: () => ({ inputs: [...model.inputs], outputs: [] }) }, modelVersion);
+export function decodeGenerateBody(body: Uint8Array, model: GenerateModel, modelVersion: string | undefined): InferRequest {
+  return generateRequest(parseRepositoryBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength)), model, modelVersion);
 }
 
 function decodeError(error: unknown): DecodeError {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Cancellation, InferenceError, type CancellationSignal, type OutputTensor, type StreamResponse } from "../../../../server/core/index";
 import { ResponseStream } from "../../../../server/core/request/response-stream";
-import { RequestTimes } from "../../../../server/core/request/request-times";
 
 /** A request signal that counts the listeners on it, as a gRPC stream's signal shared by all its requests would carry them. */
 class CountingSignal extends Cancellation {
@@ -19,21 +18,20 @@ class CountingSignal extends Cancellation {
 function streamOf(signal?: CancellationSignal) {
   const events: StreamResponse[] = [];
   const ends: (InferenceError | undefined)[] = [];
-  const times = new RequestTimes();
   const stream = new ResponseStream((event) => events.push(event), {
     responseOf: (outputs) => {
       if (outputs.length === 0) throw new InferenceError("INTERNAL", "model produced no output 'OUT'");
       return { modelName: "m", modelVersion: "1", outputs };
     },
-    signal, endsOnCancel: true, times, onEnd: (error) => ends.push(error),
+    signal, endsOnCancel: true, onEnd: (error) => ends.push(error),
   });
-  return { stream, events, ends, times };
+  return { stream, events, ends };
 }
 
 const OUT = [{ name: "OUT", datatype: "INT32" as const, shape: [1], data: new Uint8Array(4) }];
 
 const ANSWERING = {
-  responseOf: (outputs: OutputTensor[]) => ({ modelName: "m", modelVersion: "1", outputs }), signal: undefined, endsOnCancel: true, times: new RequestTimes(),
+  responseOf: (outputs: OutputTensor[]) => ({ modelName: "m", modelVersion: "1", outputs }), signal: undefined, endsOnCancel: true,
 };
 
 describe("ResponseStream", () => {

@@ -6,7 +6,7 @@ const INPUTS: TensorMetadata[] = [
   { name: "text_input", datatype: "BYTES", shape: [-1, 1] },
   { name: "grid", datatype: "INT32", shape: [-1, 2, -1] },
 ];
-const METADATA = { name: "m", tensors: () => ({ inputs: INPUTS, outputs: [] }) };
+const METADATA = { name: "m", inputs: INPUTS };
 
 describe("Triton's generate request mapping", () => {
   it("makes input keys tensors, shaped as Triton does, and every other key a parameter", () => {
