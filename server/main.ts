@@ -40,6 +40,8 @@ const IDLE_COLLECTION_INTERVAL_MS = 1000;
 
 /** Exit status when the drain outlasted --exit-timeout-secs (0 after a complete drain). */
 const EXIT_CODE_TIMED_OUT = 1;
+/** Past the exit timeout, how long the answers just given (errors ending open streams) have to reach their clients. */
+const FINAL_WRITES_GRACE_MS = 1000;
 
 function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -141,6 +143,9 @@ async function run(options: ServerOptions): Promise<void> {
   // One budget for both frontends: a server's memory does not care which protocol a request came by.
   const frontendParts = { tracer, logSettings, sharedMemory, requestBudget: new RequestBytesBudget(options.maxInflightRequestBytes) };
   const frontendClosers: (() => Promise<void>)[] = [];
+  // For a drain past its deadline: connections whose clients do not take their answers are closed (a gRPC call's
+  // write timeout resets it on its own).
+  const frontendForcers: (() => void)[] = [];
   closers.push(async () => {
     await Promise.allSettled(frontendClosers.map((close) => close()));
     await sharedMemory.unregister();
@@ -152,6 +157,8 @@ async function run(options: ServerOptions): Promise<void> {
     const address = http.server.address() as AddressInfo;
     logger.info({ service: "http", port: address.port, tls: options.httpTls !== undefined }, `Started HTTPService at ${address.address}:${address.port}`);
     frontendClosers.push(() => http.close());
+    // Idle to Node: no request in progress, so a connection whose answer waits for its client, not a running one.
+    frontendForcers.push(() => http.server.closeIdleConnections());
   }
 
   if (options.allowGrpc) {
@@ -173,9 +180,13 @@ async function run(options: ServerOptions): Promise<void> {
       })();
       if (!(await settlesWithin(drained, options.exitTimeoutSecs * 1000))) {
         // Terminating a worker thread inside an ONNX Runtime run aborts the whole process (SIGABRT), and a request
-        // cut off mid-queue would be reset. So: refuse what waits, let what runs finish, then exit.
-        logger.warn("exit timeout reached: refusing queued requests (503 / UNAVAILABLE) and finishing running executions");
-        core.refuseQueued(`Server is shutting down: the exit timeout (${options.exitTimeoutSecs} s) passed before this request ran`);
+        // cut off mid-queue would be reset. So: refuse what waits, end open streams, let what runs finish, then exit.
+        logger.warn("exit timeout reached: refusing queued requests and ending open streams (503 / UNAVAILABLE), finishing running executions");
+        core.abandon(`Server is shutting down: the exit timeout (${options.exitTimeoutSecs} s) passed before this request ended`);
+        if (!(await settlesWithin(drained, FINAL_WRITES_GRACE_MS))) {
+          logger.warn(`closing the connections whose clients did not take their responses within ${FINAL_WRITES_GRACE_MS} ms`);
+          for (const force of frontendForcers) force();
+        }
         await drained;
         process.exit(EXIT_CODE_TIMED_OUT);
       }

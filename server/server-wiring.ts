@@ -39,6 +39,7 @@ export function createCore(options: ServerOptions, environment: CoreEnvironment)
     log: environment.log,
     startupModels: options.loadModels,
     requestLimits: { maxBytesElements: options.maxBytesElements, maxBytesElementSize: options.maxBytesElementSize },
+    streamBacklog: options.maxStreamBacklog,
     maxModelCallDepth: options.modelCallMaxDepth,
     allowModelCodeUpload: options.allowModelCodeUpload,
     loader: {

@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Pool } from "undici";
+import { healthDuring } from "./health-during";
 import { check, percentile, round, type ScenarioCheck, type ScenarioResult, scenarioResult, type StressLog } from "./scenario-result";
 import { GrpcStressClient, type Outcome, restCall, type RestRequest } from "./stress-clients";
 import { ScratchRepository, type StressPaths, type StressServer, startStressServer } from "./stress-server";
@@ -84,33 +83,6 @@ function memory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kB = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)![1]) * 1024;
   return { rss: kB("VmRSS"), peak: kB("VmHWM") };
-}
-
-/**
- * Health answers' latencies, polled every 10 ms on a connection of its own from a process of its own (which starts
- * before `send` is called) until what `send` returns settles.
- */
-async function healthDuring<T>(server: StressServer, send: () => Promise<T>): Promise<{ result: T; healthMs: number[] }> {
-  const poller = spawn(process.execPath, [path.join(__dirname, "health-poller-process.js"), server.httpUrl], { stdio: ["ignore", "pipe", "inherit"] });
-  let output = "";
-  const exited = once(poller, "exit");
-  const ready = new Promise<void>((resolve) => {
-    poller.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.startsWith("ready\n")) resolve();
-    });
-  });
-  await Promise.race([ready, exited]);
-  let result: T;
-  try {
-    result = await send();
-  } finally {
-    poller.kill("SIGTERM");
-    await exited;
-  }
-  const [first, latencies] = output.split("\n");
-  if (first !== "ready" || latencies === undefined) throw new Error(`the health poller failed: ${output.slice(0, 300)}`);
-  return { result, healthMs: JSON.parse(latencies) as number[] };
 }
 
 interface Measured {

@@ -6,7 +6,8 @@
  * (f) repeated resnet50 overload bursts (memory retained, not leaked), (g) a TypeScript model whose execute() never
  * returns, unloaded and then SIGTERMed under load, (h) long client-supplied names under load, (i) big requests at the
  * default limits (peak RSS per request, health latency meanwhile, the in-flight budget's refusals), (j) cross-site
- * requests and DNS rebinding against every API that changes the server, under load.
+ * requests and DNS rebinding against every API that changes the server, under load, (k) streams: flow control,
+ * cancellation, clients that read nothing, unload and SIGTERM with streams open.
  * Bounded in time and count; writes stress-report.md and stress-report.json; exits 1 when a check failed.
  */
 import os from "node:os";
@@ -25,6 +26,7 @@ import { runReloadScenario } from "./reload-scenario";
 import type { ScenarioResult, StressLog } from "./scenario-result";
 import { runSigtermScenario } from "./sigterm-scenario";
 import { runSoakScenario } from "./soak-scenario";
+import { runStreamsScenario } from "./streams-scenario";
 import { runStuckModelScenario } from "./stuck-model-scenario";
 import { parseStressOptions, type ScenarioId, type StressOptions } from "./stress-options";
 import { writeStressReport } from "./stress-report";
@@ -43,6 +45,7 @@ export async function runStressCampaign(options: StressOptions, paths: StressPat
     h: () => runLongNamesScenario(paths, options.longNames, log),
     i: () => runBigRequestsScenario(paths, options.bigRequests, log),
     j: () => runCrossSiteScenario(paths, options.crossSite, log),
+    k: () => runStreamsScenario(paths, options.streams, log),
   };
   const results: ScenarioResult[] = [];
   for (const id of options.scenarios) {

@@ -234,6 +234,13 @@ export interface BackendResponder {
   readonly cancelled: boolean;
   /** Calls `listener` once when the request is cancelled (at once if it already is). */
   onCancel(listener: () => void): void;
+  /**
+   * Whether the client has taken the responses sent so far. While it has not, a backend should hold its next
+   * response (flow control): the server fails a stream that writes too many to a client that reads none.
+   */
+  readonly ready: boolean;
+  /** Calls `listener` once when the client is {@link ready} again or the request is over (at once if either holds). */
+  onReady(listener: () => void): void;
 }
 
 /** One request's answer: its outputs, or the error that fails only this request. */

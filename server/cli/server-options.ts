@@ -61,6 +61,8 @@ export interface ServerOptions extends NetworkOptions {
   readonly maxBytesElements: number;
   /** Largest single BYTES element, bytes. */
   readonly maxBytesElementSize: number;
+  /** Most responses one stream may have written while its client reads none. */
+  readonly maxStreamBacklog: number;
   /** How deeply models' calls to other models (BLS) may nest. */
   readonly modelCallMaxDepth: number;
   /** Where symlinks in model directories may lead. */
@@ -178,6 +180,7 @@ function optionsFrom(o: ServerOptionValues, secrets: SecretSources | undefined):
     instanceRestartMaxBackoffMs,
     maxBytesElements: o.maxBytesElements,
     maxBytesElementSize: o.maxBytesElementSize,
+    maxStreamBacklog: o.maxStreamBacklog,
     modelCallMaxDepth: o.modelCallMaxDepth,
     modelSymlinks: o.modelSymlinks,
     traceSetting: parseTraceConfig(o.traceConfig),

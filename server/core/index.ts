@@ -4,6 +4,7 @@ export { asInferenceError, clipped, InferenceError, invalidArg } from "./errors"
 export type { ErrorCode } from "../../protocol/error-codes";
 export { Cancellation } from "./request/cancellation";
 export type { StreamListener, StreamResponse } from "./request/response-stream";
+export { DEFAULT_STREAM_BACKLOG, type ResponseFlow } from "./request/response-flow";
 export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./request/inference-request";
 export type { Tensor } from "./request/tensor";
 export { copyInSlices } from "./scheduling/batch-tensors";

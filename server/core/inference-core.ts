@@ -6,6 +6,9 @@ import { ModelRepositoryManager, type RepositorySettings } from "./repository/mo
 import type { ModelStatisticsSnapshot } from "./repository/model-statistics";
 import type { ModelIndexEntry, ModelVersion } from "./repository/model-version";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request/request-validation";
+import { DEFAULT_STREAM_BACKLOG } from "./request/response-flow";
+import type { ResponseStream } from "./request/response-stream";
+import { InferenceError } from "./errors";
 import { ResponseCache } from "./request/response-cache";
 import { ensembleDependencies } from "./scheduling/ensemble";
 import { ModelCalls } from "./scheduling/model-calls";
@@ -20,6 +23,8 @@ export interface CoreSettings extends RepositorySettings {
   readonly responseCacheBytes: number | undefined;
   /** Bounds on what one request may hold beyond the transport's size limits; defaults to DEFAULT_REQUEST_LIMITS. */
   readonly requestLimits?: RequestLimits;
+  /** Most responses one stream may have written while its client is blocked; defaults to DEFAULT_STREAM_BACKLOG. */
+  readonly streamBacklog?: number;
   /** How deeply model calls (BLS) may nest; defaults to DEFAULT_MAX_CALL_DEPTH. */
   readonly maxModelCallDepth?: number;
 }
@@ -52,6 +57,8 @@ export class InferenceCore {
   readonly #responseCache: ResponseCache | undefined;
   #shuttingDown = false;
   readonly #handleContext: HandleContext;
+  /** Decoupled models' streams not ended yet: they may outlast every execution. */
+  readonly #openStreams = new Set<ResponseStream>();
 
   constructor(settings: CoreSettings) {
     this.#settings = settings;
@@ -59,6 +66,8 @@ export class InferenceCore {
     this.#handleContext = {
       shuttingDown: () => this.#shuttingDown,
       requestLimits: settings.requestLimits ?? DEFAULT_REQUEST_LIMITS,
+      streamBacklog: settings.streamBacklog ?? DEFAULT_STREAM_BACKLOG,
+      openStreams: this.#openStreams,
       cacheFor: (model) => this.#cacheFor(model),
       observed: () => this.#observers.length > 0,
       report: (outcome) => {
@@ -188,13 +197,15 @@ export class InferenceCore {
 
   /**
    * For a shutdown whose deadline passed: refuses new work and fails every queued request with UNAVAILABLE
-   * (`message`), in loaded and closing versions alike. Executions already running finish and are answered, since
-   * native inference cannot be interrupted safely; {@link close} then resolves once they have. JavaScript ones
-   * (TypeScript models) are ended past their unload timeout: the versions drain, as an unload does.
+   * (`message`), in loaded and closing versions alike, and so every stream of a decoupled model still open (its
+   * model sees the request cancelled). Executions already running finish and are answered, since native inference
+   * cannot be interrupted safely; {@link close} then resolves once they have. JavaScript ones (TypeScript models)
+   * are ended past their unload timeout: the versions drain, as an unload does.
    */
-  refuseQueued(message: string): void {
+  abandon(message: string): void {
     this.#shuttingDown = true;
     this.#repository.refuseQueued(message);
+    for (const stream of [...this.#openStreams]) stream.cancel(new InferenceError("UNAVAILABLE", message));
   }
 
   /** Stops accepting work, answers what was accepted, and releases every instance. */

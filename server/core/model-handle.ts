@@ -30,6 +30,10 @@ export interface HandleContext {
   /** Whether the server refuses new work (it is shutting down). */
   shuttingDown(): boolean;
   readonly requestLimits: RequestLimits;
+  /** Most responses one stream may have written while its client is blocked (`--max-stream-backlog`). */
+  readonly streamBacklog: number;
+  /** Where a decoupled model's stream is kept until it ends (a shutdown past its deadline ends those left). */
+  readonly openStreams: Set<ResponseStream>;
   /** The response cache, for a model whose config enables it, when the server has one. */
   cacheFor(model: ModelVersion): ResponseCache | undefined;
   /** Whether anything listens to {@link report}: without observers no outcome is built. */
@@ -143,9 +147,14 @@ export class ModelHandle {
     const stream = new ResponseStream(listener, {
       responseOf: (outputs) => this.#response(request, this.#selectOutputs(requested, outputs, cached)),
       signal: request.signal, endsOnCancel: decoupled,
-      onEnd: (error) => this.#ended(request, times, error, cached),
+      onEnd: (error) => {
+        if (decoupled) this.#context.openStreams.delete(stream);
+        this.#ended(request, times, error, cached);
+      },
+      flow: request.flow, backlog: this.#context.streamBacklog,
     });
     if (stream.ended) return;
+    if (decoupled) this.#context.openStreams.add(stream);
     try {
       if (this.#context.shuttingDown()) throw new InferenceError("UNAVAILABLE", "Server is shutting down");
       const validated = validateRequest(request, model.signature, this.#context.requestLimits);

@@ -25,6 +25,8 @@ export function scheduled(scheduler: RequestScheduler, request: ValidatedRequest
       },
       cancelled: false,
       onCancel: () => undefined,
+      ready: true,
+      onReady: (listener) => listener(),
     },
   }));
 }

@@ -1,6 +1,6 @@
 import type { ErrorCode } from "../../../protocol/error-codes";
 import type { BackendResponder, BackendResponse } from "../backend";
-import type { StreamResponseMessage, WireResponse, WireStream } from "./typescript-worker-protocol";
+import { STREAM_AHEAD, STREAM_CANCELLED, STREAM_STATE_SLOTS, type StreamResponseMessage, type WireResponse, type WireStream } from "./typescript-worker-protocol";
 
 function toBackendResponse(response: WireResponse): BackendResponse {
   if ("error" in response) return response;
@@ -9,14 +9,17 @@ function toBackendResponse(response: WireResponse): BackendResponse {
 
 interface OpenStream {
   readonly responder: BackendResponder;
-  readonly cancelled: Int32Array;
+  readonly state: Int32Array;
+  /** Responses passed on that the client has not taken yet: acknowledged to the worker once it has. */
+  owed: number;
 }
 
 /**
  * The main thread's side of one instance's decoupled requests: the streams still open (no final flag yet), their
- * responses from the worker passed on, and the client's cancellation passed in through shared memory. A stream
- * leaves on its final flag, its cancellation, or when the instance fails it (execute threw, the worker died, the
- * instance closed), so none outlives its request.
+ * responses from the worker passed on and acknowledged once their client took them (the worker's sends wait for
+ * that: flow control), and the client's cancellation passed in through shared memory. A stream leaves on its final
+ * flag, its cancellation, or when the instance fails it (execute threw, the worker died, the instance closed or
+ * unloads past its timeout), so none outlives its request.
  */
 export class OpenStreams {
   readonly #open = new Map<number, OpenStream>();
@@ -25,14 +28,14 @@ export class OpenStreams {
   /** Opens a stream for `responder`: what the worker needs to answer it. */
   open(responder: BackendResponder): WireStream {
     const id = this.#nextId++;
-    const cancelled = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
-    const stream: OpenStream = { responder, cancelled: new Int32Array(cancelled) };
+    const state = new SharedArrayBuffer(STREAM_STATE_SLOTS * Int32Array.BYTES_PER_ELEMENT);
+    const stream: OpenStream = { responder, state: new Int32Array(state), owed: 0 };
     this.#open.set(id, stream);
     responder.onCancel(() => {
-      Atomics.store(stream.cancelled, 0, 1);
+      cancel(stream);
       this.#open.delete(id);
     });
-    return { id, cancelled };
+    return { id, state };
   }
 
   /** A response the worker sent; one for a stream that is no longer open (cancelled meanwhile) is dropped. */
@@ -41,6 +44,7 @@ export class OpenStreams {
     if (stream === undefined) return;
     if (message.final) this.#open.delete(message.stream);
     stream.responder.send(message.response === undefined ? undefined : toBackendResponse(message.response), message.final);
+    if (!message.final) acknowledgeWhenTaken(stream);
   }
 
   /** Ends the streams among `ids` still open (all of them without `ids`) with `error` as their final response. */
@@ -49,7 +53,24 @@ export class OpenStreams {
       const stream = this.#open.get(id);
       if (stream === undefined) continue;
       this.#open.delete(id);
+      cancel(stream);
       stream.responder.send({ error }, true);
     }
   }
+}
+
+/** Tells the worker the stream is over: its model's next send throws, and a send waiting for the client returns. */
+function cancel(stream: OpenStream): void {
+  Atomics.store(stream.state, STREAM_CANCELLED, 1);
+  Atomics.notify(stream.state, STREAM_AHEAD);
+}
+
+/** One more response to acknowledge once the client took it; one wait covers all of them. */
+function acknowledgeWhenTaken(stream: OpenStream): void {
+  if (++stream.owed > 1) return;
+  stream.responder.onReady(() => {
+    Atomics.sub(stream.state, STREAM_AHEAD, stream.owed);
+    stream.owed = 0;
+    Atomics.notify(stream.state, STREAM_AHEAD);
+  });
 }

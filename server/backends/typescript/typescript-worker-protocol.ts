@@ -19,9 +19,20 @@ export interface WireRequest {
 
 export interface WireStream {
   readonly id: number;
-  /** One Int32 the main thread sets to 1 when the client cancels, readable by a model that never yields. */
-  readonly cancelled: SharedArrayBuffer;
+  /**
+   * Int32 slots both threads read and write ({@link STREAM_CANCELLED}, {@link STREAM_AHEAD}): shared memory, so a
+   * model that never yields still sees its cancellation, and a waiting send wakes without a message.
+   */
+  readonly state: SharedArrayBuffer;
 }
+
+/** Slot set to 1 by the main thread when the request ends without the model (its client cancelled, it failed). */
+export const STREAM_CANCELLED = 0;
+/** Slot counting the responses the worker posted that the client has not taken yet (the main thread acknowledges). */
+export const STREAM_AHEAD = 1;
+export const STREAM_STATE_SLOTS = 2;
+/** Responses a model may send ahead of its client before its `send()` waits (flow control). */
+export const SEND_WINDOW = 16;
 
 export type WireResponse =
   | { readonly outputs: readonly NamedTensor[] }

@@ -1,4 +1,5 @@
 import type { DataType } from "../../../protocol/datatypes";
+import type { ResponseFlow } from "./response-flow";
 import type { Tensor } from "./tensor";
 
 /** A request parameter value, as both protocols can carry it. */
@@ -58,6 +59,8 @@ export interface InferRequest {
   /** Absent means every output of the model. */
   readonly outputs?: readonly RequestedOutput[];
   readonly signal?: CancellationSignal;
+  /** Whether the client keeps up with the responses: a streaming frontend's; absent, the client always does. */
+  readonly flow?: ResponseFlow;
   /** Present only for a request the tracer sampled. */
   readonly trace?: InferenceTrace;
   /** For a model's call to another model: the executions waiting on it, outermost first. */

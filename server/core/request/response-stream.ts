@@ -2,6 +2,7 @@ import { asInferenceError, InferenceError } from "../errors";
 import type { ResponseSink } from "../scheduling/request-scheduler";
 import { Cancellation } from "./cancellation";
 import type { CancellationSignal, InferResponse, OutputTensor } from "./inference-request";
+import type { ResponseFlow } from "./response-flow";
 
 /**
  * One response of a streamed request, as a frontend gets it: a response, an error response, or neither (the final
@@ -49,6 +50,10 @@ export interface ResponseStreamOptions {
   readonly endsOnCancel: boolean;
   /** Called once, when the final response is about to be handed over: undefined for success, else its error. */
   readonly onEnd: (error: InferenceError | undefined) => void;
+  /** The client's flow control; absent, the client takes every response as it comes. */
+  readonly flow?: ResponseFlow | undefined;
+  /** Most responses written while the client is blocked; one more fails the stream (`--max-stream-backlog`). */
+  readonly backlog: number;
 }
 
 /**
@@ -63,6 +68,8 @@ export class ResponseStream implements ResponseSink {
   #cancellation: Cancellation | undefined;
   readonly #onOuterAbort = (): void => this.#cancel();
   #ended = false;
+  /** Responses written since the client last took everything. */
+  #behind = 0;
 
   constructor(listener: StreamListener, options: ResponseStreamOptions) {
     this.#listener = listener;
@@ -96,8 +103,18 @@ export class ResponseStream implements ResponseSink {
     else if (!this.#ended) cancellation.addEventListener("abort", listener);
   }
 
+  get ready(): boolean {
+    return this.#ended || this.#options.flow?.blocked !== true;
+  }
+
+  onReady(listener: () => void): void {
+    if (this.ready) listener();
+    else this.#options.flow!.whenUnblocked(listener);
+  }
+
   send(response: OutputTensor[] | InferenceError | undefined, final: boolean): void {
     if (this.#ended) return;
+    if (this.#overrun()) return;
     let converted: InferResponse | InferenceError | undefined;
     try {
       converted = Array.isArray(response) ? this.#options.responseOf(response) : response;
@@ -117,16 +134,35 @@ export class ResponseStream implements ResponseSink {
     this.send(error, true);
   }
 
+  /** Ends the stream with `error` as its final response and tells the model its request is cancelled. */
+  cancel(error: InferenceError): void {
+    if (this.#ended) return;
+    this.#own().abort();
+    this.#deliver(error, true);
+  }
+
   #deliver(response: InferResponse | InferenceError | undefined, final: boolean): void {
     if (final) this.#end(response instanceof InferenceError ? response : undefined);
     const thrown = deliverEvent(this.#listener, { response, final });
     if (thrown !== undefined && !final) this.#undeliverable(thrown);
   }
 
+  /**
+   * Counts a response written while the client is blocked, and fails the stream when there are more than the
+   * backlog allows: a model that does not wait for {@link ready} must not grow the server's memory without bound
+   * for a client that reads nothing.
+   */
+  #overrun(): boolean {
+    const flow = this.#options.flow;
+    if (flow?.blocked !== true) return false;
+    if (++this.#behind === 1) flow.whenUnblocked(() => (this.#behind = 0));
+    if (this.#behind <= this.#options.backlog) return false;
+    this.cancel(new InferenceError("UNAVAILABLE", `the client is not reading its responses: more than ${this.#options.backlog} wait to be written (--max-stream-backlog)`));
+    return true;
+  }
+
   #cancel(): void {
-    if (this.#ended) return;
-    this.#own().abort();
-    this.fail(new InferenceError("CANCELLED", CANCELLED));
+    this.cancel(new InferenceError("CANCELLED", CANCELLED));
   }
 
   /**

@@ -129,6 +129,10 @@ function responderFor(request: ValidatedRequest, sink: ResponseSink, signature: 
       return sink.cancelled;
     },
     onCancel: (listener) => sink.onCancel(listener),
+    get ready() {
+      return sink.ready;
+    },
+    onReady: (listener) => sink.onReady(listener),
   };
 }
 

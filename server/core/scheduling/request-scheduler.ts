@@ -37,6 +37,10 @@ export interface ResponseSink {
   readonly cancelled: boolean;
   /** Calls `listener` once when the request is cancelled by its client. */
   onCancel(listener: () => void): void;
+  /** Whether the client has taken the responses sent so far (false while they wait in its connection's buffer). */
+  readonly ready: boolean;
+  /** Calls `listener` once when the client is {@link ready} again or the request is over (at once if either holds). */
+  onReady(listener: () => void): void;
 }
 
 /** Where a model version's validated requests go: its dynamic batcher, its sequence batcher, or an ensemble's step runner. */

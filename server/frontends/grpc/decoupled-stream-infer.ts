@@ -1,4 +1,4 @@
-import { asInferenceError, type CancellationSignal, InferenceError, type InferenceTrace, type ModelHandle, type StreamResponse } from "../../core/index";
+import { asInferenceError, type CancellationSignal, InferenceError, type InferenceTrace, type ModelHandle, type ResponseFlow, type StreamResponse } from "../../core/index";
 import type { InferParameterMessage, ModelInferRequestMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
 import { encodeModelInferResponse } from "./infer-response-encoder";
 import { decodeHeld } from "./model-infer";
@@ -25,11 +25,12 @@ export type StreamedResponse =
  * (`id`, model and that flag) only when the request set `triton_enable_empty_final_response`, and nothing
  * otherwise. An error response is handed over as an error, with the request's id. Tensors in shared memory are
  * not supported for a decoupled model here. The message and its decoded tensors are held against `budget` until
- * the final response. Resolves once the final response was handed over.
+ * the final response. The model's sends wait while the call's client does not take its responses (`call.flow`).
+ * Resolves once the final response was handed over.
  */
 export function decoupledStreamInfer(
-  model: ModelHandle, budget: RequestBytesBudget, message: ModelInferRequestMessage, signal: CancellationSignal, trace: InferenceTrace | undefined,
-  write: (response: StreamedResponse) => void,
+  model: ModelHandle, budget: RequestBytesBudget, message: ModelInferRequestMessage, call: { readonly signal: CancellationSignal; readonly flow: ResponseFlow },
+  trace: InferenceTrace | undefined, write: (response: StreamedResponse) => void,
 ): Promise<void> {
   const lease = budget.lease();
   let decoded: ReturnType<typeof decodeHeld>;
@@ -44,7 +45,7 @@ export function decoupledStreamInfer(
     return Promise.resolve();
   }
   const emptyFinal = decoded.request.parameters?.[EMPTY_FINAL_RESPONSE_PARAMETER] === true;
-  return new Promise<void>((resolve) => model.stream({ ...decoded.request, signal, trace }, (event: StreamResponse) => {
+  return new Promise<void>((resolve) => model.stream({ ...decoded.request, signal: call.signal, flow: call.flow, trace }, (event: StreamResponse) => {
     const { response, final } = event;
     if (final) {
       lease.release();

@@ -10,6 +10,7 @@ import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { modelInfer, modelOf } from "./model-infer";
 import { decoupledStreamInfer, type StreamedResponse } from "./decoupled-stream-infer";
 import type { RequestBytesBudget } from "../request-bytes-budget";
+import { writableFlow } from "../writable-flow";
 
 export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage | FramedMessage>;
 
@@ -53,6 +54,7 @@ export function serveModelStreamInfer(
 ): StreamInferSession {
   const statusOnError = call.metadata.get(STATUS_ON_ERROR_HEADER).some((v) => String(v).toLowerCase() === "true");
   const controller = new AbortController();
+  const flow = writableFlow(call);
   let written: Promise<void> = Promise.resolve();
   let inFlight = 0;
   let accepting = true;
@@ -101,7 +103,7 @@ export function serveModelStreamInfer(
     else send();
   };
   const runDecoupled = (model: ModelHandle, message: ModelInferRequestMessage, trace: RequestTrace | undefined): void => {
-    const running = decoupledStreamInfer(model, budget, message, controller.signal, trace, (streamed) => writeStreamed(streamed, trace)).then(() => {
+    const running = decoupledStreamInfer(model, budget, message, { signal: controller.signal, flow }, trace, (streamed) => writeStreamed(streamed, trace)).then(() => {
       decoupled.delete(running);
       inFlight--;
       if (accepting && !closed && call.isPaused() && inFlight < MAX_IN_FLIGHT_PER_STREAM) call.resume();

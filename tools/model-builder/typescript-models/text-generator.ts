@@ -5,7 +5,7 @@
  * of its last byte, `max_tokens` times (request parameter, default 16); each response's `text_output` is one
  * byte, then the final flag comes alone. Deterministic: the same prompt always streams the same bytes.
  * `execute` returns at once; generation goes on between event-loop turns, so one instance serves many requests
- * at a time and a cancelled request stops at its next token.
+ * at a time, a cancelled request stops at its next token, and a client that reads slowly holds its generation back.
  */
 import type { ExecuteRequest, ResponseSender, TypeScriptModel } from "gcp-inference-stack/typescript-backend";
 
@@ -47,9 +47,9 @@ async function generate(prompt: Uint8Array, count: number, sender: ResponseSende
   for (let i = 0; i < count; i++) {
     if (sender.isCancelled()) return;
     const token = next[last]! >= 0 ? next[last]! : prompt.length > 0 ? prompt[0]! : 0x20;
-    sender.send({ outputs: { text_output: { datatype: "BYTES", shape: [1], data: [Uint8Array.of(token)] } } });
+    // Waits while the client is behind (flow control); else yields, so one instance serves many requests at a time.
+    await Promise.all([sender.send({ outputs: { text_output: { datatype: "BYTES", shape: [1], data: [Uint8Array.of(token)] } } }), nextTurn()]);
     last = token;
-    await nextTurn();
   }
   if (!sender.isCancelled()) sender.send(undefined, { final: true });
 }

@@ -5,6 +5,7 @@ import { sendError } from "../error-reply";
 import { decodeRequestBody } from "../content-encoding";
 import { generateErrorJson, generateResponseJson } from "../generate-mapping";
 import { traceHttpExchange } from "../http-trace";
+import { writableFlow } from "../../writable-flow";
 import { clientGone } from "./infer-routes";
 import { type ModelParams, modelUrls, versionOf } from "./model-url";
 import { restrictApiGroup } from "./restrict-api-group";
@@ -68,14 +69,15 @@ function eventOf(json: string | Buffer): string | Buffer {
 /**
  * `/generate_stream`: one server-sent event (`data: {...}`) per response as the model sends it, an error response
  * as `data: {"error": ...}`, and the stream ends at the final flag. The status is the first response's; a request
- * refused before any response gets a JSON error instead. A client that disconnects cancels the request.
+ * refused before any response gets a JSON error instead. A client that disconnects cancels the request; one that
+ * reads slowly holds the model back (flow control: its sends wait while the socket's buffer is full).
  */
 async function generateStream(model: ModelHandle, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
   const body = new PassThrough();
   let resolveFirst: (event: EventJson | InferenceError | undefined) => void = () => undefined;
   const firstEvent = new Promise<EventJson | InferenceError | undefined>((resolve) => (resolveFirst = resolve));
   let seen = false;
-  model.stream(request, (event) => {
+  model.stream({ ...request, flow: writableFlow(body) }, (event) => {
     if (!seen) {
       seen = true;
       if (refusedUpFront(event)) return resolveFirst(event.response);
