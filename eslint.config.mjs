@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "models/**", "node_modules/**", "bench/results/**", "bench/grpc-transports/generated/**", "coverage/**"] },
+  { ignores: ["dist/**", "models/**", "node_modules/**", "bench/results/**", "bench/grpc-transports/generated/**", "protocol/grpc-types/**", "coverage/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

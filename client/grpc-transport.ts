@@ -5,6 +5,29 @@ import {
 } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { isDataType } from "../protocol/datatypes";
+import { GRPC_LOADER_OPTIONS_LONGS_AS_NUMBERS } from "../protocol/grpc-loader-options";
+import type { InferParameter } from "../protocol/grpc-types/longs-as-numbers/inference/InferParameter";
+import type { LogSettingsRequest } from "../protocol/grpc-types/longs-as-numbers/inference/LogSettingsRequest";
+import type { LogSettingsResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/LogSettingsResponse";
+import type { ModelConfigRequest } from "../protocol/grpc-types/longs-as-numbers/inference/ModelConfigRequest";
+import type { ModelConfigResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/ModelConfigResponse";
+import type { ModelInferRequest } from "../protocol/grpc-types/longs-as-numbers/inference/ModelInferRequest";
+import type { ModelInferResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/ModelInferResponse";
+import type { ModelMetadataRequest } from "../protocol/grpc-types/longs-as-numbers/inference/ModelMetadataRequest";
+import type { ModelMetadataResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/ModelMetadataResponse";
+import type { ModelReadyRequest } from "../protocol/grpc-types/longs-as-numbers/inference/ModelReadyRequest";
+import type { ModelReadyResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/ModelReadyResponse";
+import type { ModelRepositoryParameter } from "../protocol/grpc-types/longs-as-numbers/inference/ModelRepositoryParameter";
+import type { ModelStatisticsRequest } from "../protocol/grpc-types/longs-as-numbers/inference/ModelStatisticsRequest";
+import type { ModelStatisticsResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/ModelStatisticsResponse";
+import type { ModelStreamInferResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/ModelStreamInferResponse";
+import type { RepositoryIndexRequest } from "../protocol/grpc-types/longs-as-numbers/inference/RepositoryIndexRequest";
+import type { RepositoryIndexResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/RepositoryIndexResponse";
+import type { RepositoryModelLoadRequest } from "../protocol/grpc-types/longs-as-numbers/inference/RepositoryModelLoadRequest";
+import type { RepositoryModelUnloadRequest } from "../protocol/grpc-types/longs-as-numbers/inference/RepositoryModelUnloadRequest";
+import type { ServerLiveResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/ServerLiveResponse";
+import type { ServerMetadataResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/ServerMetadataResponse";
+import type { ServerReadyResponse__Output } from "../protocol/grpc-types/longs-as-numbers/inference/ServerReadyResponse";
 import { type ClientTls, nodeTlsOptions } from "./client-tls";
 import type { ClientTransport } from "./client-transport";
 import { errorFromGrpcStatus } from "./error-from-grpc-status";
@@ -17,14 +40,8 @@ import { loadConfigText, type ModelLoadOverrides } from "./model-load-overrides"
 import type { LogSettings, ModelConfig, ModelMetadata, ModelStatistics, RepositoryIndexEntry, ServerMetadata } from "./kserve-types";
 import { bytesToTensorData, tensorDataToBytes } from "./tensor-data";
 
-/**
- * How messages decode: proto field names (as Triton's JSON), 64-bit integers as numbers (shapes, counters and
- * durations stay far below 2^53; tensor data travels as raw bytes, never as int64 fields), unset fields filled.
- */
-const LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
-
-type Message = Record<string, unknown>;
-type GrpcParameter = { readonly parameter_choice?: string } & Readonly<Record<string, unknown>>;
+/** A received parameter map's values: InferParameter's, or LogSettingsResponse's SettingValue (another oneof). */
+type GrpcParameter<Choice extends string> = { readonly parameter_choice?: Choice } & Readonly<Partial<Record<Choice, ParameterValue>>>;
 
 let loadedService: ServiceDefinition | undefined;
 /** The proto's oneof names, which decode as extra keys naming the field that is set (`oneofs: true`). */
@@ -36,7 +53,7 @@ function inferenceService(): ServiceDefinition {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
     const protoDir = path.join(dir, "protocol", "proto");
     if (existsSync(path.join(protoDir, "grpc_service.proto"))) {
-      const definition = loadSync(path.join(protoDir, "grpc_service.proto"), { ...LOADER_OPTIONS, includeDirs: [protoDir] });
+      const definition = loadSync(path.join(protoDir, "grpc_service.proto"), { ...GRPC_LOADER_OPTIONS_LONGS_AS_NUMBERS, includeDirs: [protoDir] });
       loadedService = definition["inference.GRPCInferenceService"] as ServiceDefinition;
       oneofNames = new Set(Object.values(definition).flatMap((entry) => {
         const type = (entry as { type?: { oneofDecl?: readonly { name: string }[] } }).type;
@@ -48,18 +65,20 @@ function inferenceService(): ServiceDefinition {
   }
 }
 
-function toGrpcParameters(parameters: Readonly<Record<string, ParameterValue>>): Record<string, Message> {
+function toGrpcParameters(parameters: Readonly<Record<string, ParameterValue>>): Record<string, InferParameter> {
   return Object.fromEntries(Object.entries(parameters).map(([key, value]) => [key,
     typeof value === "string" ? { string_param: value }
       : typeof value === "boolean" ? { bool_param: value }
         : Number.isInteger(value) ? { int64_param: value } : { double_param: value }]));
 }
 
-function fromGrpcParameters(parameters: Readonly<Record<string, GrpcParameter>> | undefined): Record<string, ParameterValue> {
+function fromGrpcParameters<Choice extends string>(parameters: Readonly<Record<string, GrpcParameter<Choice>>>): Record<string, ParameterValue> {
   const out: Record<string, ParameterValue> = {};
-  for (const [key, parameter] of Object.entries(parameters ?? {})) {
+  for (const [key, parameter] of Object.entries(parameters)) {
     const choice = parameter.parameter_choice;
-    if (choice !== undefined) out[key] = parameter[choice] as ParameterValue;
+    // The oneof's virtual field names a member that is set, so its value is never undefined.
+    const value = choice === undefined ? undefined : parameter[choice];
+    if (value !== undefined) out[key] = value;
   }
   return out;
 }
@@ -68,19 +87,19 @@ function fromGrpcParameters(parameters: Readonly<Record<string, GrpcParameter>> 
  * A model config as Triton's JSON has it: without unset fields (as {@link withoutNulls}) and the oneof keys protobuf decoding adds (`policy_choice`,
  * `scheduling_choice`...), which no config parser takes back, so a config read here can be sent to `loadModel`.
  */
-function withoutOneofKeys<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(withoutOneofKeys) as T;
+function withoutOneofKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutOneofKeys);
   if (typeof value !== "object" || value === null || Buffer.isBuffer(value)) return value;
   // The key names the set field (a string); a parameter a user happened to name alike holds an object.
   const isOneofKey = (key: string, field: unknown): boolean => oneofNames.has(key) && typeof field === "string";
-  return Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== null && !isOneofKey(k, v)).map(([k, v]) => [k, withoutOneofKeys(v)])) as T;
+  return Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== null && !isOneofKey(k, v)).map(([k, v]) => [k, withoutOneofKeys(v)]));
 }
 
 /** Unset message fields decode as null; the HTTP JSON leaves them out, and so does this. */
-function withoutNulls<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(withoutNulls) as T;
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
   if (typeof value !== "object" || value === null || Buffer.isBuffer(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)])) as T;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]));
 }
 
 export interface GrpcTransportOptions {
@@ -117,15 +136,6 @@ class GrpcPreparedInfer implements PreparedInferRequest {
   }
 }
 
-interface ModelInferResponseMessage {
-  readonly model_name: string;
-  readonly model_version: string;
-  readonly id: string;
-  readonly parameters?: Readonly<Record<string, GrpcParameter>>;
-  readonly outputs: readonly { readonly name: string; readonly datatype: string; readonly shape: readonly number[]; readonly parameters?: Readonly<Record<string, GrpcParameter>> }[];
-  readonly raw_output_contents: readonly Buffer[];
-}
-
 const identity = (bytes: Buffer): Buffer => bytes;
 
 const asBuffer = (pem: string | Buffer | undefined): Buffer | null => (pem === undefined ? null : Buffer.from(pem));
@@ -139,8 +149,8 @@ function channelCredentials(tls: ClientTls | undefined): ChannelCredentials {
 }
 
 /** The parameters of a load request as Triton's gRPC frontend takes them: `config` a string, `file:<path>` bytes. */
-function grpcLoadParameters(overrides: ModelLoadOverrides): Record<string, { string_param: string } | { bytes_param: Uint8Array }> {
-  const parameters: Record<string, { string_param: string } | { bytes_param: Uint8Array }> = {};
+function grpcLoadParameters(overrides: ModelLoadOverrides): Record<string, ModelRepositoryParameter> {
+  const parameters: Record<string, ModelRepositoryParameter> = {};
   const config = loadConfigText(overrides);
   if (config !== undefined) parameters["config"] = { string_param: config };
   for (const [file, contents] of Object.entries(overrides.files ?? {})) parameters[`file:${file}`] = { bytes_param: contents };
@@ -148,7 +158,7 @@ function grpcLoadParameters(overrides: ModelLoadOverrides): Record<string, { str
 }
 
 /** A ModelInferResponse as a result; `timing` is given when decoding began and says how long each step took. */
-function inferResultOf(response: ModelInferResponseMessage, timing: (decodeStartNs: bigint) => InferTiming, decodeStartNs: bigint): InferResult {
+function inferResultOf(response: ModelInferResponse__Output, timing: (decodeStartNs: bigint) => InferTiming, decodeStartNs: bigint): InferResult {
   if (response.raw_output_contents.length !== response.outputs.length) {
     throw new SyntaxError(`malformed ModelInferResponse: ${response.outputs.length} outputs but ${response.raw_output_contents.length} raw_output_contents`);
   }
@@ -193,69 +203,73 @@ export class GrpcTransport implements ClientTransport {
   }
 
   async serverLive(options?: CallOptions): Promise<boolean> {
-    return (await this.#call<{ live: boolean }>("ServerLive", {}, options)).live;
+    return (await this.#call<object, ServerLiveResponse__Output>("ServerLive", {}, options)).live;
   }
 
   async serverReady(options?: CallOptions): Promise<boolean> {
-    return (await this.#call<{ ready: boolean }>("ServerReady", {}, options)).ready;
+    return (await this.#call<object, ServerReadyResponse__Output>("ServerReady", {}, options)).ready;
   }
 
   serverMetadata(options?: CallOptions): Promise<ServerMetadata> {
-    return this.#call("ServerMetadata", {}, options);
+    return this.#call<object, ServerMetadataResponse__Output>("ServerMetadata", {}, options);
   }
 
   async modelReady(model: string, version: string | undefined, options?: CallOptions): Promise<boolean> {
-    return (await this.#call<{ ready: boolean }>("ModelReady", { name: model, version: version ?? "" }, options)).ready;
+    return (await this.#call<ModelReadyRequest, ModelReadyResponse__Output>("ModelReady", { name: model, version: version ?? "" }, options)).ready;
   }
 
-  modelMetadata(model: string, version: string | undefined, options?: CallOptions): Promise<ModelMetadata> {
-    return this.#call("ModelMetadata", { name: model, version: version ?? "" }, options);
+  async modelMetadata(model: string, version: string | undefined, options?: CallOptions): Promise<ModelMetadata> {
+    // The server writes the datatypes its models declare, which are the protocol's.
+    return await this.#call<ModelMetadataRequest, ModelMetadataResponse__Output>("ModelMetadata", { name: model, version: version ?? "" }, options) as ModelMetadata;
   }
 
   async modelConfig(model: string, version: string | undefined, options?: CallOptions): Promise<ModelConfig> {
-    return withoutOneofKeys((await this.#call<{ config: ModelConfig }>("ModelConfig", { name: model, version: version ?? "" }, options)).config);
+    const { config } = await this.#call<ModelConfigRequest, ModelConfigResponse__Output>("ModelConfig", { name: model, version: version ?? "" }, options);
+    return withoutOneofKeys(config) as ModelConfig;
   }
 
   async modelStatistics(model: string | undefined, version: string | undefined, options?: CallOptions): Promise<ModelStatistics[]> {
-    const response = await this.#call<{ model_stats: ModelStatistics[] }>("ModelStatistics", { name: model ?? "", version: version ?? "" }, options);
-    return withoutNulls(response.model_stats);
+    const response = await this.#call<ModelStatisticsRequest, ModelStatisticsResponse__Output>(
+      "ModelStatistics", { name: model ?? "", version: version ?? "" }, options,
+    );
+    return withoutNulls(response.model_stats) as ModelStatistics[];
   }
 
   async repositoryIndex(readyOnly: boolean, options?: CallOptions): Promise<RepositoryIndexEntry[]> {
-    const response = await this.#call<{ models: RepositoryIndexEntry[] }>("RepositoryIndex", { repository_name: "", ready: readyOnly }, options);
+    const response = await this.#call<RepositoryIndexRequest, RepositoryIndexResponse__Output>("RepositoryIndex", { repository_name: "", ready: readyOnly }, options);
     // An empty version means "not loaded", which the HTTP index says by leaving the field out.
-    return response.models.map(({ version, ...entry }) => (version === "" || version === undefined ? entry : { ...entry, version }));
+    return response.models.map(({ version, ...entry }): RepositoryIndexEntry => (version === "" ? entry : { ...entry, version }));
   }
 
   async loadModel(model: string, overrides: ModelLoadOverrides, options?: CallOptions): Promise<void> {
-    await this.#call("RepositoryModelLoad", { repository_name: "", model_name: model, parameters: grpcLoadParameters(overrides) }, options);
+    await this.#call<RepositoryModelLoadRequest, unknown>("RepositoryModelLoad", { repository_name: "", model_name: model, parameters: grpcLoadParameters(overrides) }, options);
   }
 
   async unloadModel(model: string, unloadDependents: boolean, options?: CallOptions): Promise<void> {
-    const parameters = unloadDependents ? { unload_dependents: { bool_param: true } } : {};
-    await this.#call("RepositoryModelUnload", { repository_name: "", model_name: model, parameters }, options);
+    const parameters: Record<string, ModelRepositoryParameter> = unloadDependents ? { unload_dependents: { bool_param: true } } : {};
+    await this.#call<RepositoryModelUnloadRequest, unknown>("RepositoryModelUnload", { repository_name: "", model_name: model, parameters }, options);
   }
 
   async logSettings(update: Partial<LogSettings> | undefined, options?: CallOptions): Promise<LogSettings> {
     // As tritonclient: booleans travel as bool_param, numbers as uint32_param, strings as string_param.
-    const settings = Object.fromEntries(Object.entries(update ?? {}).map(([name, value]) =>
+    const settings: LogSettingsRequest["settings"] = Object.fromEntries(Object.entries(update ?? {}).map(([name, value]) =>
       [name, typeof value === "boolean" ? { bool_param: value } : typeof value === "number" ? { uint32_param: value } : { string_param: value }]));
-    const response = await this.#call<{ settings: Record<string, GrpcParameter> }>("LogSettings", { settings }, options);
+    const response = await this.#call<LogSettingsRequest, LogSettingsResponse__Output>("LogSettings", { settings }, options);
     return fromGrpcParameters(response.settings) as unknown as LogSettings;
   }
 
   prepareInfer(request: InferRequest): PreparedInferRequest {
     const start = process.hrtime.bigint();
-    const message = {
+    const message: ModelInferRequest = {
       model_name: request.modelName,
       model_version: request.modelVersion ?? "",
       id: request.id ?? "",
       parameters: toGrpcParameters(request.parameters),
-      inputs: request.inputs.map((input) => ({ name: input.name, datatype: input.datatype, shape: input.shape, parameters: toGrpcParameters(input.parameters) })),
-      outputs: (request.outputs ?? []).map((output) => ({
-        name: output.name,
-        parameters: output.classification === undefined ? {} : { classification: { int64_param: output.classification } },
-      })),
+      inputs: request.inputs.map((input) => ({ name: input.name, datatype: input.datatype, shape: [...input.shape], parameters: toGrpcParameters(input.parameters) })),
+      outputs: (request.outputs ?? []).map((output) => {
+        const parameters: Record<string, InferParameter> = output.classification === undefined ? {} : { classification: { int64_param: output.classification } };
+        return { name: output.name, parameters };
+      }),
       raw_input_contents: request.inputs.map((input) => {
         const bytes = tensorDataToBytes(input.datatype, input.data);
         return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -272,7 +286,7 @@ export class GrpcTransport implements ClientTransport {
     // Sent pre-serialized, received raw: decoding is timed as the receive step.
     const raw = await this.#unary<Buffer>(method.path, identity, identity, prepared.payload, options);
     const receivedAt = process.hrtime.bigint();
-    const response = method.responseDeserialize(raw) as ModelInferResponseMessage;
+    const response = method.responseDeserialize(raw) as ModelInferResponse__Output;
     return inferResultOf(response, (decodeStartNs) => ({
       sendNs: prepared.chargeEncodeNs(), responseWaitNs: Number(receivedAt - sentAt), receiveNs: Number(process.hrtime.bigint() - decodeStartNs),
     }), receivedAt);
@@ -299,9 +313,11 @@ export class GrpcTransport implements ClientTransport {
     };
     options?.signal?.addEventListener("abort", onAbort, { once: true });
     let sentAt = process.hrtime.bigint();
-    call.on("data", (message: { error_message: string; infer_response: ModelInferResponseMessage }) => {
+    call.on("data", (message: ModelStreamInferResponse__Output) => {
       const receivedAt = process.hrtime.bigint();
       const response = message.infer_response;
+      // As inferResultOf does for a response it cannot read: every server sets it, if only to carry an error's id.
+      if (response === null) throw new SyntaxError("malformed ModelStreamInferResponse: no infer_response");
       const final = response.parameters?.["triton_final_response"]?.bool_param === true;
       if (message.error_message !== "") {
         queue.push({ error: new InferenceServerError("UNKNOWN", message.error_message) });
@@ -326,13 +342,14 @@ export class GrpcTransport implements ClientTransport {
     return Promise.resolve();
   }
 
-  #method(rpc: string): MethodDefinition<Message, unknown> {
-    return this.#service[rpc] as MethodDefinition<Message, unknown>;
+  #method(rpc: string): MethodDefinition<object, unknown> {
+    return this.#service[rpc] as MethodDefinition<object, unknown>;
   }
 
-  #call<T>(rpc: string, request: Message, options?: CallOptions): Promise<T> {
+  /** `Response` is the generated `__Output` type of the RPC's response, as the loader options above decode it. */
+  #call<Request extends object, Response>(rpc: string, request: Request, options?: CallOptions): Promise<Response> {
     const method = this.#method(rpc);
-    return this.#unary(method.path, method.requestSerialize, method.responseDeserialize, request, options) as Promise<T>;
+    return this.#unary(method.path, method.requestSerialize, method.responseDeserialize, request, options);
   }
 
   #unary<Response>(

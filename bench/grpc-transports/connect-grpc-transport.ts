@@ -10,18 +10,21 @@ import { type Code, ConnectError, type ConnectRouter, type HandlerContext } from
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { Cancellation, type InferenceCore } from "../../server/core/index";
-import type {
-  InferParameterChoice, InferParameterMap, InferParameterMessage, InferTensorContentsMessage, ModelInferRequestMessage, ModelInferResponseMessage,
-} from "../../server/frontends/grpc/grpc-messages";
+import type { InferParameter as InferParameterMessage, InferParameter__Output } from "../../protocol/grpc-types/longs-as-strings/inference/InferParameter";
+import type { InferTensorContents__Output } from "../../protocol/grpc-types/longs-as-strings/inference/InferTensorContents";
+import type { ModelInferRequest__Output } from "../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
+import type { ModelInferResponse as ModelInferResponseMessage } from "../../protocol/grpc-types/longs-as-strings/inference/ModelInferResponse";
+import type { EncodedModelInferResponse } from "../../server/frontends/grpc/infer-response-encoder";
 import { grpcErrorOf } from "../../server/frontends/grpc/grpc-status";
 import { modelInfer, modelOf } from "../../server/frontends/grpc/model-infer";
+import type { InferParameterMap } from "../../server/frontends/grpc/request-parameters";
 import type { SharedFrontendParts } from "../../server/server-wiring";
 import {
   GRPCInferenceService, type InferParameter, InferParameterSchema, type InferTensorContents, type ModelInferRequest, type ModelInferResponse,
   ModelInferResponseSchema, type ModelStreamInferResponse, ModelStreamInferResponseSchema,
 } from "./generated/grpc_service_pb";
 
-const CHOICES: Readonly<Record<NonNullable<InferParameter["parameterChoice"]["case"]>, InferParameterChoice>> = {
+const CHOICES: Readonly<Record<NonNullable<InferParameter["parameterChoice"]["case"]>, NonNullable<InferParameter__Output["parameter_choice"]>>> = {
   boolParam: "bool_param", int64Param: "int64_param", stringParam: "string_param", doubleParam: "double_param", uint64Param: "uint64_param",
 };
 
@@ -38,7 +41,7 @@ function buffers(list: readonly Uint8Array[]): Buffer[] {
   return list.map((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 }
 
-function contentsOf(contents: InferTensorContents | undefined): InferTensorContentsMessage | null {
+function contentsOf(contents: InferTensorContents | undefined): InferTensorContents__Output | null {
   if (contents === undefined) return null;
   return {
     bool_contents: contents.boolContents, int_contents: contents.intContents, int64_contents: contents.int64Contents.map(String),
@@ -47,7 +50,7 @@ function contentsOf(contents: InferTensorContents | undefined): InferTensorConte
   };
 }
 
-function requestOf(request: ModelInferRequest): ModelInferRequestMessage {
+function requestOf(request: ModelInferRequest): ModelInferRequest__Output {
   return {
     model_name: request.modelName, model_version: request.modelVersion, id: request.id, parameters: parametersOf(request.parameters),
     inputs: request.inputs.map((input) => ({
@@ -58,11 +61,12 @@ function requestOf(request: ModelInferRequest): ModelInferRequestMessage {
   };
 }
 
-function parameterOf(value: Partial<InferParameterMessage>): InferParameter {
+function parameterOf(value: InferParameterMessage): InferParameter {
   if (value.bool_param !== undefined) return create(InferParameterSchema, { parameterChoice: { case: "boolParam", value: value.bool_param } });
-  if (value.int64_param !== undefined) return create(InferParameterSchema, { parameterChoice: { case: "int64Param", value: BigInt(value.int64_param) } });
+  // Written messages may hold 64-bit integers as numbers, decimal strings or Longs; each prints as its decimal.
+  if (value.int64_param !== undefined) return create(InferParameterSchema, { parameterChoice: { case: "int64Param", value: BigInt(String(value.int64_param)) } });
   if (value.string_param !== undefined) return create(InferParameterSchema, { parameterChoice: { case: "stringParam", value: value.string_param } });
-  if (value.double_param !== undefined) return create(InferParameterSchema, { parameterChoice: { case: "doubleParam", value: value.double_param } });
+  if (value.double_param !== undefined) return create(InferParameterSchema, { parameterChoice: { case: "doubleParam", value: Number(value.double_param) } });
   return create(InferParameterSchema, {});
 }
 
@@ -70,12 +74,12 @@ function responseParametersOf(parameters: ModelInferResponseMessage["parameters"
   return Object.fromEntries(Object.entries(parameters ?? {}).map(([key, value]) => [key, parameterOf(value)]));
 }
 
-function responseOf(response: ModelInferResponseMessage, parameters?: ModelInferResponseMessage["parameters"]): ModelInferResponse {
+function responseOf(response: EncodedModelInferResponse, parameters?: ModelInferResponseMessage["parameters"]): ModelInferResponse {
   return create(ModelInferResponseSchema, {
     modelName: response.model_name, modelVersion: response.model_version, id: response.id,
     parameters: responseParametersOf(parameters ?? response.parameters),
-    outputs: response.outputs.map((output) => ({
-      name: output.name, datatype: output.datatype, shape: output.shape.map(BigInt), parameters: responseParametersOf(output.parameters),
+    outputs: response.outputs?.map((output) => ({
+      name: output.name, datatype: output.datatype, shape: output.shape?.map((dim) => BigInt(String(dim))), parameters: responseParametersOf(output.parameters),
     })),
     rawOutputContents: [...response.raw_output_contents],
   });
@@ -98,7 +102,7 @@ function cancellationOf(context: HandlerContext): Cancellation {
 
 /** A `node:http2` request handler serving ModelInfer and ModelStreamInfer of `core` over gRPC. */
 export function connectGrpcHandler(core: InferenceCore, { sharedMemory, requestBudget }: Pick<SharedFrontendParts, "sharedMemory" | "requestBudget">): (request: Http2ServerRequest, response: Http2ServerResponse) => void {
-  const infer = async (request: ModelInferRequest, cancellation: Cancellation): Promise<ModelInferResponseMessage> => {
+  const infer = async (request: ModelInferRequest, cancellation: Cancellation): Promise<EncodedModelInferResponse> => {
     try {
       const message = requestOf(request);
       return await modelInfer(modelOf(core, message), sharedMemory, requestBudget, message, cancellation);

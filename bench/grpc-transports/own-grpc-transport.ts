@@ -11,7 +11,9 @@
 import type { Http2Server, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Cancellation, type InferenceCore } from "../../server/core/index";
 import { loadGrpcServiceDefinitions } from "../../server/frontends/grpc/grpc-service-definitions";
-import type { ModelInferRequestMessage, ModelInferResponseMessage } from "../../server/frontends/grpc/grpc-messages";
+import type { ModelInferRequest__Output } from "../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
+import type { ModelInferResponse } from "../../protocol/grpc-types/longs-as-strings/inference/ModelInferResponse";
+import type { EncodedModelInferResponse } from "../../server/frontends/grpc/infer-response-encoder";
 import { grpcErrorOf } from "../../server/frontends/grpc/grpc-status";
 import { modelInfer, modelOf } from "../../server/frontends/grpc/model-infer";
 import { fieldHeader, INFER_RESPONSE_KEY, RAW_OUTPUT_CONTENTS_KEY } from "../../server/frontends/grpc/framed-infer-response";
@@ -34,13 +36,13 @@ function messageReader(onMessage: (message: Buffer) => void): { push(chunk: Buff
 /** Serves ModelInfer and ModelStreamInfer of `core` on `server`'s streams. */
 export function serveOwnGrpc(server: Http2Server, core: InferenceCore, { sharedMemory, requestBudget }: Pick<SharedFrontendParts, "sharedMemory" | "requestBudget">): void {
   const { inference } = loadGrpcServiceDefinitions();
-  const decode = inference["ModelInfer"]!.requestDeserialize as (bytes: Buffer) => ModelInferRequestMessage;
-  const encodeResponse = inference["ModelInfer"]!.responseSerialize as (message: ModelInferResponseMessage) => Buffer;
-  const inferMessage = async (message: ModelInferRequestMessage, cancellation: Cancellation): Promise<ModelInferResponseMessage> =>
+  const decode = inference["ModelInfer"]!.requestDeserialize as (bytes: Buffer) => ModelInferRequest__Output;
+  const encodeResponse = inference["ModelInfer"]!.responseSerialize as (message: ModelInferResponse) => Buffer;
+  const inferMessage = async (message: ModelInferRequest__Output, cancellation: Cancellation): Promise<EncodedModelInferResponse> =>
     modelInfer(modelOf(core, message), sharedMemory, requestBudget, message, cancellation);
 
   /** A response as the parts of its body (tensors referenced, not copied) and their total length. */
-  const responseParts = (response: ModelInferResponseMessage, parameters?: ModelInferResponseMessage["parameters"]): { parts: Uint8Array[]; length: number } => {
+  const responseParts = (response: EncodedModelInferResponse, parameters?: ModelInferResponse["parameters"]): { parts: Uint8Array[]; length: number } => {
     const head = encodeResponse({ ...response, ...(parameters === undefined ? {} : { parameters }), raw_output_contents: [] });
     const parts: Uint8Array[] = [head];
     let length = head.byteLength;

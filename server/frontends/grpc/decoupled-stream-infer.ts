@@ -1,5 +1,7 @@
 import { asInferenceError, type CancellationSignal, InferenceError, type InferenceTrace, type ModelHandle, type ResponseFlow, type StreamResponse } from "../../core/index";
-import type { InferParameterMessage, ModelInferRequestMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
+import type { InferParameter } from "../../../protocol/grpc-types/longs-as-strings/inference/InferParameter";
+import type { ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
+import type { ModelStreamInferResponse } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelStreamInferResponse";
 import { encodeModelInferResponse } from "./infer-response-encoder";
 import { decodeHeld } from "./model-infer";
 import type { RequestBytesBudget } from "../request-bytes-budget";
@@ -9,13 +11,13 @@ const EMPTY_FINAL_RESPONSE_PARAMETER = "triton_enable_empty_final_response";
 
 const NOTHING_PLACED = new Map<string, never>();
 
-function finalFlag(final: boolean): Record<string, Partial<InferParameterMessage>> {
+function finalFlag(final: boolean): Record<string, InferParameter> {
   return { triton_final_response: { bool_param: final } };
 }
 
 /** One of a decoupled request's responses as ModelStreamInfer writes it; undefined when nothing is written. */
 export type StreamedResponse =
-  | { readonly message: ModelStreamInferResponseMessage; readonly final: boolean }
+  | { readonly message: ModelStreamInferResponse; readonly final: boolean }
   | { readonly error: InferenceError; readonly id: string; readonly final: boolean };
 
 /**
@@ -29,7 +31,7 @@ export type StreamedResponse =
  * Resolves once the final response was handed over.
  */
 export function decoupledStreamInfer(
-  model: ModelHandle, budget: RequestBytesBudget, message: ModelInferRequestMessage, call: { readonly signal: CancellationSignal; readonly flow: ResponseFlow },
+  model: ModelHandle, budget: RequestBytesBudget, message: ModelInferRequest__Output, call: { readonly signal: CancellationSignal; readonly flow: ResponseFlow },
   trace: InferenceTrace | undefined, write: (response: StreamedResponse) => void,
 ): Promise<void> {
   const lease = budget.lease();

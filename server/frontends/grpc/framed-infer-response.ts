@@ -1,5 +1,6 @@
 import { copyInSlices } from "../../core/index";
-import type { ModelInferResponseMessage } from "./grpc-messages";
+import type { ModelInferResponse } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferResponse";
+import type { EncodedModelInferResponse } from "./infer-response-encoder";
 
 /**
  * A response message already serialized and framed for the wire (the 5-byte gRPC prefix, then the message), which
@@ -50,7 +51,7 @@ function writeVarint(target: Buffer, value: number, offset: number): number {
  * byte as protobufjs would write it.
  */
 export async function frameInferResponse(
-  message: ModelInferResponseMessage, serialize: (message: ModelInferResponseMessage) => Buffer, streamed = false,
+  message: EncodedModelInferResponse, serialize: (message: ModelInferResponse) => Buffer, streamed = false,
 ): Promise<FramedMessage> {
   const head = serialize({ ...message, raw_output_contents: [] });
   let length = head.byteLength;

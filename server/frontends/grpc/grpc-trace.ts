@@ -1,6 +1,6 @@
 import type { sendUnaryData } from "@grpc/grpc-js";
 import type { RequestTrace, TraceSettingRequest } from "../../tracing/index";
-import type { TraceSettingRequestMessage } from "./grpc-messages";
+import type { TraceSettingRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/TraceSettingRequest";
 
 /**
  * Records a sampled gRPC request's receive timestamps. grpc-js hands a handler the whole decoded message, so
@@ -27,7 +27,7 @@ export function tracedCallback<Response>(trace: RequestTrace, callback: sendUnar
 }
 
 /** Triton's TraceSetting request: no settings is a read; an empty value list clears that setting. */
-export function traceSettingRequestOf(message: TraceSettingRequestMessage): TraceSettingRequest | undefined {
+export function traceSettingRequestOf(message: TraceSettingRequest__Output): TraceSettingRequest | undefined {
   const entries = Object.entries(message.settings);
   if (entries.length === 0) return undefined;
   return new Map(entries.map(([key, { value }]) => [key, value.length === 0 ? null : value]));

@@ -1,7 +1,7 @@
 import type { UntypedServiceImplementation } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { InferenceCore } from "../../core/index";
-import type { HealthCheckResponseMessage } from "./grpc-messages";
+import type { HealthCheckResponse } from "../../../protocol/grpc-types/longs-as-strings/grpc/health/v1/HealthCheckResponse";
 import { unaryHandler } from "./unary-handler";
 
 /**
@@ -10,6 +10,6 @@ import { unaryHandler } from "./unary-handler";
  */
 export function healthServiceHandlers(core: InferenceCore, logger: Logger): UntypedServiceImplementation {
   return {
-    Check: unaryHandler(logger, (): HealthCheckResponseMessage => ({ status: core.isReady() ? "SERVING" : "NOT_SERVING" })),
+    Check: unaryHandler(logger, (): HealthCheckResponse => ({ status: core.isReady() ? "SERVING" : "NOT_SERVING" })),
   };
 }

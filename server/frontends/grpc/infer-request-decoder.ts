@@ -3,8 +3,8 @@ import type { SharedMemoryReference } from "../shared-memory/system-shared-memor
 import {
   NO_DATA, type ParameterReader, refuseSharedMemoryClassification, sharedMemoryOf, sharedMemoryReference, type TensorSharedMemory,
 } from "../shared-memory/tensor-shared-memory";
-import type { InferInputTensorMessage, InferParameterMap, ModelInferRequestMessage } from "./grpc-messages";
-import { classificationCount, decodeRequestParameters } from "./request-parameters";
+import type { _inference_ModelInferRequest_InferInputTensor__Output as InferInputTensor, ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
+import { type InferParameterMap, classificationCount, decodeRequestParameters } from "./request-parameters";
 import { typedContentsToBytes } from "./typed-contents";
 
 function invalid(message: string): InferenceError {
@@ -31,7 +31,7 @@ export interface DecodedModelInferRequest {
   readonly sharedMemory: TensorSharedMemory | undefined;
 }
 
-function shapeOf(input: InferInputTensorMessage): number[] {
+function shapeOf(input: InferInputTensor): number[] {
   return input.shape.map((text) => {
     const dim = Number(text);
     if (!Number.isSafeInteger(dim) || dim < 0) {
@@ -55,7 +55,7 @@ class RawContents {
   }
 }
 
-function decodeInput(message: ModelInferRequestMessage, input: InferInputTensorMessage, raw: RawContents, shared: Record<string, SharedMemoryReference>): Tensor {
+function decodeInput(message: ModelInferRequest__Output, input: InferInputTensor, raw: RawContents, shared: Record<string, SharedMemoryReference>): Tensor {
   if (!isDataType(input.datatype)) throw invalid(`input '${clipped(input.name)}' has an invalid datatype '${clipped(input.datatype)}'`);
   const reference = sharedMemoryReference(input.name, input.parameters, readGrpcParameter);
   if (reference !== undefined) {
@@ -87,7 +87,7 @@ function decodeInput(message: ModelInferRequestMessage, input: InferInputTensorM
  * without a copy; inputs in shared memory take no raw entry. Every problem is an INVALID_ARG naming the tensor at
  * fault.
  */
-export function decodeModelInferRequest(message: ModelInferRequestMessage): DecodedModelInferRequest {
+export function decodeModelInferRequest(message: ModelInferRequest__Output): DecodedModelInferRequest {
   const raw = message.raw_input_contents;
   if (raw.length > message.inputs.length) {
     throw invalid(`raw_input_contents has ${raw.length} entries, but the request has ${message.inputs.length} inputs`);

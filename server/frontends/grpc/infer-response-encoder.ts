@@ -1,6 +1,9 @@
 import type { InferResponse } from "../../core/index";
 import { NO_DATA, type PlacedOutput } from "../shared-memory/tensor-shared-memory";
-import type { ModelInferResponseMessage } from "./grpc-messages";
+import type { ModelInferResponse } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferResponse";
+
+/** A ModelInferResponse as encoded here: every output's bytes in `raw_output_contents`, which frameInferResponse writes itself. */
+export type EncodedModelInferResponse = Omit<ModelInferResponse, "raw_output_contents"> & { raw_output_contents: Uint8Array[] };
 
 /**
  * The core's response -> a `ModelInferResponse` as Triton writes it: every output's data in
@@ -8,7 +11,7 @@ import type { ModelInferResponseMessage } from "./grpc-messages";
  * output bytes are referenced, not copied. An output written to shared memory keeps its entry, empty (as in
  * Triton, so clients still find the others by position), and names its region and size in its parameters.
  */
-export function encodeModelInferResponse(response: InferResponse, placed: ReadonlyMap<string, PlacedOutput>): ModelInferResponseMessage {
+export function encodeModelInferResponse(response: InferResponse, placed: ReadonlyMap<string, PlacedOutput>): EncodedModelInferResponse {
   return {
     model_name: response.modelName,
     model_version: response.modelVersion,

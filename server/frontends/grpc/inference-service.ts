@@ -2,10 +2,17 @@ import type { handleUnaryCall, ServerUnaryCall, UntypedServiceImplementation } f
 import { Cancellation, type InferenceCore, refuseRepositoryName } from "../../core/index";
 import { answerTraceSetting, type RequestTrace, type Tracer } from "../../tracing/index";
 import type { LogSettings } from "../../logging/log-settings";
-import type {
-  LogSettingsMessage, ModelInferRequestMessage, ModelInferResponseMessage, ModelVersionRequestMessage, RepositoryIndexRequestMessage,
-  RepositoryModelRequestMessage, TraceSettingRequestMessage,
-} from "./grpc-messages";
+import type { LogSettingsRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/LogSettingsRequest";
+import type { ModelConfigRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelConfigRequest";
+import type { ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
+import type { ModelInferResponse } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferResponse";
+import type { ModelMetadataRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelMetadataRequest";
+import type { ModelReadyRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelReadyRequest";
+import type { ModelStatisticsRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelStatisticsRequest";
+import type { RepositoryIndexRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/RepositoryIndexRequest";
+import type { RepositoryModelLoadRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/RepositoryModelLoadRequest";
+import type { RepositoryModelUnloadRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/RepositoryModelUnloadRequest";
+import type { TraceSettingRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/TraceSettingRequest";
 import type { RequestBytesBudget } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { systemSharedMemoryHandlers } from "./system-shared-memory-rpcs";
@@ -36,19 +43,19 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
  */
 export function inferenceServiceHandlers(
   core: InferenceCore, logSettings: LogSettings, streams: Set<StreamInferSession>, tracer: Tracer, sharedMemory: SystemSharedMemory,
-  budget: RequestBytesBudget, serializeInferResponse: (message: ModelInferResponseMessage) => Buffer,
+  budget: RequestBytesBudget, serializeInferResponse: (message: ModelInferResponse) => Buffer,
 ): UntypedServiceImplementation {
   const logger = logSettings.logger;
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
   const inferWith = (trace?: RequestTrace) =>
-    unary<ModelInferRequestMessage, FramedMessage>(async (request, call) => {
+    unary<ModelInferRequest__Output, FramedMessage>(async (request, call) => {
       const model = modelOf(core, request);
       refuseDecoupledModelInfer(model);
       return frameInferResponse(await modelInfer(model, sharedMemory, budget, request, callCancelled(call), trace), serializeInferResponse);
     });
   const infer = inferWith();
-  const modelInferCall: handleUnaryCall<ModelInferRequestMessage, FramedMessage> = (call, callback) => {
+  const modelInferCall: handleUnaryCall<ModelInferRequest__Output, FramedMessage> = (call, callback) => {
     const trace = tracer.sample(call.request.model_name);
     if (trace === undefined) return infer(call, callback);
     traceGrpcReceive(trace);
@@ -57,28 +64,28 @@ export function inferenceServiceHandlers(
   return {
     ServerLive: unary(() => ({ live: core.isLive() })),
     ServerReady: unary(() => ({ ready: core.isReady() })),
-    ModelReady: unary((request: ModelVersionRequestMessage) => ({ ready: core.modelReady(request.name, optional(request.version)) })),
+    ModelReady: unary((request: ModelReadyRequest__Output) => ({ ready: core.modelReady(request.name, optional(request.version)) })),
     ServerMetadata: unary(() => core.serverMetadata()),
-    ModelMetadata: unary((request: ModelVersionRequestMessage) => core.modelMetadata(request.name, optional(request.version))),
+    ModelMetadata: unary((request: ModelMetadataRequest__Output) => core.modelMetadata(request.name, optional(request.version))),
     // The core's config JSON is the protobuf JSON of inference.ModelConfig (proto field names, enum names,
     // 64-bit values as numbers or strings), which the message encoder reads as it is.
-    ModelConfig: unary((request: ModelVersionRequestMessage) => ({ config: core.modelConfig(request.name, optional(request.version)) })),
-    ModelStatistics: unary((request: ModelVersionRequestMessage) => ({ model_stats: core.statistics(optional(request.name), optional(request.version)) })),
-    RepositoryIndex: unary((request: RepositoryIndexRequestMessage) => {
+    ModelConfig: unary((request: ModelConfigRequest__Output) => ({ config: core.modelConfig(request.name, optional(request.version)) })),
+    ModelStatistics: unary((request: ModelStatisticsRequest__Output) => ({ model_stats: core.statistics(optional(request.name), optional(request.version)) })),
+    RepositoryIndex: unary((request: RepositoryIndexRequest__Output) => {
       refuseRepositoryName(request.repository_name);
       return { models: core.repositoryIndex(request.ready).map((entry) => ({ ...entry, version: entry.version ?? "" })) };
     }),
-    RepositoryModelLoad: unary(async (request: RepositoryModelRequestMessage) => {
+    RepositoryModelLoad: unary(async (request: RepositoryModelLoadRequest__Output) => {
       refuseRepositoryName(request.repository_name);
       await core.loadModel(request.model_name, loadOverridesOf(request.parameters));
       return {};
     }),
-    RepositoryModelUnload: unary(async (request: RepositoryModelRequestMessage) => {
+    RepositoryModelUnload: unary(async (request: RepositoryModelUnloadRequest__Output) => {
       refuseRepositoryName(request.repository_name);
       await core.unloadModel(request.model_name, unloadDependentsOf(request.parameters));
       return {};
     }),
-    LogSettings: unary((request: LogSettingsMessage) => logSettingsRpc(logSettings, request)),
+    LogSettings: unary((request: LogSettingsRequest__Output) => logSettingsRpc(logSettings, request)),
     ...systemSharedMemoryHandlers(sharedMemory, logger),
     ModelInfer: modelInferCall,
     ModelStreamInfer: (call: ModelStreamInferCall) => {
@@ -86,7 +93,7 @@ export function inferenceServiceHandlers(
       streams.add(session);
       void session.done.then(() => streams.delete(session));
     },
-    TraceSetting: unary((request: TraceSettingRequestMessage) => traceSettingResponseOf(
+    TraceSetting: unary((request: TraceSettingRequest__Output) => traceSettingResponseOf(
       answerTraceSetting(tracer, core, optional(request.model_name), traceSettingRequestOf(request)),
     )),
   };

@@ -3,15 +3,15 @@ import type { BudgetLease } from "../request-bytes-budget";
 import { type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
-import type { InferTensorContentsMessage, ModelInferRequestMessage, ModelInferResponseMessage } from "./grpc-messages";
+import type { ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
 import { decodeModelInferRequest } from "./infer-request-decoder";
-import { encodeModelInferResponse } from "./infer-response-encoder";
+import { type EncodedModelInferResponse, encodeModelInferResponse } from "./infer-response-encoder";
 
 /**
  * The message's model, resolved once for the request: NOT_FOUND or UNAVAILABLE before any tensor is decoded, so an
  * unknown model is refused as such whatever its inputs, as in Triton.
  */
-export function modelOf(core: InferenceCore, message: ModelInferRequestMessage): ModelHandle {
+export function modelOf(core: InferenceCore, message: ModelInferRequest__Output): ModelHandle {
   return core.model(message.model_name, message.model_version === "" ? undefined : message.model_version);
 }
 
@@ -19,7 +19,7 @@ export function modelOf(core: InferenceCore, message: ModelInferRequestMessage):
  * Decodes a message's tensors, holding the message and then its decoded tensors against `budget`'s `lease` (which
  * the caller releases once the request is answered). Throws the decoder's InferenceError.
  */
-export function decodeHeld(lease: BudgetLease, message: ModelInferRequestMessage): ReturnType<typeof decodeModelInferRequest> {
+export function decodeHeld(lease: BudgetLease, message: ModelInferRequest__Output): ReturnType<typeof decodeModelInferRequest> {
   lease.holdAtLeast(retainedBytes(message.raw_input_contents));
   const decoded = decodeModelInferRequest(message);
   lease.holdAtLeast(retainedBytes([...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]));
@@ -34,9 +34,9 @@ export function decodeHeld(lease: BudgetLease, message: ModelInferRequestMessage
  * request's. Rejects with the core's InferenceError.
  */
 export async function modelInfer(
-  model: ModelHandle, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, message: ModelInferRequestMessage, signal: CancellationSignal,
+  model: ModelHandle, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, message: ModelInferRequest__Output, signal: CancellationSignal,
   trace?: InferenceTrace,
-): Promise<ModelInferResponseMessage> {
+): Promise<EncodedModelInferResponse> {
   const lease = budget.lease();
   try {
     const decoded = decodeHeld(lease, message);
@@ -55,9 +55,9 @@ export async function modelInfer(
  * only a mark-compact frees them. A 600 KB tensor's message buffer promoted with them is external memory, for which
  * V8 ran a mark-compact every 50-70 such calls; without it the calls' objects alone cost no measurable GC.
  */
-function releaseTensors(message: ModelInferRequestMessage): void {
-  (message as { raw_input_contents: readonly Buffer[] }).raw_input_contents = [];
-  for (const input of message.inputs) (input as { contents: InferTensorContentsMessage | null }).contents = null;
+function releaseTensors(message: ModelInferRequest__Output): void {
+  message.raw_input_contents = [];
+  for (const input of message.inputs) input.contents = null;
 }
 
 /** Triton's ModelInfer refuses a decoupled model (src/grpc/infer_handler.cc): its responses need ModelStreamInfer. */

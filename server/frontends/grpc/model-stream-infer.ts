@@ -2,7 +2,9 @@ import { type ServerDuplexStream, status, type StatusObject } from "@grpc/grpc-j
 import type { Logger } from "pino";
 import type { InferenceCore, ModelHandle } from "../../core/index";
 import type { RequestTrace, Tracer } from "../../tracing/index";
-import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from "./grpc-messages";
+import type { ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
+import type { ModelInferResponse } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferResponse";
+import type { ModelStreamInferResponse } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelStreamInferResponse";
 import { type FramedMessage, frameInferResponse } from "./framed-infer-response";
 import { grpcErrorOf } from "./grpc-status";
 import { traceGrpcReceive, traceGrpcSend } from "./grpc-trace";
@@ -12,7 +14,7 @@ import { decoupledStreamInfer, type StreamedResponse } from "./decoupled-stream-
 import type { RequestBytesBudget } from "../request-bytes-budget";
 import { writableFlow } from "../writable-flow";
 
-export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage | FramedMessage>;
+export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequest__Output, ModelStreamInferResponse | FramedMessage>;
 
 /**
  * Requests one stream may have in the core at once. Beyond it the server stops reading, so HTTP/2 flow control
@@ -50,7 +52,7 @@ type Outcome = { readonly response: FramedMessage } | { readonly error: Pick<Sta
  */
 export function serveModelStreamInfer(
   core: InferenceCore, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, call: ModelStreamInferCall, logger: Logger, tracer: Tracer,
-  serializeInferResponse: (message: ModelInferResponseMessage) => Buffer,
+  serializeInferResponse: (message: ModelInferResponse) => Buffer,
 ): StreamInferSession {
   const statusOnError = call.metadata.get(STATUS_ON_ERROR_HEADER).some((v) => String(v).toLowerCase() === "true");
   const controller = new AbortController();
@@ -72,7 +74,7 @@ export function serveModelStreamInfer(
     resolveDone();
   };
 
-  const run = async (model: ModelHandle | Error, message: ModelInferRequestMessage, trace: RequestTrace | undefined): Promise<Outcome> => {
+  const run = async (model: ModelHandle | Error, message: ModelInferRequest__Output, trace: RequestTrace | undefined): Promise<Outcome> => {
     try {
       if (model instanceof Error) throw model;
       const response = await modelInfer(model, sharedMemory, budget, message, controller.signal, trace);
@@ -102,7 +104,7 @@ export function serveModelStreamInfer(
     if (trace !== undefined && streamed.final) traceGrpcSend(trace, send);
     else send();
   };
-  const runDecoupled = (model: ModelHandle, message: ModelInferRequestMessage, trace: RequestTrace | undefined): void => {
+  const runDecoupled = (model: ModelHandle, message: ModelInferRequest__Output, trace: RequestTrace | undefined): void => {
     const running = decoupledStreamInfer(model, budget, message, { signal: controller.signal, flow }, trace, (streamed) => writeStreamed(streamed, trace)).then(() => {
       decoupled.delete(running);
       inFlight--;
@@ -111,7 +113,7 @@ export function serveModelStreamInfer(
     decoupled.add(running);
   };
   /** The message's model, resolved once; an unknown or unavailable one is answered in order, as a one-to-one failure. */
-  const resolve = (message: ModelInferRequestMessage): ModelHandle | Error => {
+  const resolve = (message: ModelInferRequest__Output): ModelHandle | Error => {
     try {
       return modelOf(core, message);
     } catch (error) {
@@ -123,7 +125,7 @@ export function serveModelStreamInfer(
     await Promise.all(decoupled);
   };
 
-  call.on("data", (message: ModelInferRequestMessage) => {
+  call.on("data", (message: ModelInferRequest__Output) => {
     if (!accepting) return;
     inFlight++;
     if (inFlight >= MAX_IN_FLIGHT_PER_STREAM) call.pause();

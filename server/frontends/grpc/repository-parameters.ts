@@ -1,5 +1,5 @@
 import { clipped, InferenceError, type LoadOverrides } from "../../core/index";
-import type { ModelRepositoryParameterMessage } from "./grpc-messages";
+import type { ModelRepositoryParameter__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelRepositoryParameter";
 
 function invalid(message: string): InferenceError {
   return new InferenceError("INVALID_ARG", message);
@@ -10,7 +10,7 @@ function invalid(message: string): InferenceError {
  * `config` must be a string_param (a JSON model config), each `file:<path>` a bytes_param (the file's contents),
  * and any other name is refused.
  */
-export function loadOverridesOf(parameters: Readonly<Record<string, ModelRepositoryParameterMessage>>): LoadOverrides | undefined {
+export function loadOverridesOf(parameters: Readonly<Record<string, ModelRepositoryParameter__Output>>): LoadOverrides | undefined {
   let config: string | undefined;
   const files = new Map<string, Uint8Array>();
   for (const [key, parameter] of Object.entries(parameters)) {
@@ -28,7 +28,7 @@ export function loadOverridesOf(parameters: Readonly<Record<string, ModelReposit
 }
 
 /** A RepositoryModelUnload request's `unload_dependents`, which must be a bool_param (false when absent). */
-export function unloadDependentsOf(parameters: Readonly<Record<string, ModelRepositoryParameterMessage>>): boolean {
+export function unloadDependentsOf(parameters: Readonly<Record<string, ModelRepositoryParameter__Output>>): boolean {
   const parameter = parameters["unload_dependents"];
   if (parameter === undefined) return false;
   if (parameter.parameter_choice !== "bool_param") throw invalid("invalid value type for 'unload_dependents' parameter, expected bool_param.");

@@ -1,5 +1,9 @@
 import { clipped, InferenceError, type ParameterValue } from "../../core/index";
-import type { InferParameterChoice, InferParameterMap, InferParameterMessage, Int64Text } from "./grpc-messages";
+import type { InferParameter__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/InferParameter";
+
+export type InferParameterMap = Readonly<Record<string, InferParameter__Output>>;
+
+type InferParameterChoice = NonNullable<InferParameter__Output["parameter_choice"]>;
 
 /** Reserved request parameters and the value types Triton's gRPC frontend accepts for them. */
 const RESERVED_PARAMETER_TYPES: Readonly<Record<string, readonly InferParameterChoice[]>> = {
@@ -16,12 +20,12 @@ function invalid(message: string): InferenceError {
 }
 
 /** A 64-bit integer exactly: a number while it is safe, a bigint beyond. */
-function int64Value(text: Int64Text): number | bigint {
+function int64Value(text: string): number | bigint {
   const number = Number(text);
   return Number.isSafeInteger(number) ? number : BigInt(text);
 }
 
-function parameterValue(key: string, parameter: InferParameterMessage): ParameterValue {
+function parameterValue(key: string, parameter: InferParameter__Output): ParameterValue {
   switch (parameter.parameter_choice) {
     case "bool_param": return parameter.bool_param === true;
     case "int64_param": return int64Value(parameter.int64_param ?? "0");

@@ -1,7 +1,7 @@
 import { type DataType, InferenceError, joinBytesElements } from "../../core/index";
-import type { InferTensorContentsMessage } from "./grpc-messages";
+import type { InferTensorContents__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/InferTensorContents";
 
-type ContentsField = keyof InferTensorContentsMessage;
+type ContentsField = keyof InferTensorContents__Output;
 
 /**
  * Each typed field of `InferTensorContents` and the datatypes it may carry, in field-number order. The last
@@ -38,7 +38,7 @@ function view(array: ArrayBufferView): Uint8Array {
 
 // Typed arrays use the platform's byte order; every platform Node and ONNX Runtime ship for is little-endian,
 // which is the order the core expects.
-function encodeElements(datatype: DataType, contents: InferTensorContentsMessage, origin: TensorOrigin): Uint8Array {
+function encodeElements(datatype: DataType, contents: InferTensorContents__Output, origin: TensorOrigin): Uint8Array {
   const range = NARROW_INTEGER_RANGES[datatype];
   if (range !== undefined) {
     const values = datatype.startsWith("U") ? contents.uint_contents : contents.int_contents;
@@ -73,7 +73,7 @@ function rawOnly(datatype: DataType, origin: TensorOrigin): InferenceError {
  * field that matches the datatype may hold data. An empty `contents` gives an empty tensor, which the core
  * then measures against the shape.
  */
-export function typedContentsToBytes(datatype: DataType, contents: InferTensorContentsMessage, origin: TensorOrigin): Uint8Array {
+export function typedContentsToBytes(datatype: DataType, contents: InferTensorContents__Output, origin: TensorOrigin): Uint8Array {
   let supplied = false;
   for (const { field, datatypes } of CONTENTS_FIELDS) {
     if (contents[field].length === 0) continue;

@@ -1,14 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { frameInferResponse } from "../../../../server/frontends/grpc/framed-infer-response";
-import type { ModelInferResponseMessage } from "../../../../server/frontends/grpc/grpc-messages";
+import type { ModelInferResponse } from "../../../../protocol/grpc-types/longs-as-strings/inference/ModelInferResponse";
+import type { EncodedModelInferResponse } from "../../../../server/frontends/grpc/infer-response-encoder";
 import { loadGrpcServiceDefinitions } from "../../../../server/frontends/grpc/grpc-service-definitions";
 
 const { inference } = loadGrpcServiceDefinitions();
-const serialize = inference["ModelInfer"]!.responseSerialize as (message: ModelInferResponseMessage) => Buffer;
+const serialize = inference["ModelInfer"]!.responseSerialize as (message: ModelInferResponse) => Buffer;
 const stream = inference["ModelStreamInfer"]!;
 
 /** What grpc-js writes for a message: its serializeMessage's prefix, then protobufjs's bytes. */
-function grpcJsFrame(message: ModelInferResponseMessage): Buffer {
+function grpcJsFrame(message: ModelInferResponse): Buffer {
   const body = serialize(message);
   const prefix = Buffer.alloc(5);
   prefix.writeUInt32BE(body.byteLength, 1);
@@ -20,7 +21,7 @@ function bytes(length: number, seed: number): Uint8Array {
 }
 
 describe("frameInferResponse", () => {
-  const responses: [string, ModelInferResponseMessage][] = [
+  const responses: [string, EncodedModelInferResponse][] = [
     ["no outputs", { model_name: "m", model_version: "1", id: "", outputs: [], raw_output_contents: [] }],
     ["outputs of every varint length, one empty (in shared memory)", {
       model_name: "model", model_version: "3", id: "request-7",

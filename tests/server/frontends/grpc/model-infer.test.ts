@@ -2,7 +2,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseServerOptions } from "../../../../server/cli/server-options";
 import { Cancellation, type InferenceCore } from "../../../../server/core/index";
-import type { ModelInferRequestMessage } from "../../../../server/frontends/grpc/grpc-messages";
+import type { ModelInferRequest__Output } from "../../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
 import { loadGrpcServiceDefinitions } from "../../../../server/frontends/grpc/grpc-service-definitions";
 import { modelInfer, modelOf } from "../../../../server/frontends/grpc/model-infer";
 import { RequestBytesBudget } from "../../../../server/frontends/request-bytes-budget";
@@ -31,10 +31,10 @@ afterAll(() => core.close());
 const modelInferMethod = loadGrpcServiceDefinitions().inference["ModelInfer"]!;
 
 /** A ModelInferRequest as grpc-js hands it to the handler: serialized and decoded by the endpoint's own definitions. */
-function request(shape: readonly number[], raw: readonly Buffer[], fp32Contents?: readonly number[]): ModelInferRequestMessage {
+function request(shape: readonly number[], raw: readonly Buffer[], fp32Contents?: readonly number[]): ModelInferRequest__Output {
   const input = { name: "INPUT0", datatype: "FP32", shape, ...(fp32Contents === undefined ? {} : { contents: { fp32_contents: fp32Contents } }) };
   const bytes = modelInferMethod.requestSerialize({ model_name: "identity_fp32", inputs: [input], raw_input_contents: raw });
-  return modelInferMethod.requestDeserialize(bytes) as ModelInferRequestMessage;
+  return modelInferMethod.requestDeserialize(bytes) as ModelInferRequest__Output;
 }
 
 const floats = (...values: number[]) => Buffer.from(Float32Array.from(values).buffer);

@@ -1,0 +1,8 @@
+// Original file: protocol/proto/grpc_service.proto
+
+
+export interface ServerLiveRequest {
+}
+
+export interface ServerLiveRequest__Output {
+}

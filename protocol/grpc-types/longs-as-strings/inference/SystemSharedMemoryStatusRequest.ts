@@ -1,0 +1,10 @@
+// Original file: protocol/proto/grpc_service.proto
+
+
+export interface SystemSharedMemoryStatusRequest {
+  'name'?: (string);
+}
+
+export interface SystemSharedMemoryStatusRequest__Output {
+  'name': (string);
+}
