@@ -50,6 +50,13 @@ module.exports = {
       from: { path: "^tools/" },
       to: { path: "^server/", pathNot: "^server/(core/index|backends/typescript/index)\\.ts$" },
     },
+    {
+      name: "bench-sees-the-server-through-its-entry-points",
+      comment: "The benchmarks use the server as a library (server/index.ts) and the facades the tools use, never its internals.",
+      severity: "error",
+      from: { path: "^bench/" },
+      to: { path: "^server/", pathNot: "^server/(index|core/index|tracing/index|backends/typescript/index)\\.ts$" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { InstanceSpec } from "../server/backends/backend";
+import type { InstanceSpec } from "../server/index";
 import { InferenceClient, type InferInput, type ModelConfig } from "../client/index";
 import { toFloat16Array } from "../protocol/float16";
 import { buildExampleRepository } from "../tools/model-builder/index";

@@ -8,15 +8,8 @@
 import { createServer, type Http2Server } from "node:http2";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { parseServerOptions } from "../server/cli/server-options";
-import { applyV8HeapSettings } from "../server/memory/v8-heap-settings";
+import { parseServerOptions, applyV8HeapSettings, startGrpcServer, buildHttpServer, RequestBytesBudget, createCore, grpcServerOptions, httpServerOptions, SystemSharedMemory, LogSettings } from "../server/index";
 import { Tracer } from "../server/tracing/index";
-import { startGrpcServer } from "../server/frontends/grpc/grpc-server";
-import { buildHttpServer } from "../server/frontends/http/http-server";
-import { RequestBytesBudget } from "../server/frontends/request-bytes-budget";
-import { createCore, grpcServerOptions, httpServerOptions } from "../server/server-wiring";
-import { SystemSharedMemory } from "../server/frontends/shared-memory/system-shared-memory";
-import { LogSettings } from "../server/logging/log-settings";
 import { connectGrpcHandler } from "./grpc-transports/connect-grpc-transport";
 import { serveOwnGrpc } from "./grpc-transports/own-grpc-transport";
 

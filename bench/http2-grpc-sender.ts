@@ -1,6 +1,5 @@
 import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants, type IncomingHttpHeaders } from "node:http2";
-import { GrpcMessageAssembler } from "../server/frontends/grpc/grpc-message-assembler";
-import { lengthPrefixed, PREFIX_BYTES } from "../server/frontends/grpc/grpc-message-framing";
+import { GrpcMessageAssembler, lengthPrefixed, PREFIX_BYTES } from "../server/index";
 import type { RequestSender } from "../tools/perf/index";
 import { inferenceMethod, type RawInput, serializedInferRequest, StreamPool } from "./grpc-stream-sender";
 

@@ -4,9 +4,7 @@
  * backend's own functions) and runs it back to back for as long as it is asked, on data prepared up front.
  */
 import * as ort from "onnxruntime-node";
-import { chooseExecutionProviders } from "../server/backends/onnxruntime/execution-providers";
-import { sessionSettings } from "../server/backends/onnxruntime/onnxruntime-backend";
-import { ortSessionOptions } from "../server/backends/onnxruntime/ort-worker-protocol";
+import { chooseExecutionProviders, sessionSettings, ortSessionOptions } from "../server/index";
 import { toFloat16Array } from "../protocol/float16";
 import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
 

@@ -1,5 +1,5 @@
 /** Messages between the bench and its in-process ONNX Runtime baseline child (Node IPC). */
-import type { InstanceSpec } from "../server/backends/backend";
+import type { InstanceSpec } from "../server/index";
 
 /** argv of the child, as JSON: the session the server would create for the model. */
 export interface OrtBaselineSettings {

@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
-import type { InstanceSpec } from "../server/backends/backend";
+import type { InstanceSpec } from "../server/index";
 import { type SideMeasurement, summarizeLatencies } from "../tools/perf/index";
 import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
 

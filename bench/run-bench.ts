@@ -15,7 +15,7 @@ import type { BenchContext } from "./bench-context";
 import { type BenchOptions, parseBenchOptions } from "./bench-options";
 import { benchTableContent, formatBenchTable } from "./bench-table";
 import { runResnet50Suite } from "./resnet50-suite";
-import { countNvidiaGpus } from "../server/backends/gpu-detection";
+import { countNvidiaGpus } from "../server/index";
 import { runBatchingSuite } from "./batching-suite";
 import { runBlsSuite } from "./bls-suite";
 import { runGpuSuite } from "./gpu-suite";

@@ -14,11 +14,7 @@ import type { InferParameter as InferParameterMessage, InferParameter__Output } 
 import type { InferTensorContents__Output } from "../../protocol/grpc-types/longs-as-strings/inference/InferTensorContents";
 import type { ModelInferRequest__Output } from "../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
 import type { ModelInferResponse as ModelInferResponseMessage } from "../../protocol/grpc-types/longs-as-strings/inference/ModelInferResponse";
-import type { EncodedModelInferResponse } from "../../server/frontends/grpc/infer-response-encoder";
-import { grpcErrorOf } from "../../server/frontends/grpc/grpc-status";
-import { modelInfer, modelOf } from "../../server/frontends/grpc/model-infer";
-import type { InferParameterMap } from "../../server/frontends/grpc/request-parameters";
-import type { SharedFrontendParts } from "../../server/server-wiring";
+import { type EncodedModelInferResponse, grpcErrorOf, modelInfer, modelOf, type InferParameterMap, type SharedFrontendParts } from "../../server/index";
 import {
   GRPCInferenceService, type InferParameter, InferParameterSchema, type InferTensorContents, type ModelInferRequest, type ModelInferResponse,
   ModelInferResponseSchema, type ModelStreamInferResponse, ModelStreamInferResponseSchema,

@@ -10,15 +10,9 @@
  */
 import type { Http2Server, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Cancellation, type InferenceCore } from "../../server/core/index";
-import { loadGrpcServiceDefinitions } from "../../server/frontends/grpc/grpc-service-definitions";
+import { loadGrpcServiceDefinitions, type EncodedModelInferResponse, grpcErrorOf, modelInfer, modelOf, fieldHeader, INFER_RESPONSE_KEY, RAW_OUTPUT_CONTENTS_KEY, GrpcMessageAssembler, type SharedFrontendParts } from "../../server/index";
 import type { ModelInferRequest__Output } from "../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
 import type { ModelInferResponse } from "../../protocol/grpc-types/longs-as-strings/inference/ModelInferResponse";
-import type { EncodedModelInferResponse } from "../../server/frontends/grpc/infer-response-encoder";
-import { grpcErrorOf } from "../../server/frontends/grpc/grpc-status";
-import { modelInfer, modelOf } from "../../server/frontends/grpc/model-infer";
-import { fieldHeader, INFER_RESPONSE_KEY, RAW_OUTPUT_CONTENTS_KEY } from "../../server/frontends/grpc/framed-infer-response";
-import { GrpcMessageAssembler } from "../../server/frontends/grpc/grpc-message-assembler";
-import type { SharedFrontendParts } from "../../server/server-wiring";
 
 const SERVICE = "/inference.GRPCInferenceService/";
 const FINAL_RESPONSE_PARAMETERS = { triton_final_response: { bool_param: true } };

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type ClientDuplexStream, credentials, makeGenericClientConstructor, Metadata } from "@grpc/grpc-js";
-import { loadGrpcServiceDefinitions } from "../../server/frontends/grpc/grpc-service-definitions";
+import { loadGrpcServiceDefinitions } from "../../server/index";
 import { healthDuring } from "./health-during";
 import { check, percentile, round, type ScenarioCheck, type ScenarioResult, scenarioResult, type StressLog } from "./scenario-result";
 import { residentMiB, type StressPaths, type StressServer, startStressServer } from "./stress-server";

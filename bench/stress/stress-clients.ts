@@ -1,6 +1,6 @@
 import { type Client as GrpcClient, credentials, makeGenericClientConstructor, Metadata, status } from "@grpc/grpc-js";
 import type { Dispatcher } from "undici";
-import { loadGrpcServiceDefinitions } from "../../server/frontends/grpc/grpc-service-definitions";
+import { loadGrpcServiceDefinitions } from "../../server/index";
 
 /**
  * How one request ended, from the client's side. `rejected` is the server declining work it could not take (503 /
