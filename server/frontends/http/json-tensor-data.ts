@@ -74,7 +74,8 @@ export function numberWriter(datatype: DataType, tensorName: string): Writer {
     case "INT64": return (v, o, value) => v.setBigInt64(o, long(value, -(2n ** 63n), 2n ** 63n - 1n), true);
     case "FP32": return (v, o, value) => v.setFloat32(o, number(value), true);
     case "FP64": return (v, o, value) => v.setFloat64(o, number(value), true);
-    default: throw invalid(`receiving ${datatype} data via JSON is not supported. Please use the binary data format for input '${tensorName}'`);
+    // Triton's words (src/http_server.cc, ReadDataFromJson): the name unquoted.
+    default: throw invalid(`receiving ${datatype} data via JSON is not supported. Please use the binary data format for input ${tensorName}`);
   }
 }
 
@@ -120,7 +121,7 @@ function formatDouble(value: number): string {
 /** Elements formatted per slice of a large JSON output: a few milliseconds of work, after which others may run. */
 export const JSON_SLICE_ELEMENTS = 16_384;
 
-function elementReader(datatype: DataType, data: Uint8Array, tensorName: string): (i: number) => string {
+function elementReader(datatype: DataType, data: Uint8Array): (i: number) => string {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   switch (datatype) {
     case "BOOL": return (i) => (view.getUint8(i) ? "true" : "false");
@@ -134,7 +135,8 @@ function elementReader(datatype: DataType, data: Uint8Array, tensorName: string)
     case "INT64": return (i) => String(view.getBigInt64(i * 8, true));
     case "FP32": return (i) => formatDouble(view.getFloat32(i * 4, true));
     case "FP64": return (i) => formatDouble(view.getFloat64(i * 8, true));
-    default: throw invalid(`sending ${datatype} data via JSON is not supported. Please use the binary data format for output '${tensorName}'`);
+    // Triton's words (src/http_server.cc, WriteDataToJson), which do not name the output.
+    default: throw invalid(`sending ${datatype} data via JSON is not supported. Please use the binary data format for output`);
   }
 }
 
@@ -148,7 +150,7 @@ export function jsonDataText(datatype: DataType, data: Uint8Array, elementCount:
     const elements = bytesElementTexts(data, elementCount, tensorName);
     return slices(elementCount, (start, end) => elements.slice(start, end).map((text) => JSON.stringify(text)));
   }
-  const read = elementReader(datatype, data, tensorName);
+  const read = elementReader(datatype, data);
   return slices(elementCount, (start, end) => {
     const parts = new Array<string>(end - start);
     for (let i = start; i < end; i++) parts[i - start] = read(i);

@@ -77,7 +77,7 @@ describe("Triton's generate response mapping", () => {
       }
     };
     expect(write({ name: "h", datatype: "FP16", shape: [1], data: new Uint8Array(2) })).toBe(
-      "INVALID_ARG: sending FP16 data via JSON is not supported. Please use the binary data format for output 'h'",
+      "INVALID_ARG: sending FP16 data via JSON is not supported. Please use the binary data format for output",
     );
     expect(write({ name: "t", datatype: "BYTES", shape: [2], data: bytesOutput([0x61]) })).toBe("INVALID_ARG: input 't' holds 1 BYTES elements, but its shape needs 2");
   });
