@@ -1,6 +1,7 @@
 import {
   bytesElements, clipped, type DataType, elementCount, type InferenceError, type InferResponse, type InferRequest, invalidArg, type ParameterValue, type Tensor, type TensorMetadata,
 } from "../../core/index";
+import { requestIdOf } from "./infer-request-codec";
 import { encodeJsonData, jsonDataText } from "./json-tensor-data";
 
 /** The generate request's key whose object holds parameters (Triton's nested request schema). */
@@ -66,7 +67,8 @@ export function generateRequest(body: Record<string, unknown>, model: GenerateMo
       parameters[key] = parameterOf(key, value);
     }
   }
-  return { modelName: model.name, modelVersion, parameters, inputs: tensors };
+  // Triton reads `id` as the request's id, and maps the key as any other too (a parameter, unless an input has the name).
+  return { modelName: model.name, modelVersion, id: requestIdOf(body), parameters, inputs: tensors };
 }
 
 /** rapidjson's escapes (writer.h, Writer::WriteString): the two-character ones, else \u00XX with upper-case digits. */

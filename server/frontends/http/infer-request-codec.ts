@@ -30,6 +30,13 @@ function invalid(message: string): InferenceError {
 }
 
 /** A JSON object: neither null nor an array. */
+/** A request body's `id`, read as Triton's ParseJsonTritonRequestID reads it (its words for one not a string). */
+export function requestIdOf(body: Record<string, unknown>): string | undefined {
+  const id = body["id"];
+  if (id !== undefined && typeof id !== "string") throw invalid("Unable to parse 'id': attempt to access JSON non-string as string");
+  return id;
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -239,8 +246,7 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
     throw invalid(`failed to parse the request JSON buffer: ${message}`);
   }
   if (!isRecord(header)) throw invalid("the inference request must be a JSON object");
-  const id = header["id"];
-  if (id !== undefined && typeof id !== "string") throw invalid("request 'id' must be a string");
+  const id = requestIdOf(header);
   const requestParameters = parameters(header["parameters"], "the request");
   const binaryDefault = requestParameters["binary_data_output"];
   if (binaryDefault !== undefined && typeof binaryDefault !== "boolean") throw invalid("binary_data_output must be a boolean");
