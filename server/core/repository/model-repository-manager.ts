@@ -76,7 +76,8 @@ export class ModelRepositoryManager {
       scanned = this.#scanRepositories();
     } catch (error) {
       // Triton (core src/server.cc, InferenceServer::Init): a repository that cannot be read fails the server's
-      // initialization; without exit-on-error it keeps serving, live but never ready, with no models.
+      // initialization; without exit-on-error it keeps serving, neither live nor ready (SERVER_FAILED_TO_INITIALIZE),
+      // with no models.
       if (this.#settings.exitOnError) throw error;
       this.#initializationFailure = (error as Error).message;
       return;
