@@ -8,6 +8,7 @@ import {
 import type { SharedMemoryReference } from "../shared-memory/system-shared-memory";
 import { jsonText, parseExactJson } from "./exact-json";
 import { encodeJsonData } from "./json-tensor-data";
+import { checkJsonElementCount, jsonShape, safeShape } from "./json-shape";
 import { encodeJsonDataArray, type JsonDataArray, splitHeader } from "./json-data-arrays";
 
 /** How the client wants each output back. */
@@ -62,16 +63,6 @@ const readJsonParameter: ParameterReader<Record<string, ParameterValue>> = (para
   throw invalid(`invalid value type for '${clipped(key)}' parameter for tensor '${clipped(tensorName)}', expected ${kind === "string" ? "a string" : "an integer"}`);
 };
 
-function shapeOf(value: unknown, name: string): number[] {
-  if (!Array.isArray(value)) throw invalid(`input '${name}' must have a 'shape' array`);
-  return value.map((dim) => {
-    if (typeof dim !== "number" || !Number.isSafeInteger(dim) || dim < 0) {
-      throw invalid(`input '${name}' has an invalid dimension ${jsonText(dim)} in its shape: dimensions are non-negative integers`);
-    }
-    return dim;
-  });
-}
-
 /** Reads tensors' binary payloads in order from the bytes after the JSON header. */
 class BinarySection {
   #offset = 0;
@@ -107,10 +98,11 @@ function decodeInput(raw: unknown, index: number, sources: InputSources, modelNa
   if (typeof datatype !== "string" || !isDataType(datatype)) {
     throw invalid(`input '${name}' has an invalid datatype ${jsonText(datatype)}`);
   }
-  const shape = shapeOf(raw["shape"], name);
+  const exactShape = jsonShape(raw["shape"], name);
   const params = parameters(raw["parameters"], `input '${name}'`);
   const reference = sharedMemoryReference(name, params, readJsonParameter);
   if (reference !== undefined) {
+    const shape = safeShape(exactShape, name);
     for (const field of ["data", "binary_data_size"]) {
       if (field in raw || field in params) {
         throw invalid(`unexpected '${field}' provided when using shared memory for input tensor '${name}' for model '${modelName}'`);
@@ -125,9 +117,11 @@ function decodeInput(raw: unknown, index: number, sources: InputSources, modelNa
       throw invalid(`input '${name}' has an invalid binary_data_size ${jsonText(binarySize)}`);
     }
     if ("data" in raw) throw invalid(`input '${name}' has both 'data' and binary_data_size: use one`);
-    return { name, datatype, shape, data: sources.binary.take(binarySize, name) };
+    return { name, datatype, shape: safeShape(exactShape, name), data: sources.binary.take(binarySize, name) };
   }
   if (!("data" in raw)) throw invalid(`input '${name}' has neither 'data' nor a binary_data_size parameter`);
+  checkJsonElementCount(exactShape, datatype, name);
+  const shape = safeShape(exactShape, name);
   const array = sources.dataArrays.get(index);
   const data = array === undefined
     ? encodeJsonData(datatype, raw["data"], elementCount(shape), name)

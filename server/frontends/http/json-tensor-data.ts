@@ -10,12 +10,20 @@ function invalid(message: string): InferenceError {
   return new InferenceError("INVALID_ARG", message);
 }
 
+/** Triton's HTTP_MAX_JSON_NESTING_DEPTH (src/common.h): `data` itself is depth 0, its elements one deeper. */
+const MAX_JSON_NESTING_DEPTH = 100;
+
+function tooDeep(): InferenceError {
+  return invalid(`JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_NESTING_DEPTH})`);
+}
+
 /** How many elements Triton's nested-or-flat JSON `data` holds (a scalar is one). */
-function countElements(data: unknown, tensorName: string, depth = 0): number {
-  if (depth > 64) throw invalid(`input '${tensorName}' data is nested too deeply`);
+function countElements(data: unknown, depth = 0): number {
   if (!Array.isArray(data)) return 1;
+  // As Triton's ReadDataFromJsonHelper, a value at the limit's depth is refused, an array's or an element's.
+  if (depth + 1 >= MAX_JSON_NESTING_DEPTH && data.length > 0) throw tooDeep();
   let count = 0;
-  for (const item of data) count += Array.isArray(item) ? countElements(item, tensorName, depth + 1) : 1;
+  for (const item of data) count += Array.isArray(item) ? countElements(item, depth + 1) : 1;
   return count;
 }
 
@@ -87,7 +95,7 @@ export function assertElementCount(count: number, elementCount: number, tensorNa
 
 /** JSON `data` (nested or flat) -> the core's little-endian bytes, checking every element's type and range. */
 export function encodeJsonData(datatype: DataType, data: unknown, elementCount: number, tensorName: string): Uint8Array {
-  const count = countElements(data, tensorName);
+  const count = countElements(data);
   assertElementCount(count, elementCount, tensorName);
   if (datatype === "BYTES") {
     const texts = new Array<string>(count);
