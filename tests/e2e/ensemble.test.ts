@@ -76,6 +76,9 @@ ensemble_scheduling { step [ ${nopStep("nop_nobatch_16", "IN", "OUT")} ] }`);
   nop(repository, "reshape_variable", 8, "-1", "FP32", "-1, 1");
   ensemble(repository, "through_reshapes", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "16")}
 ensemble_scheduling { step [ ${nopStep("reshape_fixed", "IN", "mid")}, ${nopStep("reshape_variable", "mid", "OUT")} ] }`);
+  ensemble(repository, "optional_feed", `input [ { name: "IN" data_type: TYPE_FP32 dims: [ 16 ] }, { name: "OPT" data_type: TYPE_FP32 dims: [ 16 ] optional: true } ]
+${io("output", ["OUT", "OUT2"], "TYPE_FP32", "16")}
+ensemble_scheduling { step [ ${nopStep("nop_TYPE_FP32_-1", "IN", "OUT")}, ${nopStep("nop_TYPE_FP32_-1", "OPT", "OUT2")} ] }`);
   const broken = (name: string, body: string, maxBatchSize?: number): void => ensemble(repository, name, body, maxBatchSize);
   broken("unknown_model", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("nowhere", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
   broken("bad_input_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT9: "B" }, { OUTPUT0: "S" })} ] }`);
@@ -209,6 +212,13 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     // The step request carries the ensemble request's id (EnsembleContext::InitStep), so its error is prefixed with it.
     const withId = await infer("any_length", { id: "ens-7", inputs });
     expect(withId.error).toMatch(/^in ensemble 'any_length', \[request id: ens-7\] unexpected shape for input 'INPUT0' for model 'add_sub'/);
+  });
+
+  it("fails a request whose left-out optional input leaves a step unable to run, in Triton's words", async () => {
+    // core src/ensemble_scheduler/ensemble_scheduler.cc, EnsembleContext::FinishEnsemble.
+    const { status, error } = await infer("optional_feed", { id: "opt-1", inputs: [{ name: "IN", datatype: "FP32", shape: [1, 16], data: row(1) }] });
+    expect(status).toBe(400);
+    expect(error).toBe("in ensemble 'optional_feed', [request id: opt-1] unexpected deadlock, at least one output is not set while no more ensemble steps can be made");
   });
 
   it("hands each step the request's parameters, so a sequence model among the steps sees its sequence; the ensemble counts its own statistics", async () => {

@@ -1,4 +1,4 @@
-import { asInferenceError, InferenceError } from "../errors";
+import { asInferenceError, InferenceError, requestLogPrefix } from "../errors";
 import type { InferRequest, InferResponse, OutputTensor } from "../request/inference-request";
 import type { ModelConfig } from "../model-config/model-config";
 import type { ModelSignature } from "../model-config/model-signature";
@@ -195,8 +195,11 @@ export class EnsembleScheduler implements RequestScheduler {
           running.set(step, run);
         }
         if (running.size === 0) {
-          const missing = [...waiting].flatMap((step) => [...step.inputs.values()].filter((tensor) => !tensors.has(tensor)));
-          throw new InferenceError("INVALID_ARG", `ensemble tensor(s) ${[...new Set(missing)].map((t) => `'${t}'`).join(", ")} were never produced (an optional input left out?)`);
+          // Steps wait on tensors nothing will produce (an optional input left out): Triton's words.
+          throw new InferenceError(
+            "INVALID_ARG",
+            this.#failure(`${requestLogPrefix(options.id)}unexpected deadlock, at least one output is not set while no more ensemble steps can be made`),
+          );
         }
         const { step, outputs, batchSize } = await Promise.race(running.values());
         running.delete(step);
@@ -244,8 +247,12 @@ export class EnsembleScheduler implements RequestScheduler {
       const failure = asInferenceError(error);
       // The ensemble exists; a composing model that went away makes it unavailable, not unknown.
       const code = failure.code === "NOT_FOUND" ? "UNAVAILABLE" : failure.code;
-      // Triton's EnsembleContext::FinishEnsemble names the ensemble, not the step (the step's error names its model).
-      throw new InferenceError(code, `in ensemble '${this.#name}', ${failure.message}`, { cause: error });
+      throw new InferenceError(code, this.#failure(failure.message), { cause: error });
     }
+  }
+
+  /** Triton's EnsembleContext::FinishEnsemble names the ensemble, not the step (a step's error names its model). */
+  #failure(message: string): string {
+    return `in ensemble '${this.#name}', ${message}`;
   }
 }
