@@ -79,7 +79,7 @@ const CASES: readonly HttpBadCase[] = [
   { name: "empty body without a Content-Type", body: Buffer.alloc(0), status: 400, message: /^the inference request body is empty: send a JSON object with an 'inputs' array$/ },
   { name: "unknown input with a 20000-character name", body: json({ inputs: [{ ...validInput0, name: "n".repeat(20000) }, validInput1] }), status: 400, message: new RegExp(`^unexpected inference input '${"n".repeat(256)}…\\(20000 chars\\)' for model 'simple'`) },
   { name: "unknown output with a 20000-character name", body: json({ inputs: [validInput0, validInput1], outputs: [{ name: "o".repeat(20000) }] }), status: 400, message: new RegExp(`^unexpected inference output '${"o".repeat(256)}…\\(20000 chars\\)' for model 'simple'$`) },
-  { name: "parameter with a 20000-character key", body: json({ inputs: [validInput0, validInput1], parameters: { ["k".repeat(20000)]: [1] } }), status: 400, message: new RegExp(`^parameter '${"k".repeat(256)}…\\(20000 chars\\)' of the request must be`) },
+  { name: "parameter with a 20000-character key", body: json({ inputs: [validInput0, validInput1], parameters: { ["k".repeat(20000)]: [1] } }), status: 400, message: new RegExp(`^parameter '${"k".repeat(256)}…\\(20000 chars\\)' has invalid type\\. It should be either 'int', 'bool', or 'string'\\.$`) },
   { name: "repository index with a non-boolean ready", path: "/v2/repository/index", body: json({ ready: "yes" }), status: 400, message: /^Invalid value for 'ready': expected a boolean$/ }, // qa/L0_http/http_test.py
 ];
 

@@ -42,12 +42,21 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+const REQUEST = "the request";
+
+/** Triton's refusal of a request parameter JSON cannot make one of (src/http_server.cc, SetTritonParameterFromJsonParameter). */
+export function invalidParameterType(key: string): InferenceError {
+  return invalid(`parameter '${clipped(key)}' has invalid type. It should be either 'int', 'bool', or 'string'.`);
+}
+
+/** `where`: the request's own parameters (Triton's words for a bad one), or a tensor's (`input 'x'`, `output 'y'`). */
 function parameters(value: unknown, where: string): Record<string, ParameterValue> {
   if (value === undefined) return {};
   if (!isRecord(value)) throw invalid(`'parameters' of ${where} must be a JSON object`);
   const out: Record<string, ParameterValue> = {};
   for (const [key, v] of Object.entries(value)) {
     if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean" && typeof v !== "bigint") {
+      if (where === REQUEST) throw invalidParameterType(key);
       throw invalid(`parameter '${clipped(key)}' of ${where} must be a string, number or boolean`);
     }
     out[key] = v;
@@ -241,7 +250,7 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
   }
   if (!isRecord(header)) throw invalid("the inference request must be a JSON object");
   const id = requestIdOf(header);
-  const requestParameters = parameters(header["parameters"], "the request");
+  const requestParameters = parameters(header["parameters"], REQUEST);
   const binaryDefault = requestParameters["binary_data_output"];
   if (binaryDefault !== undefined && typeof binaryDefault !== "boolean") throw invalid("binary_data_output must be a boolean");
   const rawInputs = header["inputs"];
