@@ -69,7 +69,8 @@ export function numberWriter(datatype: DataType, tensorName: string): Writer {
   };
   switch (datatype) {
     case "BOOL": return (v, o, value) => {
-      if (typeof value !== "boolean") throw bad(value);
+      // TritonJson's words (ReadDataFromJsonHelper's AsBool); the numeric types keep theirs, which Triton has no range check for.
+      if (typeof value !== "boolean") throw invalid("attempt to access JSON non-boolean as boolean");
       v.setUint8(o, value ? 1 : 0);
     };
     case "UINT8": return (v, o, value) => v.setUint8(o, integer(value));
@@ -100,7 +101,8 @@ export function encodeJsonData(datatype: DataType, data: unknown, elementCount: 
   if (datatype === "BYTES") {
     const texts = new Array<string>(count);
     forEachElement(data, (value, i) => {
-      if (typeof value !== "string") throw invalid(`unable to parse 'data' of input '${tensorName}': BYTES elements must be strings, got ${jsonText(value)}`);
+      // Triton's words (src/http_server.cc, JsonBytesArrayByteSize), which name neither the input nor the value.
+      if (typeof value !== "string") throw invalid("Unable to parse JSON bytes array: attempt to access JSON non-string as string");
       texts[i] = value;
     });
     return joinBytesStrings(texts);

@@ -37,3 +37,11 @@ describe("encodeJsonData: Triton's JSON nesting limit (HTTP_MAX_JSON_NESTING_DEP
     expect(() => encodeJsonData(datatype, nested(100, element), 1, "INPUT0")).toThrow(/^JSON nesting depth exceeds maximum allowed limit \(100\)$/);
   });
 });
+
+describe("encodeJsonData: an element of the wrong JSON type, in Triton's words", () => {
+  // qa/L0_http/generate_endpoint_test.py (test_invalid_input_types) and src/http_server.cc's JsonBytesArrayByteSize.
+  it("refuses a BYTES element that is no string and a BOOL element that is no boolean", () => {
+    expect(() => encodeJsonData("BYTES", ["a", 123], 2, "PROMPT")).toThrow(/^Unable to parse JSON bytes array: attempt to access JSON non-string as string$/);
+    expect(() => encodeJsonData("BOOL", ["false"], 1, "STREAM")).toThrow(/^attempt to access JSON non-boolean as boolean$/);
+  });
+});
