@@ -84,7 +84,7 @@ async function run(options: ServerOptions): Promise<void> {
     await core.close();
     process.exit(1);
   }
-  if (core.initializationFailure !== undefined) logger.error(`${core.initializationFailure}; serving without models, not ready`);
+  if (core.initializationFailure !== undefined) logger.error(`${core.initializationFailure}; serving without models, neither live nor ready`);
   for (const entry of core.repositoryIndex(false)) {
     const version = entry.version ? ` version ${entry.version}` : "";
     if (entry.state === "READY") logger.info(`successfully loaded '${entry.name}'${version}`);

@@ -27,6 +27,15 @@ export class InferenceError extends Error {
   }
 }
 
+/**
+ * Triton's `InferenceRequest::LogRequest()`: the start of the errors a request's own checks raise, naming the
+ * request so that a client with many in flight learns which one failed. Triton writes `<id_unknown>` for a
+ * request without an id; this server leaves the prefix out then (see docs/protocol.md).
+ */
+export function requestLogPrefix(id: string | undefined): string {
+  return id === undefined || id === "" ? "" : `[request id: ${clipped(id)}] `;
+}
+
 export function invalidArg(message: string): InferenceError {
   return new InferenceError("INVALID_ARG", message);
 }

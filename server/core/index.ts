@@ -1,6 +1,6 @@
 export { InferenceCore, type CoreSettings, type ModelMetadata } from "./inference-core";
 export type { ModelHandle, ModelInputs, TensorMetadata } from "./model-handle";
-export { asInferenceError, clipped, InferenceError, invalidArg } from "./errors";
+export { asInferenceError, clipped, InferenceError, invalidArg, requestLogPrefix } from "./errors";
 export type { ErrorCode } from "../../protocol/error-codes";
 export { Cancellation } from "./request/cancellation";
 export type { StreamListener, StreamResponse } from "./request/response-stream";

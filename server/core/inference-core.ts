@@ -112,11 +112,17 @@ export class InferenceCore {
     await this.#repository.unloadModel(name, unloadDependents);
   }
 
+  /** As Triton's IsLive: not while shutting down, nor after a failed start (SERVER_FAILED_TO_INITIALIZE). */
   isLive(): boolean {
-    return !this.#shuttingDown;
+    return !this.#shuttingDown && this.initializationFailure === undefined;
   }
 
-  /** Why the model repositories could not be read at start, under `--exit-on-error false`; the server is not ready. */
+  /** Shutting down: health answers UNAVAILABLE (Triton's "Server exiting") rather than a plain no. */
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  /** Why the model repositories could not be read at start, under `--exit-on-error false`; the server is neither live nor ready. */
   get initializationFailure(): string | undefined {
     return this.#repository.initializationFailure;
   }

@@ -176,7 +176,7 @@ export class ModelHandle {
         priority: integerParameter(request.parameters, "priority"), timeoutUs: integerParameter(request.parameters, "timeout"),
         // A decoupled model learns of the client's cancellation through its stream; others through the scheduler.
         signal: decoupled ? stream.signal : request.signal,
-        parameters: request.parameters, trace: request.trace, times, sink: stream, chain: request.chain,
+        parameters: request.parameters, id: request.id, trace: request.trace, times, sink: stream, chain: request.chain,
       });
     } catch (error) {
       stream.fail(asInferenceError(error));

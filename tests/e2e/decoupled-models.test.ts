@@ -201,8 +201,40 @@ describe("decoupled models: many responses per request", () => {
     ].join(""));
     const refused = await fetch(`${server.httpUrl}/v2/models/stream_probe/generate_stream`, { method: "POST", body: JSON.stringify({ COUNT: [1, 2] }) });
     expect(refused.status).toBe(400);
-    expect(refused.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(refused.headers.get("content-type")).toBe("application/json");
     expect(await refused.json()).toEqual({ error: "The schema can not convert input 'COUNT' to tensor with proper shape" });
+  });
+
+  it("generate_stream sends a first response that is an error as an event stream with the error's status, as Triton", async () => {
+    // src/http_server.cc, GenerateRequestClass::InferResponseComplete: the first response sets the status
+    // (HttpCodeFromError) and StartResponse the event-stream type; qa/L0_http/generate_endpoint_test.py
+    // (test_generate_stream_response_error) reads such an error as an event.
+    const failed = await fetch(`${server.httpUrl}/v2/models/stream_probe/generate_stream`, {
+      method: "POST", body: JSON.stringify({ COUNT: 1, parameters: { behave: "returns" } }),
+    });
+    expect(failed.status).toBe(500);
+    expect(failed.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    expect(await failed.text()).toBe(
+      'data: {"error":"TypeScript model execute() failed: the model is decoupled, so execute() must return nothing (it answers through request.responseSender)"}\n\n',
+    );
+  });
+
+  it("takes the body's id as the request's id: every response and event carries it, and the request's errors quote it", async () => {
+    // src/http_server.cc, HandleGenerate (ParseJsonTritonRequestID) and FinalizeResponse; qa/L0_http/generate_endpoint_test.py (test_request_id).
+    const one = await fetch(`${server.httpUrl}/v2/models/stream_probe/generate`, { method: "POST", body: JSON.stringify({ COUNT: 1, id: "42" }) });
+    expect(await one.json()).toEqual({ id: "42", model_name: "stream_probe", model_version: "1", OUT: 0 });
+    const empty = await fetch(`${server.httpUrl}/v2/models/stream_probe/generate`, { method: "POST", body: JSON.stringify({ COUNT: 1, id: "" }) });
+    expect(await empty.json()).toEqual({ model_name: "stream_probe", model_version: "1", OUT: 0 });
+    const streamed = await fetch(`${server.httpUrl}/v2/models/stream_probe/generate_stream`, { method: "POST", body: JSON.stringify({ COUNT: 2, id: "s-1" }) });
+    expect(await streamed.text()).toBe([0, 1].map((i) => `data: {"OUT":${i},"id":"s-1","model_name":"stream_probe","model_version":"1"}\n\n`).join(""));
+    // Refused by the request's checks before it runs: a JSON 400, its message prefixed as InferenceRequest::LogRequest() does.
+    const refused = await fetch(`${server.httpUrl}/v2/models/stream_probe/generate_stream`, { method: "POST", body: JSON.stringify({ id: "r-9" }) });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("content-type")).toBe("application/json");
+    expect(((await refused.json()) as { error: string }).error).toMatch(/^\[request id: r-9\] expected 1 inputs but got 0 inputs for model 'stream_probe'\. Got input\(s\) \[\], but missing required input\(s\) \['COUNT'\]/);
+    const badId = await fetch(`${server.httpUrl}/v2/models/stream_probe/generate`, { method: "POST", body: JSON.stringify({ COUNT: 1, id: 7 }) });
+    expect(badId.status).toBe(400);
+    expect(await badId.json()).toEqual({ error: "Unable to parse 'id': attempt to access JSON non-string as string" });
   });
 
   it("our client streams over gRPC (inferStream) and over HTTP (generateStream); leaving the loop cancels", async () => {

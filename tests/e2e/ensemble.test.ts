@@ -76,6 +76,9 @@ ensemble_scheduling { step [ ${nopStep("nop_nobatch_16", "IN", "OUT")} ] }`);
   nop(repository, "reshape_variable", 8, "-1", "FP32", "-1, 1");
   ensemble(repository, "through_reshapes", `${io("input", ["IN"], "TYPE_FP32", "16")}\n${io("output", ["OUT"], "TYPE_FP32", "16")}
 ensemble_scheduling { step [ ${nopStep("reshape_fixed", "IN", "mid")}, ${nopStep("reshape_variable", "mid", "OUT")} ] }`);
+  ensemble(repository, "optional_feed", `input [ { name: "IN" data_type: TYPE_FP32 dims: [ 16 ] }, { name: "OPT" data_type: TYPE_FP32 dims: [ 16 ] optional: true } ]
+${io("output", ["OUT", "OUT2"], "TYPE_FP32", "16")}
+ensemble_scheduling { step [ ${nopStep("nop_TYPE_FP32_-1", "IN", "OUT")}, ${nopStep("nop_TYPE_FP32_-1", "OPT", "OUT2")} ] }`);
   const broken = (name: string, body: string, maxBatchSize?: number): void => ensemble(repository, name, body, maxBatchSize);
   broken("unknown_model", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("nowhere", { INPUT0: "A", INPUT1: "B" }, { OUTPUT0: "S" })} ] }`);
   broken("bad_input_name", `${io("input", ["A", "B"])}\n${io("output", ["S"])}\nensemble_scheduling { step [ ${step("add_sub", { INPUT0: "A", INPUT9: "B" }, { OUTPUT0: "S" })} ] }`);
@@ -170,7 +173,7 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(await infer("batch_to_nobatch_row", fp32([1, 16], row(5)))).toMatchObject({ status: 200, outputs: [{ name: "OUT", shape: [1, 16], data: row(5) }] });
     const wider = await infer("batch_to_nobatch_row", fp32([2, 16], two));
     expect(wider.status).toBe(400);
-    expect(wider.error).toMatch(/^in ensemble step model 'nop_nobatch_16': unexpected shape for input 'INPUT0'/);
+    expect(wider.error).toMatch(/^in ensemble 'batch_to_nobatch_row', unexpected shape for input 'INPUT0' for model 'nop_nobatch_16'/);
   });
 
   it("runs steps through models with reshape, a reshape's -1 taking the request's variable size (Triton's rule)", async () => {
@@ -200,12 +203,22 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(await stats("batch_to_nobatch_row")).toMatchObject({ inference_count: failed.inference_count, execution_count: failed.execution_count });
   });
 
-  it("answers a step's refusal in the protocol's error shape, naming the step's model", async () => {
-    const { status, error } = await infer("any_length", {
-      inputs: [{ name: "A", datatype: "INT32", shape: [1, 3], data: [1, 2, 3] }, { name: "B", datatype: "INT32", shape: [1, 3], data: [1, 2, 3] }],
-    });
+  it("answers a step's refusal as Triton's FinishEnsemble words it: the ensemble's name, then the step's error quoting the request's id", async () => {
+    const inputs = [{ name: "A", datatype: "INT32", shape: [1, 3], data: [1, 2, 3] }, { name: "B", datatype: "INT32", shape: [1, 3], data: [1, 2, 3] }];
+    const { status, error } = await infer("any_length", { inputs });
     expect(status).toBe(400);
-    expect(error).toMatch(/^in ensemble step model 'add_sub': unexpected shape for input 'INPUT0'/);
+    // core src/ensemble_scheduler/ensemble_scheduler.cc: "in ensemble '" + ensemble_name + "', " + the step's status.
+    expect(error).toMatch(/^in ensemble 'any_length', unexpected shape for input 'INPUT0' for model 'add_sub'\. Expected \[-1,16\], got \[1,3\]\. NOTE: /);
+    // The step request carries the ensemble request's id (EnsembleContext::InitStep), so its error is prefixed with it.
+    const withId = await infer("any_length", { id: "ens-7", inputs });
+    expect(withId.error).toMatch(/^in ensemble 'any_length', \[request id: ens-7\] unexpected shape for input 'INPUT0' for model 'add_sub'/);
+  });
+
+  it("fails a request whose left-out optional input leaves a step unable to run, in Triton's words", async () => {
+    // core src/ensemble_scheduler/ensemble_scheduler.cc, EnsembleContext::FinishEnsemble.
+    const { status, error } = await infer("optional_feed", { id: "opt-1", inputs: [{ name: "IN", datatype: "FP32", shape: [1, 16], data: row(1) }] });
+    expect(status).toBe(400);
+    expect(error).toBe("in ensemble 'optional_feed', [request id: opt-1] unexpected deadlock, at least one output is not set while no more ensemble steps can be made");
   });
 
   it("hands each step the request's parameters, so a sequence model among the steps sees its sequence; the ensemble counts its own statistics", async () => {
@@ -216,7 +229,7 @@ describe("ensemble models (platform \"ensemble\", ensemble_scheduling)", () => {
     expect(await infer("counter", { parameters: { sequence_id: 11 }, inputs: [x(5)] })).toMatchObject({ status: 200, outputs: [{ data: [5] }] });
     const noSequence = await infer("counter", { inputs: [x(5)] });
     expect(noSequence.status).toBe(400);
-    expect(noSequence.error).toMatch(/^in ensemble step model 'simple_sequence': .*sequence/);
+    expect(noSequence.error).toMatch(/^in ensemble 'counter', .*sequence/);
     const after = await stats("counter");
     expect(after.inference_count - before.inference_count).toBe(2);
     expect(after.execution_count - before.execution_count).toBe(2);

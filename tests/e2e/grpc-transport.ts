@@ -137,6 +137,7 @@ export function modelInferRequest(request: CaseRequest, raw: boolean): GrpcMessa
   return {
     model_name: request.model,
     model_version: request.version ?? "",
+    id: request.id ?? "",
     parameters: Object.fromEntries(Object.entries(request.parameters ?? {}).map(([k, v]) => [k, inferParameter(v)])),
     inputs,
     outputs: (request.outputs ?? []).map((o) => ({

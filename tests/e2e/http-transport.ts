@@ -109,6 +109,7 @@ export function httpTransport(baseUrl: string, binary: boolean): ProtocolTranspo
         parameters: { binary_data: binary, ...(o.classification !== undefined ? { classification: o.classification } : {}) },
       }));
       const header = JSON.stringify({
+        ...(request.id !== undefined ? { id: request.id } : {}),
         parameters: { ...(request.parameters ?? {}), ...(binary && outputs.length === 0 ? { binary_data_output: true } : {}) },
         ...(outputs.length > 0 ? { outputs } : {}),
       }).replace(/^\{/, `{"inputs":[${inputs.join(",")}],`).replace(/,\}$/, "}");

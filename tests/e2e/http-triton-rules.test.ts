@@ -108,4 +108,21 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 2 ] }, { name: "OUTPUT1
     await connection.closed;
     expect(connection.received()).toMatch(/^HTTP\/1\.1 400 /);
   });
+
+  it("answers every JSON endpoint, its errors included, with Content-Type application/json exactly, as Triton", async () => {
+    // Triton's AddContentTypeHeader(req, "application/json") (src/http_server.cc); qa/L0_http/generate_endpoint_test.py
+    // compares the header whole.
+    const requests: readonly [string, RequestInit?][] = [
+      ["/v2"], ["/v2/models/pair"], ["/v2/models/pair/config"], ["/v2/models/pair/stats"], ["/v2/logging"], ["/v2/trace/setting"],
+      ["/v2/systemsharedmemory/status"], ["/v2/repository/index", { method: "POST" }],
+      ["/v2/models/pair/infer", { method: "POST", body: JSON.stringify({ inputs: pairInputs }) }],
+      ["/v2/models/pair/generate", { method: "POST", body: JSON.stringify({ INPUT0: [1, 2], INPUT1: [3, 4] }) }],
+      ["/v2/models/pair/infer", { method: "POST", body: "{" }], ["/v2/models/nothing"], ["/v2/no/such/path"], ["/v2/models/pair/infer"],
+    ];
+    for (const [url, init] of requests) {
+      const response = await fetch(`${server.httpUrl}${url}`, init);
+      expect({ url, method: init?.method ?? "GET", type: response.headers.get("content-type") }).toEqual({ url, method: init?.method ?? "GET", type: "application/json" });
+      await response.arrayBuffer();
+    }
+  });
 });

@@ -87,13 +87,13 @@ describe("image_classifier: JPEG/PNG bytes in, ImageNet classes out (TypeScript 
 
     it.each(BROKEN)("refuses $what with INVALID_ARG naming the image", async ({ bytes, message }) => {
       const result = await classify(clients.byProtocol[protocol], [bytes]);
-      expect(result).toMatchObject({ kind: "error", code: "INVALID_ARG", message: expect.stringMatching(/^in ensemble step model 'image_preprocess': /) });
+      expect(result).toMatchObject({ kind: "error", code: "INVALID_ARG", message: expect.stringMatching(/^in ensemble 'image_classifier', /) });
       expect((result as { message: string }).message).toMatch(message);
     });
 
     it("refuses a k that is not a positive integer", async () => {
       const result = await classify(clients.byProtocol[protocol], [photo("fish.png")], 0);
-      expect(result).toEqual({ kind: "error", code: "INVALID_ARG", message: "in ensemble step model 'image_postprocess': request parameter 'k' must be a positive integer, got '0'" });
+      expect(result).toEqual({ kind: "error", code: "INVALID_ARG", message: "in ensemble 'image_classifier', request parameter 'k' must be a positive integer, got '0'" });
     });
   });
 

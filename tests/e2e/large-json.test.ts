@@ -89,7 +89,7 @@ describe("large JSON tensors do not stop the server (issue 15, defect 8c)", () =
     const body = Buffer.from(JSON.stringify({ INPUT0: values, refused: { nested: true } }));
     const { exchange, slowestHealthMs } = await healthDuring(server.httpUrl, () => post(`${server.httpUrl}/v2/models/identity_int64/generate`, body));
     expect(exchange.status).toBe(400);
-    expect(JSON.parse(exchange.body.toString())).toEqual({ error: "parameter 'refused' must be a string, a number or a boolean" });
+    expect(JSON.parse(exchange.body.toString())).toEqual({ error: "parameter 'refused' has invalid type. It should be either 'int', 'bool', or 'string'." });
     expect(slowestHealthMs).toBeLessThan(Math.max(250, exchange.ms / 4));
   });
 

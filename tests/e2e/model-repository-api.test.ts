@@ -81,8 +81,13 @@ describe("model repository API in explicit mode: load overrides and Triton's err
       expect(broken.error).toMatch(/^failed to load 'broken', failed to poll from model repository: .*bogus_field/);
       const noFile = await errorOf(await load("no_file"));
       expect(noFile.status).toBe(400);
-      expect(noFile.error).toMatch(/^load failed for model 'no_file': .*model\.onnx not found/);
+      // Triton's words for a version that failed (qa/L0_lifecycle/lifecycle_test.py: "version 2 is at UNAVAILABLE state: ...").
+      expect(noFile.error).toMatch(/^load failed for model 'no_file': version 1 is at UNAVAILABLE state: .*model\.onnx not found.*;$/);
       expect(await grpcError(client.unary("RepositoryModelLoad", { model_name: "no_file" }))).toMatchObject({ code: status.INVALID_ARGUMENT });
+      // qa/L0_lifecycle/lifecycle_test.py: "Request for unknown model: '<m>' version 1 is not at ready state".
+      const failedVersion = await errorOf(await post("/v2/models/no_file/versions/1/infer", JSON.stringify({ inputs: [] })));
+      expect(failedVersion.status).toBe(503);
+      expect(failedVersion.error).toMatch(/^Request for unknown model: 'no_file' version 1 is not at ready state: .*model\.onnx not found/);
     });
 
     it("unloading a model that is not loaded succeeds, as in Triton", async () => {

@@ -2,6 +2,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } f
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InferenceClient } from "../../client/index";
 import { OnnxGraphBuilder } from "../../tools/model-builder/index";
 import { EXAMPLE_REPOSITORY, runServerToExit, type RunningServer, SHARED_DATA, startServer } from "../helpers/server-process";
 
@@ -242,15 +243,24 @@ describe("startup and model control flags", () => {
     expect(output).toMatch(/failed to load all models: .*bad: .*bogus_field/);
   });
 
-  it("keeps serving, live but not ready, under --exit-on-error false when the model repository does not exist (Triton)", async () => {
+  it("keeps serving, neither live nor ready, under --exit-on-error false when the model repository does not exist (Triton)", async () => {
+    // core src/server.cc: a repository manager that cannot be created leaves SERVER_FAILED_TO_INITIALIZE, which
+    // IsLive and IsReady both answer false; qa/L0_lifecycle/lifecycle_test.py (test_parse_error_noexit) expects
+    // exactly that over HTTP and gRPC, with the server's metadata still answered.
     const missing = path.join(repository, "no-such-repository");
-    const server = await startServer({ repository: missing, args: ["--exit-on-error", "false"] });
+    const server = await startServer({ repository: missing, args: ["--exit-on-error", "false"], services: ["http", "grpc"] });
+    const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
     try {
-      expect((await fetch(`${server.httpUrl}/v2/health/live`)).status).toBe(200);
+      expect((await fetch(`${server.httpUrl}/v2/health/live`)).status).toBe(400);
       expect((await fetch(`${server.httpUrl}/v2/health/ready`)).status).toBe(400);
+      expect((await fetch(`${server.httpUrl}/v2`)).status).toBe(200);
       expect((await post(server, "/v2/repository/index", {})).json).toEqual([]);
+      expect(await grpc.isServerLive()).toBe(false);
+      expect(await grpc.isServerReady()).toBe(false);
+      expect(await grpc.serverMetadata()).toMatchObject({ name: "triton" });
       expect(server.logs()).toMatch(/no-such-repository/);
     } finally {
+      await grpc.close();
       await server.stop();
     }
   });

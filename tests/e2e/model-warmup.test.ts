@@ -115,7 +115,7 @@ model_warmup [ { name: "slow" batch_size: 4 count: ${RUNS} inputs { key: "INPUT0
     const entries = await index();
     const reason = (name: string): string | undefined => entries.find((e) => e.name === name && e.version === "1")?.reason;
     expect(reason("warm_short_file")).toBe("model_warmup sample 'short': warmup/short.bin has 60 bytes; input 'INPUT0' with dims [16] of INT32 needs 64");
-    expect(reason("warm_missing_input")).toMatch(/^model_warmup sample 'half': expected 2 inputs but got 1 inputs .*Missing required input\(s\) 'INPUT1'/);
+    expect(reason("warm_missing_input")).toMatch(/^model_warmup sample 'half': expected 2 inputs but got 1 inputs for model '[^']*'\. Got input\(s\) \['[^']*'\], but missing required input\(s\) \['INPUT1'\]/);
     expect(reason("warm_escaping_file")).toBe("model_warmup sample 'escape': input_data_file '../config.pbtxt' must name a file inside the model's warmup/ directory");
   });
 

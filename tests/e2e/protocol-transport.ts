@@ -22,6 +22,8 @@ export interface CaseRequest {
   readonly inputs: readonly (CaseTensor | RawCaseTensor)[];
   readonly outputs?: readonly { name: string; classification?: number }[];
   readonly parameters?: Readonly<Record<string, number | string | boolean>>;
+  /** The request's `id`, which Triton's errors quote. */
+  readonly id?: string;
 }
 
 export type CaseResult =

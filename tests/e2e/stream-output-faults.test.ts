@@ -98,7 +98,7 @@ describe("malformed and unlucky outputs on every streaming path never end the se
     const half = await post("generate_stream", "odd_half", "half");
     expect(half.status).toBe(400);
     expect(half.body.toString()).toBe(Buffer.concat([0, 1].map(() => event(JSON.stringify({
-      error: "sending FP16 data via JSON is not supported. Please use the binary data format for output 'HALF'",
+      error: "sending FP16 data via JSON is not supported. Please use the binary data format for output",
     })))).toString());
     await stillServing();
   });

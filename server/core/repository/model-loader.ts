@@ -205,7 +205,7 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
   };
   const steps = planEnsemble(config, signature, settings.composing);
   const statistics = new ModelStatistics(config.name, String(version));
-  const scheduler = new EnsembleScheduler(steps, signature, settings.composing, (timings) => {
+  const scheduler = new EnsembleScheduler(config.name, steps, signature, settings.composing, (timings) => {
     statistics.recordExecution(timings);
     settings.observer.executed(config.name, version, timings);
   });

@@ -76,7 +76,8 @@ export class ModelRepositoryManager {
       scanned = this.#scanRepositories();
     } catch (error) {
       // Triton (core src/server.cc, InferenceServer::Init): a repository that cannot be read fails the server's
-      // initialization; without exit-on-error it keeps serving, live but never ready, with no models.
+      // initialization; without exit-on-error it keeps serving, neither live nor ready (SERVER_FAILED_TO_INITIALIZE),
+      // with no models.
       if (this.#settings.exitOnError) throw error;
       this.#initializationFailure = (error as Error).message;
       return;
@@ -222,7 +223,10 @@ export class ModelRepositoryManager {
     this.#models.set(name, { failure: undefined, versions });
     const retained = new Set(versions.values());
     if (previous !== undefined) await this.#close([...previous.versions.values()].filter((v) => !retained.has(v)));
-    return [...loaded.versions.values()].find((v): v is Error => v instanceof Error)?.message;
+    // Triton's LoadTracker reason (core src/model_repository_manager/model_lifecycle.cc, OnLoadComplete): each
+    // failed version in turn.
+    const failures = [...loaded.versions].flatMap(([number, v]) => (v instanceof Error ? [`version ${number} is at UNAVAILABLE state: ${v.message};`] : []));
+    return failures.length > 0 ? failures.join("") : undefined;
   }
 
   async #close(versions: Iterable<ModelVersion | Error>): Promise<void> {

@@ -41,6 +41,7 @@ export function resolveVersion(name: string, entry: ModelEntry | undefined, vers
   if (!/^[0-9]+$/.test(version)) throw invalidArg(`failed to parse model version '${clipped(version)}' for model '${clipped(name)}': versions are non-negative integers`);
   const loaded = entry.versions.get(Number(version));
   if (loaded === undefined) throw new InferenceError("NOT_FOUND", `Request for unknown model: '${clipped(name)}' version ${clipped(version)} is not found`);
-  if (loaded instanceof Error) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${clipped(name)}' version ${clipped(version)} is not ready: ${loaded.message}`);
+  // Triton's words (core src/model_repository_manager/model_lifecycle.cc, GetModel), the reason appended.
+  if (loaded instanceof Error) throw new InferenceError("UNAVAILABLE", `Request for unknown model: '${clipped(name)}' version ${clipped(version)} is not at ready state: ${loaded.message}`);
   return loaded;
 }

@@ -1,4 +1,4 @@
-import { asInferenceError, InferenceError } from "../errors";
+import { asInferenceError, InferenceError, requestLogPrefix } from "../errors";
 import type { InferRequest, InferResponse, OutputTensor } from "../request/inference-request";
 import type { ModelConfig } from "../model-config/model-config";
 import type { ModelSignature } from "../model-config/model-signature";
@@ -135,6 +135,7 @@ function checkAcyclic(plans: readonly (EnsembleStepPlan & { readonly label: stri
  * side by side, and answers with the ensemble's outputs. The first failing step fails the request.
  */
 export class EnsembleScheduler implements RequestScheduler {
+  readonly #name: string;
   readonly #steps: readonly EnsembleStepPlan[];
   readonly #signature: ModelSignature;
   readonly #composing: ComposingModels;
@@ -144,7 +145,8 @@ export class EnsembleScheduler implements RequestScheduler {
   #drained: (() => void) | undefined;
 
   /** `executed`: where an ensemble request that succeeded is counted, as one execution of its batch size. */
-  constructor(steps: readonly EnsembleStepPlan[], signature: ModelSignature, composing: ComposingModels, executed: (timings: ExecutionTimings) => void) {
+  constructor(name: string, steps: readonly EnsembleStepPlan[], signature: ModelSignature, composing: ComposingModels, executed: (timings: ExecutionTimings) => void) {
+    this.#name = name;
     this.#steps = steps;
     this.#signature = signature;
     this.#composing = composing;
@@ -193,8 +195,11 @@ export class EnsembleScheduler implements RequestScheduler {
           running.set(step, run);
         }
         if (running.size === 0) {
-          const missing = [...waiting].flatMap((step) => [...step.inputs.values()].filter((tensor) => !tensors.has(tensor)));
-          throw new InferenceError("INVALID_ARG", `ensemble tensor(s) ${[...new Set(missing)].map((t) => `'${t}'`).join(", ")} were never produced (an optional input left out?)`);
+          // Steps wait on tensors nothing will produce (an optional input left out): Triton's words.
+          throw new InferenceError(
+            "INVALID_ARG",
+            this.#failure(`${requestLogPrefix(options.id)}unexpected deadlock, at least one output is not set while no more ensemble steps can be made`),
+          );
         }
         const { step, outputs, batchSize } = await Promise.race(running.values());
         running.delete(step);
@@ -231,10 +236,10 @@ export class EnsembleScheduler implements RequestScheduler {
     // when the model does not batch.
     const batchSize = step.batching ? (inputs[0]?.shape[0] ?? 0) : 0;
     try {
-      // As Triton, each step carries the ensemble request's parameters: priority, timeout, and a sequence's id
-      // and start/end flags for sequence models among the steps.
+      // As Triton, each step carries the ensemble request's id and parameters: priority, timeout, and a sequence's
+      // id and start/end flags for sequence models among the steps.
       const response = await this.#composing.infer({
-        modelName: step.modelName, modelVersion: step.modelVersion, parameters: options.parameters, signal: options.signal, trace: options.trace?.child(), chain: options.chain,
+        modelName: step.modelName, modelVersion: step.modelVersion, id: options.id, parameters: options.parameters, signal: options.signal, trace: options.trace?.child(), chain: options.chain,
         inputs, outputs: [...step.outputs.keys()].map((name) => ({ name })),
       });
       return { outputs: response.outputs, batchSize };
@@ -242,7 +247,12 @@ export class EnsembleScheduler implements RequestScheduler {
       const failure = asInferenceError(error);
       // The ensemble exists; a composing model that went away makes it unavailable, not unknown.
       const code = failure.code === "NOT_FOUND" ? "UNAVAILABLE" : failure.code;
-      throw new InferenceError(code, `in ensemble step model '${step.modelName}': ${failure.message}`, { cause: error });
+      throw new InferenceError(code, this.#failure(failure.message), { cause: error });
     }
+  }
+
+  /** Triton's EnsembleContext::FinishEnsemble names the ensemble, not the step (a step's error names its model). */
+  #failure(message: string): string {
+    return `in ensemble '${this.#name}', ${message}`;
   }
 }

@@ -16,6 +16,8 @@ export interface ScheduleOptions {
   readonly signal?: CancellationSignal;
   /** The request's parameters, for a scheduler that forwards the request (an ensemble's steps). */
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
+  /** The request's id, for a scheduler that forwards the request: Triton's step requests carry it (and their errors quote it). */
+  readonly id?: string;
   /** A sampled request's trace, for the requests its model makes in turn (an ensemble's steps, model calls). */
   readonly trace?: InferenceTrace;
   /** Where the scheduler writes when the request entered its queue and when its execution started and ended. */

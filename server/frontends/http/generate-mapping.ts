@@ -1,6 +1,7 @@
 import {
   bytesElements, clipped, type DataType, elementCount, type InferenceError, type InferResponse, type InferRequest, invalidArg, type ParameterValue, type Tensor, type TensorMetadata,
 } from "../../core/index";
+import { invalidParameterType, requestIdOf } from "./infer-request-codec";
 import { encodeJsonData, jsonDataText } from "./json-tensor-data";
 
 /** The generate request's key whose object holds parameters (Triton's nested request schema). */
@@ -9,7 +10,7 @@ const PARAMETERS_KEY = "parameters";
 function parameterOf(key: string, value: unknown): ParameterValue {
   if (typeof value === "string" || typeof value === "boolean" || typeof value === "bigint") return value;
   if (typeof value === "number" && Number.isFinite(value)) return value;
-  throw invalidArg(`parameter '${clipped(key)}' must be a string, a number or a boolean`);
+  throw invalidParameterType(key);
 }
 
 /**
@@ -61,12 +62,20 @@ export function generateRequest(body: Record<string, unknown>, model: GenerateMo
       tensors.push({ name: key, datatype, shape, data: encodeJsonData(datatype, values, elementCount(shape), key) });
     } else if (key === PARAMETERS_KEY) {
       if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalidArg(`Expected JSON object for keyword: '${PARAMETERS_KEY}'`);
-      for (const [name, parameter] of Object.entries(value)) parameters[name] = parameterOf(name, parameter);
+      for (const [name, parameter] of Object.entries(value)) {
+        try {
+          parameters[name] = parameterOf(name, parameter);
+        } catch (error) {
+          // Triton's RETURN_MSG_IF_ERR around the nested schema's conversion (GenerateRequestClass::ConvertGenerateRequest).
+          throw invalidArg(`Converting keyword: '${PARAMETERS_KEY}': ${(error as Error).message}`);
+        }
+      }
     } else {
       parameters[key] = parameterOf(key, value);
     }
   }
-  return { modelName: model.name, modelVersion, parameters, inputs: tensors };
+  // Triton reads `id` as the request's id, and maps the key as any other too (a parameter, unless an input has the name).
+  return { modelName: model.name, modelVersion, id: requestIdOf(body), parameters, inputs: tensors };
 }
 
 /** rapidjson's escapes (writer.h, Writer::WriteString): the two-character ones, else \u00XX with upper-case digits. */

@@ -39,6 +39,8 @@ export interface HttpServerOptions extends HttpListenerOptions {
   readonly requestBudget: RequestBytesBudget;
 }
 
+const FASTIFY_JSON_TYPE = "application/json; charset=utf-8";
+
 /** One plugin per Triton API group (its --http-restricted-api unit), each with the hooks only it needs. */
 const ROUTE_GROUPS = [
   healthRoutes, metadataRoutes, modelConfigRoutes, statisticsRoutes, inferRoutes, generateRoutes, repositoryRoutes, sharedMemoryRoutes, traceRoutes, loggingRoutes,
@@ -72,6 +74,9 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   // A callback hook, not an async one: most responses need nothing here, and they should not pay for a promise.
   app.addHook("onSend", (request, reply, payload, done) => {
     if (draining) reply.header("connection", "close");
+    // Fastify appends a charset to every JSON type it sends; Triton's JSON answers are `application/json` exactly,
+    // and its clients' tests compare the header whole (qa/L0_http/generate_endpoint_test.py).
+    if (reply.getHeader("content-type") === FASTIFY_JSON_TYPE) reply.header("content-type", "application/json");
     timeouts.answering(request.raw.socket);
     done(null, payload);
   });

@@ -8,6 +8,7 @@ import {
 import type { SharedMemoryReference } from "../shared-memory/system-shared-memory";
 import { jsonText, parseExactJson } from "./exact-json";
 import { encodeJsonData } from "./json-tensor-data";
+import { checkJsonElementCount, jsonShape, safeShape } from "./json-shape";
 import { encodeJsonDataArray, type JsonDataArray, splitHeader } from "./json-data-arrays";
 
 /** How the client wants each output back. */
@@ -30,16 +31,32 @@ function invalid(message: string): InferenceError {
 }
 
 /** A JSON object: neither null nor an array. */
+/** A request body's `id`, read as Triton's ParseJsonTritonRequestID reads it (its words for one not a string). */
+export function requestIdOf(body: Record<string, unknown>): string | undefined {
+  const id = body["id"];
+  if (id !== undefined && typeof id !== "string") throw invalid("Unable to parse 'id': attempt to access JSON non-string as string");
+  return id;
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+const REQUEST = "the request";
+
+/** Triton's refusal of a request parameter JSON cannot make one of (src/http_server.cc, SetTritonParameterFromJsonParameter). */
+export function invalidParameterType(key: string): InferenceError {
+  return invalid(`parameter '${clipped(key)}' has invalid type. It should be either 'int', 'bool', or 'string'.`);
+}
+
+/** `where`: the request's own parameters (Triton's words for a bad one), or a tensor's (`input 'x'`, `output 'y'`). */
 function parameters(value: unknown, where: string): Record<string, ParameterValue> {
   if (value === undefined) return {};
   if (!isRecord(value)) throw invalid(`'parameters' of ${where} must be a JSON object`);
   const out: Record<string, ParameterValue> = {};
   for (const [key, v] of Object.entries(value)) {
     if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean" && typeof v !== "bigint") {
+      if (where === REQUEST) throw invalidParameterType(key);
       throw invalid(`parameter '${clipped(key)}' of ${where} must be a string, number or boolean`);
     }
     out[key] = v;
@@ -54,16 +71,6 @@ const readJsonParameter: ParameterReader<Record<string, ParameterValue>> = (para
   if (kind === "string" ? typeof value === "string" : typeof value === "number" && Number.isSafeInteger(value)) return value as string | number;
   throw invalid(`invalid value type for '${clipped(key)}' parameter for tensor '${clipped(tensorName)}', expected ${kind === "string" ? "a string" : "an integer"}`);
 };
-
-function shapeOf(value: unknown, name: string): number[] {
-  if (!Array.isArray(value)) throw invalid(`input '${name}' must have a 'shape' array`);
-  return value.map((dim) => {
-    if (typeof dim !== "number" || !Number.isSafeInteger(dim) || dim < 0) {
-      throw invalid(`input '${name}' has an invalid dimension ${jsonText(dim)} in its shape: dimensions are non-negative integers`);
-    }
-    return dim;
-  });
-}
 
 /** Reads tensors' binary payloads in order from the bytes after the JSON header. */
 class BinarySection {
@@ -100,10 +107,11 @@ function decodeInput(raw: unknown, index: number, sources: InputSources, modelNa
   if (typeof datatype !== "string" || !isDataType(datatype)) {
     throw invalid(`input '${name}' has an invalid datatype ${jsonText(datatype)}`);
   }
-  const shape = shapeOf(raw["shape"], name);
+  const exactShape = jsonShape(raw["shape"], name);
   const params = parameters(raw["parameters"], `input '${name}'`);
   const reference = sharedMemoryReference(name, params, readJsonParameter);
   if (reference !== undefined) {
+    const shape = safeShape(exactShape, name);
     for (const field of ["data", "binary_data_size"]) {
       if (field in raw || field in params) {
         throw invalid(`unexpected '${field}' provided when using shared memory for input tensor '${name}' for model '${modelName}'`);
@@ -118,9 +126,11 @@ function decodeInput(raw: unknown, index: number, sources: InputSources, modelNa
       throw invalid(`input '${name}' has an invalid binary_data_size ${jsonText(binarySize)}`);
     }
     if ("data" in raw) throw invalid(`input '${name}' has both 'data' and binary_data_size: use one`);
-    return { name, datatype, shape, data: sources.binary.take(binarySize, name) };
+    return { name, datatype, shape: safeShape(exactShape, name), data: sources.binary.take(binarySize, name) };
   }
   if (!("data" in raw)) throw invalid(`input '${name}' has neither 'data' nor a binary_data_size parameter`);
+  checkJsonElementCount(exactShape, datatype, name);
+  const shape = safeShape(exactShape, name);
   const array = sources.dataArrays.get(index);
   const data = array === undefined
     ? encodeJsonData(datatype, raw["data"], elementCount(shape), name)
@@ -239,9 +249,8 @@ export function decodeInferRequest(body: Uint8Array, headerLength: number | unde
     throw invalid(`failed to parse the request JSON buffer: ${message}`);
   }
   if (!isRecord(header)) throw invalid("the inference request must be a JSON object");
-  const id = header["id"];
-  if (id !== undefined && typeof id !== "string") throw invalid("request 'id' must be a string");
-  const requestParameters = parameters(header["parameters"], "the request");
+  const id = requestIdOf(header);
+  const requestParameters = parameters(header["parameters"], REQUEST);
   const binaryDefault = requestParameters["binary_data_output"];
   if (binaryDefault !== undefined && typeof binaryDefault !== "boolean") throw invalid("binary_data_output must be a boolean");
   const rawInputs = header["inputs"];

@@ -1,6 +1,7 @@
 import { move, transferableSymbol, valueSymbol } from "piscina";
 import { type ErrorCode, InferenceError, type InferRequest, type TensorMetadata } from "../../core/index";
 import { type GenerateModel, generateRequest } from "./generate-mapping";
+import { refuseRepeatedInputs } from "./json-top-level-keys";
 import { type DecodedInferRequest, decodeInferRequest } from "./infer-request-codec";
 import { parseRepositoryBody } from "./repository-requests";
 
@@ -40,7 +41,11 @@ export type GenerateDecodeResult = { readonly request: InferRequest } | DecodeEr
 
 /** The generate extension's mapping of a body (Triton's GenerateRequestClass), wherever it runs. */
 export function decodeGenerateBody(body: Uint8Array, model: GenerateModel, modelVersion: string | undefined): InferRequest {
-  return generateRequest(parseRepositoryBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength)), model, modelVersion);
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const request = generateRequest(parseRepositoryBody(bytes), model, modelVersion);
+  // JSON.parse kept one value of a repeated key; Triton refuses a repeated input.
+  refuseRepeatedInputs(bytes.toString("utf8"), model.inputs.map((input) => input.name), request.id);
+  return request;
 }
 
 function decodeError(error: unknown): DecodeError {

@@ -10,12 +10,20 @@ function invalid(message: string): InferenceError {
   return new InferenceError("INVALID_ARG", message);
 }
 
+/** Triton's HTTP_MAX_JSON_NESTING_DEPTH (src/common.h): `data` itself is depth 0, its elements one deeper. */
+const MAX_JSON_NESTING_DEPTH = 100;
+
+function tooDeep(): InferenceError {
+  return invalid(`JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_NESTING_DEPTH})`);
+}
+
 /** How many elements Triton's nested-or-flat JSON `data` holds (a scalar is one). */
-function countElements(data: unknown, tensorName: string, depth = 0): number {
-  if (depth > 64) throw invalid(`input '${tensorName}' data is nested too deeply`);
+function countElements(data: unknown, depth = 0): number {
   if (!Array.isArray(data)) return 1;
+  // As Triton's ReadDataFromJsonHelper, a value at the limit's depth is refused, an array's or an element's.
+  if (depth + 1 >= MAX_JSON_NESTING_DEPTH && data.length > 0) throw tooDeep();
   let count = 0;
-  for (const item of data) count += Array.isArray(item) ? countElements(item, tensorName, depth + 1) : 1;
+  for (const item of data) count += Array.isArray(item) ? countElements(item, depth + 1) : 1;
   return count;
 }
 
@@ -61,7 +69,8 @@ export function numberWriter(datatype: DataType, tensorName: string): Writer {
   };
   switch (datatype) {
     case "BOOL": return (v, o, value) => {
-      if (typeof value !== "boolean") throw bad(value);
+      // TritonJson's words (ReadDataFromJsonHelper's AsBool); the numeric types keep theirs, which Triton has no range check for.
+      if (typeof value !== "boolean") throw invalid("attempt to access JSON non-boolean as boolean");
       v.setUint8(o, value ? 1 : 0);
     };
     case "UINT8": return (v, o, value) => v.setUint8(o, integer(value));
@@ -74,7 +83,8 @@ export function numberWriter(datatype: DataType, tensorName: string): Writer {
     case "INT64": return (v, o, value) => v.setBigInt64(o, long(value, -(2n ** 63n), 2n ** 63n - 1n), true);
     case "FP32": return (v, o, value) => v.setFloat32(o, number(value), true);
     case "FP64": return (v, o, value) => v.setFloat64(o, number(value), true);
-    default: throw invalid(`receiving ${datatype} data via JSON is not supported. Please use the binary data format for input '${tensorName}'`);
+    // Triton's words (src/http_server.cc, ReadDataFromJson): the name unquoted.
+    default: throw invalid(`receiving ${datatype} data via JSON is not supported. Please use the binary data format for input ${tensorName}`);
   }
 }
 
@@ -86,12 +96,13 @@ export function assertElementCount(count: number, elementCount: number, tensorNa
 
 /** JSON `data` (nested or flat) -> the core's little-endian bytes, checking every element's type and range. */
 export function encodeJsonData(datatype: DataType, data: unknown, elementCount: number, tensorName: string): Uint8Array {
-  const count = countElements(data, tensorName);
+  const count = countElements(data);
   assertElementCount(count, elementCount, tensorName);
   if (datatype === "BYTES") {
     const texts = new Array<string>(count);
     forEachElement(data, (value, i) => {
-      if (typeof value !== "string") throw invalid(`unable to parse 'data' of input '${tensorName}': BYTES elements must be strings, got ${jsonText(value)}`);
+      // Triton's words (src/http_server.cc, JsonBytesArrayByteSize), which name neither the input nor the value.
+      if (typeof value !== "string") throw invalid("Unable to parse JSON bytes array: attempt to access JSON non-string as string");
       texts[i] = value;
     });
     return joinBytesStrings(texts);
@@ -120,7 +131,7 @@ function formatDouble(value: number): string {
 /** Elements formatted per slice of a large JSON output: a few milliseconds of work, after which others may run. */
 export const JSON_SLICE_ELEMENTS = 16_384;
 
-function elementReader(datatype: DataType, data: Uint8Array, tensorName: string): (i: number) => string {
+function elementReader(datatype: DataType, data: Uint8Array): (i: number) => string {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   switch (datatype) {
     case "BOOL": return (i) => (view.getUint8(i) ? "true" : "false");
@@ -134,7 +145,8 @@ function elementReader(datatype: DataType, data: Uint8Array, tensorName: string)
     case "INT64": return (i) => String(view.getBigInt64(i * 8, true));
     case "FP32": return (i) => formatDouble(view.getFloat32(i * 4, true));
     case "FP64": return (i) => formatDouble(view.getFloat64(i * 8, true));
-    default: throw invalid(`sending ${datatype} data via JSON is not supported. Please use the binary data format for output '${tensorName}'`);
+    // Triton's words (src/http_server.cc, WriteDataToJson), which do not name the output.
+    default: throw invalid(`sending ${datatype} data via JSON is not supported. Please use the binary data format for output`);
   }
 }
 
@@ -148,7 +160,7 @@ export function jsonDataText(datatype: DataType, data: Uint8Array, elementCount:
     const elements = bytesElementTexts(data, elementCount, tensorName);
     return slices(elementCount, (start, end) => elements.slice(start, end).map((text) => JSON.stringify(text)));
   }
-  const read = elementReader(datatype, data, tensorName);
+  const read = elementReader(datatype, data);
   return slices(elementCount, (start, end) => {
     const parts = new Array<string>(end - start);
     for (let i = start; i < end; i++) parts[i - start] = read(i);

@@ -4,6 +4,7 @@ import { asInferenceError, type CancellationSignal, InferenceError, type InferRe
 import { sendError } from "../error-reply";
 import { decodeRequestBody } from "../content-encoding";
 import { generateErrorJson, generateResponseJson } from "../generate-mapping";
+import { httpStatusOf } from "../http-status";
 import { traceHttpExchange } from "../http-trace";
 import { writableFlow } from "../../writable-flow";
 import { clientGone } from "./infer-routes";
@@ -14,35 +15,37 @@ import type { RawBody, RouteGroupOptions } from "./route-group-options";
 /** Triton's answer when /generate gets other than one response (GenerateRequestClass::SendChunkResponse). */
 const NOT_ONE_RESPONSE = "generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses";
 
-/** A failure before the model's first response (the request was refused): Triton answers it 400 in JSON, not as an event. */
-function refusedUpFront(event: StreamResponse): event is { response: InferenceError; final: true } {
+/** A failure the request gets as its only answer (its final response, an error). */
+function failedOutright(event: StreamResponse): event is { response: InferenceError; final: true } {
   return event.final && event.response instanceof InferenceError;
 }
 
-/** One response as JSON (text, or bytes where the model's are not UTF-8), and whether it is an error (the first one's sets the status, as in Triton). */
+/** One response as JSON (text, or bytes where the model's are not UTF-8), and its status (the first one's is the answer's, as in Triton). */
 interface EventJson {
   readonly json: string | Buffer;
-  readonly failed: boolean;
+  readonly status: number;
 }
 
 /**
  * A response as JSON; one that JSON cannot carry (FP16 outputs, BYTES that do not match their shape) becomes its
- * error, as in Triton (GenerateRequestClass::InferResponseComplete adds FinalizeResponse's error in its place).
+ * error, as in Triton (GenerateRequestClass::InferResponseComplete adds FinalizeResponse's error in its place, and
+ * takes the status from HttpCodeFromError).
  */
 function eventJson(response: StreamResponse["response"]): EventJson | undefined {
   if (response === undefined) return undefined;
-  if (response instanceof InferenceError) return { json: generateErrorJson(response), failed: true };
+  if (response instanceof InferenceError) return { json: generateErrorJson(response), status: httpStatusOf(response.code) };
   try {
-    return { json: generateResponseJson(response), failed: false };
+    return { json: generateResponseJson(response), status: 200 };
   } catch (error) {
-    return { json: generateErrorJson(asInferenceError(error)), failed: true };
+    const failure = asInferenceError(error);
+    return { json: generateErrorJson(failure), status: httpStatusOf(failure.code) };
   }
 }
 
 /**
  * `/generate`: the answer is the model's one response, or Triton's error when there were more or none. Only the
  * first response is kept and formatted, whatever the model streams: a second one already decides the answer. As in
- * Triton the status is the first response's (200, or 400 when it is an error).
+ * Triton the status is the first response's (200 when there was none).
  */
 async function generateOnce(model: ModelHandle, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
   let first: StreamResponse | undefined;
@@ -52,10 +55,9 @@ async function generateOnce(model: ModelHandle, request: InferRequest, reply: Fa
     if (event.response !== undefined) responses++;
     if (event.final) resolve();
   }));
-  if (first !== undefined && responses === 1 && refusedUpFront(first)) return sendError(reply, 400, first.response.message);
-  const answer = responses === 1 ? eventJson(first!.response) : undefined;
-  const body = answer?.json ?? JSON.stringify({ error: NOT_ONE_RESPONSE });
-  return reply.code(answer?.failed === true || first?.response instanceof InferenceError ? 400 : 200).type("application/json").send(body);
+  const answer = eventJson(first?.response);
+  const body = responses === 1 ? answer!.json : JSON.stringify({ error: NOT_ONE_RESPONSE });
+  return reply.code(answer?.status ?? 200).type("application/json").send(body);
 }
 
 const EVENT_PREFIX = Buffer.from("data: ");
@@ -68,8 +70,10 @@ function eventOf(json: string | Buffer): string | Buffer {
 
 /**
  * `/generate_stream`: one server-sent event (`data: {...}`) per response as the model sends it, an error response
- * as `data: {"error": ...}`, and the stream ends at the final flag. The status is the first response's; a request
- * refused before any response gets a JSON error instead. A client that disconnects cancels the request; one that
+ * as `data: {"error": ...}`, and the stream ends at the final flag. The status is the first response's. A request
+ * refused before it runs gets a JSON error instead: Triton's TRITONSERVER_ServerInferAsync returns such a refusal
+ * (the request's checks, a full queue) to HandleGenerate, while a failure once it runs (in the model, an ensemble's
+ * step, a timeout in the queue) is the first response, an event. A client that disconnects cancels the request; one that
  * reads slowly holds the model back (flow control: its sends wait while the socket's buffer is full).
  */
 async function generateStream(model: ModelHandle, request: InferRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -77,10 +81,12 @@ async function generateStream(model: ModelHandle, request: InferRequest, reply: 
   let resolveFirst: (event: EventJson | InferenceError | undefined) => void = () => undefined;
   const firstEvent = new Promise<EventJson | InferenceError | undefined>((resolve) => (resolveFirst = resolve));
   let seen = false;
+  // The core refuses a request within stream() itself; anything later comes from running it.
+  let submitting = true;
   model.stream({ ...request, flow: writableFlow(body) }, (event) => {
     if (!seen) {
       seen = true;
-      if (refusedUpFront(event)) return resolveFirst(event.response);
+      if (submitting && failedOutright(event)) return resolveFirst(event.response);
     }
     const formatted = eventJson(event.response);
     resolveFirst(formatted);
@@ -88,10 +94,11 @@ async function generateStream(model: ModelHandle, request: InferRequest, reply: 
     if (formatted !== undefined) body.write(eventOf(formatted.json));
     if (event.final) body.end();
   });
+  submitting = false;
   const first = await firstEvent;
-  if (first instanceof InferenceError) return sendError(reply, 400, first.message);
+  if (first instanceof InferenceError) return sendError(reply, httpStatusOf(first.code), first.message);
   return reply
-    .code(first?.failed === true ? 400 : 200)
+    .code(first?.status ?? 200)
     .type("text/event-stream; charset=utf-8")
     .header("cache-control", "no-cache")
     .send(body);

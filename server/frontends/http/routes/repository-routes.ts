@@ -14,7 +14,7 @@ export const repositoryRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope
   scope.addHook("preHandler", working);
   scope.post<{ Body: RawBody }>("/v2/repository/index", async (request) => {
     const ready = (await objectBody(request, maxInputBytes))["ready"];
-    if (ready !== undefined && typeof ready !== "boolean") throw new InferenceError("INVALID_ARG", "'ready' must be a boolean");
+    if (ready !== undefined && typeof ready !== "boolean") throw new InferenceError("INVALID_ARG", "Invalid value for 'ready': expected a boolean");
     return core.repositoryIndex(ready ?? false);
   });
   scope.post<ModelChange>("/v2/repository/models/:model/load", { onRequest: crossSite.hook }, async (request, reply) => {

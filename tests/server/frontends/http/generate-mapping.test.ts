@@ -32,7 +32,10 @@ describe("Triton's generate request mapping", () => {
     };
     expect(error({ grid: [1, 2, 3] })).toBe("INVALID_ARG: The schema can not convert input 'grid' to tensor with proper shape");
     expect(error({ parameters: [1] })).toBe("INVALID_ARG: Expected JSON object for keyword: 'parameters'");
-    expect(error({ nested: { a: 1 } })).toBe("INVALID_ARG: parameter 'nested' must be a string, a number or a boolean");
+    // src/http_server.cc, SetTritonParameterFromJsonParameter; qa/L0_http/generate_endpoint_test.py (test_complex_schema, test_parameters).
+    expect(error({ nested: { a: 1 } })).toBe("INVALID_ARG: parameter 'nested' has invalid type. It should be either 'int', 'bool', or 'string'.");
+    expect(error({ parameters: { nested: { twice: 1 } } }))
+      .toBe("INVALID_ARG: Converting keyword: 'parameters': parameter 'nested' has invalid type. It should be either 'int', 'bool', or 'string'.");
   });
 });
 
@@ -77,7 +80,7 @@ describe("Triton's generate response mapping", () => {
       }
     };
     expect(write({ name: "h", datatype: "FP16", shape: [1], data: new Uint8Array(2) })).toBe(
-      "INVALID_ARG: sending FP16 data via JSON is not supported. Please use the binary data format for output 'h'",
+      "INVALID_ARG: sending FP16 data via JSON is not supported. Please use the binary data format for output",
     );
     expect(write({ name: "t", datatype: "BYTES", shape: [2], data: bytesOutput([0x61]) })).toBe("INVALID_ARG: input 't' holds 1 BYTES elements, but its shape needs 2");
   });

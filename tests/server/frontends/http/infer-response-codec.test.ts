@@ -73,6 +73,6 @@ describe("encodeInferResponse", () => {
 
   it("refuses an output JSON cannot carry before anything is sent, however large", async () => {
     const fp16 = { name: "H", datatype: "FP16" as const, shape: [1, 4 * JSON_SLICE_ELEMENTS], data: new Uint8Array(8 * JSON_SLICE_ELEMENTS) };
-    await expect(encodeInferResponse({ modelName: "m", modelVersion: "1", outputs: [fp16] }, json)).rejects.toThrow(/sending FP16 data via JSON is not supported/);
+    await expect(encodeInferResponse({ modelName: "m", modelVersion: "1", outputs: [fp16] }, json)).rejects.toThrow(/^sending FP16 data via JSON is not supported\. Please use the binary data format for output$/); // src/http_server.cc, WriteDataToJson
   });
 });
