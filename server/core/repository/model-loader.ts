@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Backend } from "../../backends/backend";
 import { completeConfig } from "../model-config/auto-complete";
 import { type ComposingModels, EnsembleScheduler, planEnsemble } from "../scheduling/ensemble";
+import { withStepLabels } from "../scheduling/ensemble-labels";
 import { dataTypeFromConfig } from "../../../protocol/datatypes";
 import type { ModelConfig, ModelInput, ModelOutput } from "../model-config/model-config";
 import { normalizeBackendFields, withTritonDefaults } from "../model-config/normalize";
@@ -197,13 +198,14 @@ async function loadVersions(selected: readonly number[], load: (version: number)
 function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig, version: number, settings: LoaderSettings): ModelVersion {
   const config: ModelConfig = withTritonDefaults(structuredClone(baseConfig), undefined);
   if (config.input.length === 0 || config.output.length === 0) throw new Error("an ensemble config must declare its inputs and outputs (nothing to auto-complete them from)");
-  const signature: ModelSignature = {
+  const ownSignature: ModelSignature = {
     maxBatchSize: config.max_batch_size,
     inputs: config.input.map((t) => tensorSignature(directory, t, t.optional)),
     outputs: config.output.map((t) => tensorSignature(directory, t, false)),
     controls: [],
   };
-  const steps = planEnsemble(config, signature, settings.composing);
+  const steps = planEnsemble(config, ownSignature, settings.composing);
+  const signature = withStepLabels(config, ownSignature, settings.composing);
   const statistics = new ModelStatistics(config.name, String(version));
   const scheduler = new EnsembleScheduler(steps, signature, settings.composing, (timings) => {
     statistics.recordExecution(timings);

@@ -7,6 +7,7 @@ import type { RequestScheduler, ScheduleOptions } from "./request-scheduler";
 import type { Tensor } from "../request/tensor";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import { ensembleTensorShape } from "./ensemble-tensor-shape";
+import { reshapeBatchedShape } from "./reshape-shape";
 import { EnsembleTensorTypes } from "./ensemble-tensor-types";
 
 /** What an ensemble needs from the server: its composing models' signatures, and a way to run them. */
@@ -181,7 +182,7 @@ export class EnsembleScheduler implements RequestScheduler {
     this.#inFlight++;
     try {
       const batching = this.#signature.maxBatchSize > 0;
-      const tensors = new Map<string, EnsembleTensor>([...request.inputs].map(([name, tensor]) => [name, { tensor, batchSize: batching ? request.batchSize : 0 }]));
+      const tensors = new Map<string, EnsembleTensor>([...request.inputs].map(([name, tensor]) => [name, { tensor: this.#asSteps(tensor, batching), batchSize: batching ? request.batchSize : 0 }]));
       const waiting = new Set(this.#steps);
       const running = new Map<EnsembleStepPlan, Promise<{ step: EnsembleStepPlan; outputs: readonly OutputTensor[]; batchSize: number }>>();
       while (waiting.size > 0 || running.size > 0) {
@@ -214,11 +215,26 @@ export class EnsembleScheduler implements RequestScheduler {
     }
   }
 
-  /** Every ensemble tensor, those the ensemble outputs in the shape its own batching gives them (Triton's rule). */
+  /**
+   * An ensemble input as the steps see it: in its `reshape` shape where it has one, as Triton's request holds an
+   * input once normalized (core src/infer_request.cc) and the ensemble passes it on (ensemble_scheduler.cc).
+   */
+  #asSteps(tensor: Tensor, batching: boolean): Tensor {
+    const input = this.#signature.inputs.find((i) => i.name === tensor.name);
+    if (input?.reshape === undefined) return tensor;
+    return { ...tensor, shape: reshapeBatchedShape(batching, input.dims, tensor.shape, input.reshape) };
+  }
+
+  /**
+   * Every ensemble tensor, those the ensemble outputs in the shape its own batching gives them (Triton's rule), then
+   * from their `reshape` back to `dims`, as Triton's response does for any model (core src/infer_response.cc).
+   */
   #ensembleOutputs(tensors: ReadonlyMap<string, EnsembleTensor>, batching: boolean): Tensor[] {
     return [...tensors.values()].map(({ tensor, batchSize }) => {
       const output = this.#signature.outputs.find((o) => o.name === tensor.name);
-      return output === undefined ? tensor : { ...tensor, shape: ensembleTensorShape(output.reshape ?? output.dims, batching, batchSize, tensor.shape) };
+      if (output === undefined) return tensor;
+      const shape = ensembleTensorShape(output.reshape ?? output.dims, batching, batchSize, tensor.shape);
+      return { ...tensor, shape: output.reshape === undefined ? shape : reshapeBatchedShape(batching, output.reshape, shape, output.dims) };
     });
   }
 
