@@ -36,8 +36,9 @@ export function normalizeInstanceGroups(config: ModelConfig, context: InstanceGr
   const instance_group = declared.map((group, index): ModelInstanceGroup => {
     const kind = group.kind === "KIND_AUTO" ? (context.autoOnGpu ? "KIND_GPU" : "KIND_CPU") : group.kind === "KIND_MODEL" ? "KIND_CPU" : group.kind;
     const count = group.count > 0 ? group.count : kind === "KIND_CPU" ? context.defaultCpuInstanceCount : 1;
-    const gpus = kind !== "KIND_GPU" || group.gpus.length > 0
-      ? [...group.gpus]
+    // A KIND_AUTO group that lands on the CPU keeps no GPU ids (Triton keeps them, and then refuses the group).
+    const gpus = group.kind === "KIND_AUTO" && kind === "KIND_CPU" ? []
+      : kind !== "KIND_GPU" || group.gpus.length > 0 ? [...group.gpus]
       : context.gpuCount > 0 && !context.firstGpuOnly ? Array.from({ length: context.gpuCount }, (_, i) => i) : [0];
     return { ...structuredClone(group), kind, name: group.name === "" ? `${config.name}_${index}` : group.name, count, gpus };
   });

@@ -2,7 +2,8 @@ import { InferenceError } from "../errors";
 import type { ComposingModels } from "../scheduling/ensemble";
 import { type LoadOverrides, refuseModelCode, refuseModelName } from "./load-overrides";
 import { ensemblesMissingSteps, type LoadedModels, stepModelsOf, withDependents } from "./model-dependents";
-import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
+import { ENSEMBLE_PLATFORM } from "../model-config/validate-ensemble";
+import { type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
 import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./model-repository";
 import { type ModelSource, overrideSource, repositorySource } from "./model-source";
 import { indexRows, type ModelEntry, resolveVersion } from "./model-states";
@@ -277,7 +278,7 @@ export class ModelRepositoryManager {
   /** Triton's poll of one model for an explicit load: where it is, and its config. */
   async #pollForLoad(name: string, overrides: LoadOverrides | undefined): Promise<ModelSource> {
     try {
-      if (overrides !== undefined && overrides.files.size > 0) return await overrideSource(name, overrides);
+      if (overrides !== undefined && overrides.files.size > 0) return await overrideSource(name, overrides, this.#settings.loader.autoCompleteConfig);
       const { models, duplicates } = this.#scanRepositories();
       if (duplicates.some((m) => m.name === name)) throw new Error("not unique across all model repositories");
       const directory = models.find((m) => m.name === name);

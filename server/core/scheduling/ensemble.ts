@@ -46,21 +46,19 @@ function planError(detail: string): Error {
 }
 
 /**
- * Checks an ensemble config the way Triton does at load: every step's model is servable and takes the tensors
- * mapped to it, each ensemble tensor has exactly one producer (an ensemble input or one step), the steps form no
- * cycle, every ensemble output is produced, datatypes and shapes agree wherever a tensor is named, and a batching
- * ensemble only composes models that batch at least as far or not at all.
+ * Checks an ensemble config against its step models the way Triton does at load (the data flow was checked with the
+ * config, validate-ensemble.ts): every step's model is servable and takes the tensors mapped to it, no step writes
+ * an ensemble input, datatypes and shapes agree wherever a tensor is named, and a batching ensemble only composes
+ * models that batch at least as far or not at all.
  */
 export function planEnsemble(config: ModelConfig, signature: ModelSignature, composing: ComposingModels): EnsembleStepPlan[] {
   const steps = config.ensemble_scheduling?.step ?? [];
-  if (steps.length === 0) throw planError("an ensemble needs at least one step");
   // Triton's ValidateEnsembleConfig and ValidateTensorMapping (core src/ensemble_scheduler/ensemble_utils.cc): the
   // ensemble's own tensors first (their `reshape` where they have one), then each step's, in step order.
   const types = new EnsembleTensorTypes(config.name);
   const ensembleBatching = signature.maxBatchSize > 0;
   for (const tensor of [...signature.inputs, ...signature.outputs]) types.add(tensor.name, config.name, ensembleBatching, tensor.datatype, tensor.reshape ?? tensor.dims);
-  const producer = new Map<string, string>(signature.inputs.map((input) => [input.name, "the ensemble's inputs"]));
-  const plans = steps.map((step, index): EnsembleStepPlan & { readonly label: string } => {
+  return steps.map((step, index): EnsembleStepPlan => {
     const label = `step ${index + 1} (model '${step.model_name}')`;
     let stepSignature: ModelSignature;
     try {
@@ -92,42 +90,14 @@ export function planEnsemble(config: ModelConfig, signature: ModelSignature, com
       const output = stepSignature.outputs.find((o) => o.name === name);
       if (output === undefined) throw new Error(`${inEnsemble}ensemble tensor ${tensor} is mapped from non-existing output ${name} in model ${step.model_name}`);
       types.add(tensor, step.model_name, batching, output.datatype, output.dims);
-      const earlier = producer.get(tensor);
-      if (earlier !== undefined) throw planError(`${label}: ensemble tensor '${tensor}' is already produced by ${earlier}`);
-      producer.set(tensor, label);
+      if (signature.inputs.some((input) => input.name === tensor)) throw planError(`${label}: ensemble tensor '${tensor}' is already produced by the ensemble's inputs`);
     }
     return {
       modelName: step.model_name, modelVersion: step.model_version < 0 ? undefined : String(step.model_version),
       inputs: new Map(Object.entries(step.input_map)), outputs: new Map(Object.entries(step.output_map)),
-      batching, inputDims: new Map(stepSignature.inputs.map((input) => [input.name, input.dims])), label,
+      batching, inputDims: new Map(stepSignature.inputs.map((input) => [input.name, input.dims])),
     };
   });
-  for (const plan of plans) {
-    for (const [name, tensor] of plan.inputs) {
-      if (!producer.has(tensor)) throw planError(`${plan.label}: ensemble tensor '${tensor}' (for input '${name}') is neither an ensemble input nor any step's output`);
-    }
-  }
-  for (const output of signature.outputs) {
-    if (!producer.has(output.name)) throw planError(`ensemble output '${output.name}' is not produced by any step`);
-  }
-  checkAcyclic(plans, signature);
-  return plans.map(({ modelName, modelVersion, inputs, outputs, batching, inputDims }) => ({ modelName, modelVersion, inputs, outputs, batching, inputDims }));
-}
-
-function checkAcyclic(plans: readonly (EnsembleStepPlan & { readonly label: string })[], signature: ModelSignature): void {
-  const available = new Set(signature.inputs.map((input) => input.name));
-  const pending = new Set(plans);
-  for (let progressed = true; progressed;) {
-    progressed = false;
-    for (const plan of pending) {
-      if ([...plan.inputs.values()].every((tensor) => available.has(tensor))) {
-        for (const tensor of plan.outputs.values()) available.add(tensor);
-        pending.delete(plan);
-        progressed = true;
-      }
-    }
-  }
-  if (pending.size > 0) throw planError(`the steps form a cycle: ${[...pending].map((plan) => plan.label).join(", ")} wait on each other`);
 }
 
 /**
