@@ -60,12 +60,8 @@ export function planEnsemble(config: ModelConfig, signature: ModelSignature, com
   for (const tensor of [...signature.inputs, ...signature.outputs]) types.add(tensor.name, config.name, ensembleBatching, tensor.datatype, tensor.reshape ?? tensor.dims);
   return steps.map((step, index): EnsembleStepPlan => {
     const label = `step ${index + 1} (model '${step.model_name}')`;
-    let stepSignature: ModelSignature;
-    try {
-      stepSignature = composing.signatureOf(step.model_name, step.model_version);
-    } catch (error) {
-      throw planError(`${label}: ${(error as Error).message}`);
-    }
+    // The repository has checked that each step's model serves (ensemble-dependency-check.ts).
+    const stepSignature = composing.signatureOf(step.model_name, step.model_version);
     // A batching ensemble may compose non-batching models: the steps' shapes gain or lose the batch dimension at
     // run time.
     if (stepSignature.maxBatchSize !== 0 && stepSignature.maxBatchSize < signature.maxBatchSize) {
