@@ -10,15 +10,22 @@ const BACKEND_PLATFORMS: Readonly<Record<string, readonly string[]>> = {
   pytorch: ["pytorch_libtorch"],
 };
 
-function checkPlatform(config: ModelConfig): void {
-  if (config.backend !== "" && config.platform === ENSEMBLE_PLATFORM) {
-    throw new Error(`Ensemble model '${config.name}' must have platform type '${ENSEMBLE_PLATFORM}' and empty backend type`);
-  }
-  // An empty platform is one Triton's auto-complete fills from the backend before it validates.
+/**
+ * Triton's check that `platform` and `backend` name the same backend, for the backends Triton knows by platform; an
+ * empty platform is one Triton's auto-complete fills from the backend before it validates.
+ */
+export function validatePlatformBackendPair(config: Pick<ModelConfig, "platform" | "backend">): void {
   const platforms = BACKEND_PLATFORMS[config.backend];
   if (platforms !== undefined && config.platform !== "" && !platforms.includes(config.platform)) {
     throw new Error(`unexpected 'platform' and 'backend' pair, got:${config.platform}, ${config.backend}`);
   }
+}
+
+function checkPlatform(config: ModelConfig): void {
+  if (config.backend !== "" && config.platform === ENSEMBLE_PLATFORM) {
+    throw new Error(`Ensemble model '${config.name}' must have platform type '${ENSEMBLE_PLATFORM}' and empty backend type`);
+  }
+  validatePlatformBackendPair(config);
 }
 
 function checkDynamicBatching(config: ModelConfig, batching: ModelDynamicBatching): void {

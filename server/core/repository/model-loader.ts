@@ -7,6 +7,7 @@ import { withStepLabels } from "../scheduling/ensemble-labels";
 import { dataTypeFromConfig } from "../../../protocol/datatypes";
 import type { ModelConfig, ModelInput, ModelOutput } from "../model-config/model-config";
 import { normalizeBackendFields, withTritonDefaults } from "../model-config/normalize";
+import { validatePlatformBackendPair } from "../model-config/validate";
 import { ENSEMBLE_PLATFORM } from "../model-config/validate-ensemble";
 import { validateModelIoConfig } from "../model-config/validate-io";
 import { listVersions, type ModelDirectory, readLabels, resolveInsideModel, type SymlinkPolicy } from "./model-repository";
@@ -46,17 +47,28 @@ export interface LoadedModel {
 }
 
 /**
- * The backend a config loads on: the one serving its platform, else the one it names (by `backend`, or by
- * `platform` for a backend that declares none). A config naming neither loads on a backend that recognizes a
- * model file in one of its version folders, else, as Triton's last resort (core src/model_config_utils.cc,
- * AutoCompleteBackendFields), on the backend its model name ends with (`<name>.<backend>`). Throws with Triton's
- * reason when the name has no such ending; undefined backend when the named one is not here.
+ * The backend a config loads on: the one serving its platform, else the one whose model file its
+ * `default_model_filename` names (refused, as in Triton, when the platform names another), else the one it names
+ * (by `backend`, or by `platform` for a backend that declares none). A config naming neither loads on a backend that
+ * recognizes a model file in one of its version folders, else, as Triton's last resort (core
+ * src/model_config_utils.cc, AutoCompleteBackendFields), on the backend its model name ends with
+ * (`<name>.<backend>`). Throws with Triton's reason when the name has no such ending; undefined backend when the
+ * named one is not here.
  */
 function resolveBackend(
   config: ModelConfig, directory: ModelDirectory, versions: readonly number[], backends: ReadonlyMap<string, Backend>,
 ): { name: string; backend: Backend | undefined } {
   const serving = config.platform === "" ? undefined : [...backends.values()].find((b) => b.platforms?.includes(config.platform));
   if (serving !== undefined) return { name: serving.name, backend: serving };
+  // Triton's auto-complete takes the backend from its model file name in `default_model_filename`, whatever the
+  // platform says; the pair is checked once the backend is known.
+  const byFilename = config.backend === "" && config.default_model_filename !== ""
+    ? [...backends.values()].find((b) => b.recognizedByModelFile === true && b.defaultModelFilename === config.default_model_filename)
+    : undefined;
+  if (byFilename !== undefined) {
+    validatePlatformBackendPair({ platform: config.platform, backend: byFilename.name });
+    return { name: byFilename.name, backend: byFilename };
+  }
   if (config.platform === "" && config.backend === "") {
     const recognizing = [...backends.values()].filter((b) => b.recognizedByModelFile === true);
     const recognized = recognizing.find((b) => versions.some((v) => existsSync(modelFilePath(directory, v, modelFilename(config, b)))));

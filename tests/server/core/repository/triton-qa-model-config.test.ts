@@ -101,6 +101,11 @@ const AUTOFILL_NOPLATFORM: readonly QaCase[] = [
   ["unreachable_output_3", `name: "unreachable_output_3" max_batch_size: 2 platform: "ensemble" ensemble_scheduling { step [ { model_name: "fp32_dim1_batch4" model_version: -1 input_map { key: "input" value: "data" } output_map { key: "output" value: "temp_tensor_4" } }, { model_name: "fp32_dim1_batch4" model_version: -1 input_map { key: "input" value: "not_written_tensor" } output_map { key: "output" value: "prob_2" } }, { model_name: "fp32_dim1_batch4_output3" model_version: -1 input_map { key: "input" value: "data" } output_map { key: "output1" value: "temp_tensor_1" } output_map { key: "output2" value: "temp_tensor_2" } output_map { key: "output3" value: "temp_tensor_3" } }, { model_name: "fp32_dim1_batch4_input4" model_version: -1 input_map { key: "input1" value: "temp_tensor_1" } input_map { key: "input2" value: "temp_tensor_2" } input_map { key: "input3" value: "temp_tensor_3" } input_map { key: "input4" value: "temp_tensor_4" } output_map { key: "output" value: "prob" } } ] } input [ { name: "data" data_type: TYPE_FP32 dims: [ 16 ] } ] output [ { name: "prob" data_type: TYPE_FP32 dims: [ 16 ] }, { name: "prob_2" data_type: TYPE_FP32 dims: [ 16 ] } ]`, ["output 'prob_2' for ensemble 'unreachable_output_3' is not written: at least one of its depending tensors, 'not_written_tensor', is not connected"]],
 ];
 
+/** special_cases/invalid_platform, which test.sh loads with auto-complete disabled and a version folder. */
+const SPECIAL_CASES: readonly QaCase[] = [
+  ["invalid_platform", `name: "invalid_platform" platform: "onnxruntim" default_model_filename: "model.onnx" max_batch_size: 8 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] label_filename: "output0_labels.txt" }, { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 16 ] } ]`, ["unexpected 'platform' and 'backend' pair, got:onnxruntim, onnxruntime"]],
+];
+
 /**
  * The autofill_noplatform/ensemble cases with step models: the configs of every model of the case (the steps use
  * Triton's `identity` backend, which this server has too); test.sh gives each model a version folder `1`.
@@ -122,8 +127,8 @@ const AUTOFILL_NOPLATFORM_ENSEMBLE_STEPS: readonly QaRepositoryCase[] = [
   ["no_required_version_3", { "no_required_version_3": `name: "no_required_version_3" platform: "ensemble" max_batch_size: 8 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] ensemble_scheduling { step [ { model_name: "simple" model_version: 2 input_map { key: "INPUT0" value: "INPUT0" } input_map { key: "INPUT1" value: "INPUT1" } output_map { key: "OUTPUT0" value: "temp0" } output_map { key: "OUTPUT1" value: "temp1" } }, { model_name: "simple" model_version: -1 input_map { key: "INPUT0" value: "temp0" } input_map { key: "INPUT1" value: "temp1" } output_map { key: "OUTPUT0" value: "OUTPUT0" } output_map { key: "OUTPUT1" value: "OUTPUT1" } } ] }`, "simple": `name: "simple" backend: "identity" max_batch_size: 8 version_policy : { all {} } input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] instance_group [ { kind: KIND_CPU } ]` }, ["ensemble 'no_required_version_3' depends on 'simple' whose required version 2 is not loaded"]],
 ];
 
-/** test.sh makes an empty version folder for these: Triton checks instance groups when it creates the model. */
-const WITH_VERSION_FOLDER: ReadonlySet<string> = new Set(["invalid_cpu", "invalid_gpu", "negative_gpu"]);
+/** test.sh makes a version folder for these: Triton checks instance groups when it creates the model. */
+const WITH_VERSION_FOLDER: ReadonlySet<string> = new Set(["invalid_cpu", "invalid_gpu", "negative_gpu", "invalid_platform"]);
 
 const roots: string[] = [];
 
@@ -180,6 +185,12 @@ describe("Triton's qa/L0_model_config/noautofill_platform cases (platform onnxru
 
   it.each(NOAUTOFILL_PLATFORM)("noautofill_platform/%s", (directory, _config, expected) => {
     expectOneOf(reasons.get(directory), expected);
+  });
+});
+
+describe("Triton's qa/L0_model_config/special_cases (auto-complete disabled)", () => {
+  it.each(SPECIAL_CASES)("special_cases/%s", async (directory, _config, expected) => {
+    expectOneOf((await loadReasons(oneModelEach(SPECIAL_CASES), false)).get(directory), expected);
   });
 });
 
