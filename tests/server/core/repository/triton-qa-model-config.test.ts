@@ -6,6 +6,7 @@ import type { Backend } from "../../../../server/backends/backend";
 import { IdentityBackend } from "../../../../server/backends/identity-backend";
 import { OnnxruntimeBackend } from "../../../../server/backends/onnxruntime/onnxruntime-backend";
 import { InferenceCore } from "../../../../server/core/index";
+import { OnnxGraphBuilder } from "../../../../tools/model-builder/index";
 
 /**
  * Triton's qa/L0_model_config cases (server repository, qa/L0_model_config/<group>/<case>/): each case's
@@ -101,6 +102,21 @@ const AUTOFILL_NOPLATFORM: readonly QaCase[] = [
   ["unreachable_output_3", `name: "unreachable_output_3" max_batch_size: 2 platform: "ensemble" ensemble_scheduling { step [ { model_name: "fp32_dim1_batch4" model_version: -1 input_map { key: "input" value: "data" } output_map { key: "output" value: "temp_tensor_4" } }, { model_name: "fp32_dim1_batch4" model_version: -1 input_map { key: "input" value: "not_written_tensor" } output_map { key: "output" value: "prob_2" } }, { model_name: "fp32_dim1_batch4_output3" model_version: -1 input_map { key: "input" value: "data" } output_map { key: "output1" value: "temp_tensor_1" } output_map { key: "output2" value: "temp_tensor_2" } output_map { key: "output3" value: "temp_tensor_3" } }, { model_name: "fp32_dim1_batch4_input4" model_version: -1 input_map { key: "input1" value: "temp_tensor_1" } input_map { key: "input2" value: "temp_tensor_2" } input_map { key: "input3" value: "temp_tensor_3" } input_map { key: "input4" value: "temp_tensor_4" } output_map { key: "output" value: "prob" } } ] } input [ { name: "data" data_type: TYPE_FP32 dims: [ 16 ] } ] output [ { name: "prob" data_type: TYPE_FP32 dims: [ 16 ] }, { name: "prob_2" data_type: TYPE_FP32 dims: [ 16 ] } ]`, ["output 'prob_2' for ensemble 'unreachable_output_3' is not written: at least one of its depending tensors, 'not_written_tensor', is not connected"]],
 ];
 
+/**
+ * The autofill_noplatform/onnx cases: each has QA's `1/model.onnx`, `onnx_int32_int8_int8` (INPUT0, INPUT1 INT32
+ * [-1,16] -> OUTPUT0, OUTPUT1 INT8 [-1,16]), which does not batch in bad_max_batch_size (shapes [16]). The tests
+ * build the same graphs (qaOnnxModel) rather than read QA's files.
+ */
+const AUTOFILL_NOPLATFORM_ONNX: readonly QaCase[] = [
+  ["bad_input_dims", `max_batch_size: 1 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16, 1 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]`, ["model 'bad_input_dims', tensor 'INPUT0': the model expects 2 dimensions (shape [-1,16]) but the model configuration specifies 3 dimensions (an initial batch dimension because max_batch_size > 0 followed by the explicit tensor shape, making complete shape [-1,16,1])"]],
+  ["bad_max_batch_size", `max_batch_size: 1 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]`, ["autofill failed for model 'bad_max_batch_size': model does not support batching while non-zero max_batch_size is specified"]],
+  ["bad_output_dims", `max_batch_size: 1 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 1 ] } ]`, ["model 'bad_output_dims', tensor 'OUTPUT1': the model expects 2 dimensions (shape [-1,16]) but the model configuration specifies 2 dimensions (an initial batch dimension because max_batch_size > 0 followed by the explicit tensor shape, making complete shape [-1,1])"]],
+  ["too_few_inputs", `max_batch_size: 1 input [ { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]`, ["unable to load model 'too_few_inputs', configuration expects 1 inputs, model provides 2"]],
+  ["too_many_inputs", `max_batch_size: 1 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT_EXTRA" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]`, ["unable to load model 'too_many_inputs', configuration expects 3 inputs, model provides 2"]],
+  ["unknown_input", `max_batch_size: 1 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT_UNKNOWN" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ 16 ] } ]`, ["unexpected inference input 'INPUT_UNKNOWN', allowed inputs are: INPUT0, INPUT1"]],
+  ["unknown_output", `max_batch_size: 1 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT_UNKNOWN" data_type: TYPE_INT8 dims: [ 16 ] } ]`, ["unexpected inference output 'OUTPUT_UNKNOWN', allowed outputs are: OUTPUT0, OUTPUT1"]],
+];
+
 /** special_cases/invalid_platform, which test.sh loads with auto-complete disabled and a version folder. */
 const SPECIAL_CASES: readonly QaCase[] = [
   ["invalid_platform", `name: "invalid_platform" platform: "onnxruntim" default_model_filename: "model.onnx" max_batch_size: 8 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] label_filename: "output0_labels.txt" }, { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 16 ] } ]`, ["unexpected 'platform' and 'backend' pair, got:onnxruntim, onnxruntime"]],
@@ -136,6 +152,21 @@ interface QaModel {
   readonly name: string;
   readonly config: string;
   readonly versioned: boolean;
+  /** The version folder's model.onnx, if any. */
+  readonly onnx?: Buffer;
+}
+
+/** QA's onnx_int32_int8_int8: OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1 as INT8; `batching`: a -1 first dimension. */
+function qaOnnxModel(batching: boolean): Buffer {
+  const shape = batching ? ["var_0", 16] : [16];
+  const graph = new OnnxGraphBuilder("onnx_int32_int8_int8");
+  for (const input of ["INPUT0", "INPUT1"]) graph.addInput(input, "INT32", shape);
+  for (const [op, sum, output] of [["Add", "sum", "OUTPUT0"], ["Sub", "difference", "OUTPUT1"]] as const) {
+    graph.addNode({ opType: op, inputs: ["INPUT0", "INPUT1"], outputs: [sum] });
+    graph.addNode({ opType: "Cast", inputs: [sum], outputs: [output], attributes: { to: { kind: "INT", value: 3 } } });
+    graph.addOutput(output, "INT8", shape);
+  }
+  return graph.toModelBytes();
 }
 
 /**
@@ -145,9 +176,10 @@ interface QaModel {
 async function loadReasons(models: readonly QaModel[], autoCompleteConfig: boolean): Promise<ReadonlyMap<string, string>> {
   const repository = mkdtempSync(path.join(os.tmpdir(), "qa-model-config-"));
   roots.push(repository);
-  for (const { name, config, versioned } of models) {
+  for (const { name, config, versioned, onnx } of models) {
     mkdirSync(path.join(repository, name, ...(versioned ? ["1"] : [])), { recursive: true });
     writeFileSync(path.join(repository, name, "config.pbtxt"), config);
+    if (onnx !== undefined) writeFileSync(path.join(repository, name, "1", "model.onnx"), onnx);
   }
   const core = new InferenceCore({
     modelRepositories: [repository], serverName: "t", serverVersion: "0", strictReadiness: true, exitOnError: false,
@@ -201,6 +233,19 @@ describe("Triton's qa/L0_model_config/autofill_noplatform cases that need no mod
   });
 
   it.each(AUTOFILL_NOPLATFORM)("autofill_noplatform/%s", (directory, _config, expected) => {
+    expectOneOf(reasons.get(directory), expected);
+  });
+});
+
+describe("Triton's qa/L0_model_config/autofill_noplatform/onnx cases (auto-complete on; Triton's ONNX Runtime backend's words)", () => {
+  let reasons: ReadonlyMap<string, string>;
+  beforeAll(async () => {
+    reasons = await loadReasons(AUTOFILL_NOPLATFORM_ONNX.map(([name, config]) => ({
+      name, config, versioned: true, onnx: qaOnnxModel(name !== "bad_max_batch_size"),
+    })), true);
+  });
+
+  it.each(AUTOFILL_NOPLATFORM_ONNX)("autofill_noplatform/onnx/%s", (directory, _config, expected) => {
     expectOneOf(reasons.get(directory), expected);
   });
 });
