@@ -219,7 +219,6 @@ async function loadVersions(selected: readonly number[], load: (version: number)
 function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig, version: number, settings: LoaderSettings): ModelVersion {
   validateModelIoConfig(baseConfig);
   const config: ModelConfig = withTritonDefaults(structuredClone(baseConfig), undefined);
-  if (config.input.length === 0 || config.output.length === 0) throw new Error("an ensemble config must declare its inputs and outputs (nothing to auto-complete them from)");
   const ownSignature: ModelSignature = {
     maxBatchSize: config.max_batch_size,
     inputs: config.input.map((t) => tensorSignature(directory, t, t.optional)),

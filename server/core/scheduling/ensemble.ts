@@ -41,10 +41,6 @@ export function ensembleDependencies(config: ModelConfig): string[] {
   return [...new Set(config.ensemble_scheduling?.step.map((step) => step.model_name) ?? [])];
 }
 
-function planError(detail: string): Error {
-  return new Error(`ensemble_scheduling: ${detail}`);
-}
-
 /**
  * Checks an ensemble config against its step models the way Triton does at load (the data flow was checked with the
  * config, validate-ensemble.ts): every step's model is servable and takes the tensors mapped to it, no step writes
@@ -59,7 +55,6 @@ export function planEnsemble(config: ModelConfig, signature: ModelSignature, com
   const ensembleBatching = signature.maxBatchSize > 0;
   for (const tensor of [...signature.inputs, ...signature.outputs]) types.add(tensor.name, config.name, ensembleBatching, tensor.datatype, tensor.reshape ?? tensor.dims);
   return steps.map((step, index): EnsembleStepPlan => {
-    const label = `step ${index + 1} (model '${step.model_name}')`;
     // The repository has checked that each step's model serves (ensemble-dependency-check.ts).
     const stepSignature = composing.signatureOf(step.model_name, step.model_version);
     // A batching ensemble may compose non-batching models: the steps' shapes gain or lose the batch dimension at
@@ -86,7 +81,9 @@ export function planEnsemble(config: ModelConfig, signature: ModelSignature, com
       const output = stepSignature.outputs.find((o) => o.name === name);
       if (output === undefined) throw new Error(`${inEnsemble}ensemble tensor ${tensor} is mapped from non-existing output ${name} in model ${step.model_name}`);
       types.add(tensor, step.model_name, batching, output.datatype, output.dims);
-      if (signature.inputs.some((input) => input.name === tensor)) throw planError(`${label}: ensemble tensor '${tensor}' is already produced by the ensemble's inputs`);
+      if (signature.inputs.some((input) => input.name === tensor)) {
+        throw new Error(`ensemble_scheduling: step ${index + 1} (model '${step.model_name}'): ensemble tensor '${tensor}' is already produced by the ensemble's inputs`);
+      }
     }
     return {
       modelName: step.model_name, modelVersion: step.model_version < 0 ? undefined : String(step.model_version),
