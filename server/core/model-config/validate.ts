@@ -64,6 +64,16 @@ function checkSequenceBatching(config: ModelConfig, batcher: NonNullable<ModelCo
   }
 }
 
+/** Triton's ValidateModelMetrics: each metric control names a metric family and gives histogram buckets. */
+function checkModelMetrics(metrics: NonNullable<ModelConfig["model_metrics"]>): void {
+  for (const control of metrics.metric_control) {
+    if (control.metric_identifier === undefined) throw new Error("metric control must specify 'metric_identifier'");
+    if (control.metric_identifier.family === "") throw new Error("metric identifier must specify non-empty 'family'");
+    if (control.histogram_options === undefined) throw new Error("metric control must specify 'histogram_options'");
+    if (control.histogram_options.buckets.length === 0) throw new Error("histogram options must specify non-empty 'buckets'");
+  }
+}
+
 /**
  * Triton's ValidateModelConfig (core src/model_config_utils.cc), in its order and words: the checks it makes on a
  * config when the repository is polled, before it looks for version directories or model files, so that a bad
@@ -82,6 +92,7 @@ export function validateModelConfig(config: ModelConfig): void {
   if (config.model_transaction_policy?.decoupled === true && config.response_cache?.enable === true) {
     throw new Error(`Response Cache does not currently support model ${config.name} with 'decoupled' transaction policy. Please disable the response cache.`);
   }
+  if (config.model_metrics !== undefined) checkModelMetrics(config.model_metrics);
   if (config.model_transaction_policy?.decoupled === true && config.sequence_batching !== undefined) {
     // Triton allows it; here a Direct batch's null requests have no stream to answer, so it is refused at load.
     throw new Error(`model '${config.name}': a decoupled model (model_transaction_policy { decoupled: true }) with sequence_batching is not supported by this server`);

@@ -117,6 +117,19 @@ const AUTOFILL_NOPLATFORM_ONNX: readonly QaCase[] = [
   ["unknown_output", `max_batch_size: 1 input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ] output [ { name: "OUTPUT_UNKNOWN" data_type: TYPE_INT8 dims: [ 16 ] } ]`, ["unexpected inference output 'OUTPUT_UNKNOWN', allowed outputs are: OUTPUT0, OUTPUT1"]],
 ];
 
+/**
+ * model_metrics/invalid_config: test.sh appends each case's partial.pbtxt to QA's python_models/async_execute_decouple
+ * config (a Python model, which this server does not run: the config check comes first, as in Triton).
+ */
+const MODEL_METRICS_INVALID: readonly QaCase[] = [
+  ["empty_buckets", `backend: "python" max_batch_size: 8 input [ { name: "WAIT_SECONDS" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "DUMMY_OUT" data_type: TYPE_FP32 dims: [ 1 ] } ] instance_group [{ kind: KIND_CPU }] model_transaction_policy { decoupled: True } model_metrics { metric_control: [ { metric_identifier: { family: "nv_inference_first_response_histogram_ms" } histogram_options: { buckets: [] } } ] }`, ["histogram options must specify non-empty 'buckets'"]],
+  ["empty_metric_family", `backend: "python" max_batch_size: 8 input [ { name: "WAIT_SECONDS" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "DUMMY_OUT" data_type: TYPE_FP32 dims: [ 1 ] } ] instance_group [{ kind: KIND_CPU }] model_transaction_policy { decoupled: True } model_metrics { metric_control: [ { metric_identifier: { family: "" } histogram_options: { buckets: [ 1, 2, 4, 8 ] } } ] }`, ["metric identifier must specify non-empty 'family'"]],
+  ["no_buckets", `backend: "python" max_batch_size: 8 input [ { name: "WAIT_SECONDS" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "DUMMY_OUT" data_type: TYPE_FP32 dims: [ 1 ] } ] instance_group [{ kind: KIND_CPU }] model_transaction_policy { decoupled: True } model_metrics { metric_control: [ { metric_identifier: { family: "nv_inference_first_response_histogram_ms" } histogram_options: {} } ] }`, ["histogram options must specify non-empty 'buckets'"]],
+  ["no_histogram_options", `backend: "python" max_batch_size: 8 input [ { name: "WAIT_SECONDS" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "DUMMY_OUT" data_type: TYPE_FP32 dims: [ 1 ] } ] instance_group [{ kind: KIND_CPU }] model_transaction_policy { decoupled: True } model_metrics { metric_control: [ { metric_identifier: { family: "nv_inference_first_response_histogram_ms" } } ] }`, ["metric control must specify 'histogram_options'"]],
+  ["no_metric_family", `backend: "python" max_batch_size: 8 input [ { name: "WAIT_SECONDS" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "DUMMY_OUT" data_type: TYPE_FP32 dims: [ 1 ] } ] instance_group [{ kind: KIND_CPU }] model_transaction_policy { decoupled: True } model_metrics { metric_control: [ { metric_identifier: {} histogram_options: { buckets: [ 1, 2, 4, 8 ] } } ] }`, ["metric identifier must specify non-empty 'family'"]],
+  ["no_metric_identifier", `backend: "python" max_batch_size: 8 input [ { name: "WAIT_SECONDS" data_type: TYPE_FP32 dims: [ 1 ] } ] output [ { name: "DUMMY_OUT" data_type: TYPE_FP32 dims: [ 1 ] } ] instance_group [{ kind: KIND_CPU }] model_transaction_policy { decoupled: True } model_metrics { metric_control: [ { histogram_options: { buckets: [ 1, 2, 4, 8 ] } } ] }`, ["metric control must specify 'metric_identifier'"]],
+];
+
 /** special_cases/invalid_platform, which test.sh loads with auto-complete disabled and a version folder. */
 const SPECIAL_CASES: readonly QaCase[] = [
   ["invalid_platform", `name: "invalid_platform" platform: "onnxruntim" default_model_filename: "model.onnx" max_batch_size: 8 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_FP32 dims: [ 16 ] } ] output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] label_filename: "output0_labels.txt" }, { name: "OUTPUT1" data_type: TYPE_FP32 dims: [ 16 ] } ]`, ["unexpected 'platform' and 'backend' pair, got:onnxruntim, onnxruntime"]],
@@ -216,6 +229,17 @@ describe("Triton's qa/L0_model_config/noautofill_platform cases (platform onnxru
   });
 
   it.each(NOAUTOFILL_PLATFORM)("noautofill_platform/%s", (directory, _config, expected) => {
+    expectOneOf(reasons.get(directory), expected);
+  });
+});
+
+describe("Triton's qa/L0_model_config/model_metrics/invalid_config cases", () => {
+  let reasons: ReadonlyMap<string, string>;
+  beforeAll(async () => {
+    reasons = await loadReasons(MODEL_METRICS_INVALID.map(([name, config]) => ({ name, config, versioned: true })), true);
+  });
+
+  it.each(MODEL_METRICS_INVALID)("model_metrics/invalid_config/%s", (directory, _config, expected) => {
     expectOneOf(reasons.get(directory), expected);
   });
 });
