@@ -51,7 +51,7 @@ function squeezenetModel(repository: string, name: string, instanceGroup: string
   copyFileSync(path.join(SHARED_DATA, "labels", "densenet_labels.txt"), path.join(dir, "labels.txt"));
   writeFileSync(path.join(dir, "config.pbtxt"), [
     'platform: "onnxruntime_onnx"', "max_batch_size: 0",
-    'input [ { name: "data_0" data_type: TYPE_FP16 format: FORMAT_NCHW dims: [ 1, 3, 224, 224 ] } ]',
+    'input [ { name: "data_0" data_type: TYPE_FP16 dims: [ 1, 3, 224, 224 ] } ]',
     'output [ { name: "softmaxout_1" data_type: TYPE_FP16 dims: [ 1, 1000, 1, 1 ] label_filename: "labels.txt" } ]',
     instanceGroup,
   ].join("\n"));

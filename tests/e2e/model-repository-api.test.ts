@@ -53,6 +53,10 @@ describe("model repository API in explicit mode: load overrides and Triton's err
     writeSimpleModel(repository, "broken", "max_batch_size: 8\nbogus_field: 1");
     const noFile = writeSimpleModel(repository, "no_file", "max_batch_size: 8");
     rmSync(path.join(noFile, "1", "model.onnx"));
+    // Triton's qa/L0_model_config/autofill_noplatform/ensemble/no_step: a config error and no version directory.
+    mkdirSync(path.join(repository, "no_step"));
+    writeFileSync(path.join(repository, "no_step", "config.pbtxt"), `name: "no_step" max_batch_size: 8 platform: "ensemble" ensemble_scheduling { }
+input [ { name: "data" data_type: TYPE_FP32 dims: [ 16 ] } ] output [ { name: "prob" data_type: TYPE_FP32 dims: [ 16 ] } ]`);
     server = await startServer({
       repository, services: ["http", "grpc"], env: { TMPDIR: serverTmp },
       args: ["--model-control-mode", "explicit", "--load-model", "simple", "--exit-on-error", "false"],
@@ -88,6 +92,12 @@ describe("model repository API in explicit mode: load overrides and Triton's err
       const failedVersion = await errorOf(await post("/v2/models/no_file/versions/1/infer", JSON.stringify({ inputs: [] })));
       expect(failedVersion.status).toBe(503);
       expect(failedVersion.error).toMatch(/^Request for unknown model: 'no_file' version 1 is not at ready state: .*model\.onnx not found/);
+    });
+
+    it("a config error fails the poll with Triton's reason before any version is looked for (qa/L0_model_config ensemble/no_step)", async () => {
+      expect(await errorOf(await load("no_step"))).toEqual({
+        status: 500, error: "failed to load 'no_step', failed to poll from model repository: must specify 'step' for ensemble 'no_step'",
+      });
     });
 
     it("unloading a model that is not loaded succeeds, as in Triton", async () => {

@@ -16,7 +16,7 @@ import { tensorValues, withBinary } from "./http-transport";
 const GPU_SQUEEZENET = [
   'platform: "onnxruntime_onnx"',
   "max_batch_size: 0",
-  'input [ { name: "data_0" data_type: TYPE_FP16 format: FORMAT_NCHW dims: [ 1, 3, 224, 224 ] } ]',
+  'input [ { name: "data_0" data_type: TYPE_FP16 dims: [ 1, 3, 224, 224 ] } ]',
   'output [ { name: "softmaxout_1" data_type: TYPE_FP16 dims: [ 1, 1000, 1, 1 ] } ]',
 ].join("\n");
 

@@ -36,12 +36,18 @@ export function normalizeInstanceGroups(config: ModelConfig, context: InstanceGr
   const instance_group = declared.map((group, index): ModelInstanceGroup => {
     const kind = group.kind === "KIND_AUTO" ? (context.autoOnGpu ? "KIND_GPU" : "KIND_CPU") : group.kind === "KIND_MODEL" ? "KIND_CPU" : group.kind;
     const count = group.count > 0 ? group.count : kind === "KIND_CPU" ? context.defaultCpuInstanceCount : 1;
-    const gpus = kind !== "KIND_GPU" || group.gpus.length > 0
-      ? [...group.gpus]
+    // A KIND_AUTO group that lands on the CPU keeps no GPU ids (Triton keeps them, and then refuses the group).
+    const gpus = group.kind === "KIND_AUTO" && kind === "KIND_CPU" ? []
+      : kind !== "KIND_GPU" || group.gpus.length > 0 ? [...group.gpus]
       : context.gpuCount > 0 && !context.firstGpuOnly ? Array.from({ length: context.gpuCount }, (_, i) => i) : [0];
     return { ...structuredClone(group), kind, name: group.name === "" ? `${config.name}_${index}` : group.name, count, gpus };
   });
   return { ...config, instance_group };
+}
+
+/** Triton's NormalizeModelConfig: none given means `[max_batch_size]`, and none at all for a model that does not batch. */
+function preferredBatchSizes(given: readonly number[], config: ModelConfig): number[] {
+  return given.length > 0 || config.max_batch_size <= 0 ? [...given] : [config.max_batch_size];
 }
 
 /** Triton's SEQUENCE_IDLE_DEFAULT_MICROSECONDS. */
@@ -52,7 +58,8 @@ const SEQUENCE_IDLE_DEFAULT_US = 1_000_000;
  * so that `/config` shows them as Triton does: `version_policy` latest 1, the model file name the backend loads,
  * the sequence batcher's idle time, and pinned input and output memory for models that are not ensembles; an
  * ensemble's `model_transaction_policy` (not decoupled: ensembles of decoupled steps are not supported here), which Triton sets when it validates
- * the ensemble. A dynamic batcher's preferred batch sizes are left as written: they steer the batcher.
+ * the ensemble. A dynamic or oldest-first batcher without preferred batch sizes gets `[max_batch_size]`, which is
+ * what the batcher falls back to anyway (batcher.ts), so the batching is the same either way.
  */
 export function withTritonDefaults(config: ModelConfig, defaultModelFilename: string | undefined): ModelConfig {
   const completed: ModelConfig = {
@@ -60,8 +67,16 @@ export function withTritonDefaults(config: ModelConfig, defaultModelFilename: st
     version_policy: config.version_policy ?? { latest: { num_versions: 1 } },
     default_model_filename: config.default_model_filename || (defaultModelFilename ?? ""),
   };
-  if (config.sequence_batching !== undefined && config.sequence_batching.max_sequence_idle_microseconds === 0) {
-    completed.sequence_batching = { ...config.sequence_batching, max_sequence_idle_microseconds: SEQUENCE_IDLE_DEFAULT_US };
+  if (config.dynamic_batching !== undefined) {
+    completed.dynamic_batching = { ...config.dynamic_batching, preferred_batch_size: preferredBatchSizes(config.dynamic_batching.preferred_batch_size, config) };
+  }
+  if (config.sequence_batching !== undefined) {
+    const { oldest, max_sequence_idle_microseconds: idle } = config.sequence_batching;
+    completed.sequence_batching = {
+      ...config.sequence_batching,
+      max_sequence_idle_microseconds: idle === 0 ? SEQUENCE_IDLE_DEFAULT_US : idle,
+      ...(oldest !== undefined ? { oldest: { ...oldest, preferred_batch_size: preferredBatchSizes(oldest.preferred_batch_size, config) } } : {}),
+    };
   }
   if (config.ensemble_scheduling !== undefined) {
     completed.model_transaction_policy = config.model_transaction_policy ?? { decoupled: false };

@@ -1,6 +1,6 @@
 import type { ModelConfig } from "../model-config/model-config";
 import { ensembleDependencies } from "../scheduling/ensemble";
-import { ENSEMBLE_PLATFORM } from "./model-loader";
+import { ENSEMBLE_PLATFORM } from "../model-config/validate-ensemble";
 
 /** The models an ensemble's steps run on; none for any other model. */
 export function stepModelsOf(config: ModelConfig): string[] {

@@ -3,10 +3,13 @@ import path from "node:path";
 import type { Backend } from "../../backends/backend";
 import { completeConfig } from "../model-config/auto-complete";
 import { type ComposingModels, EnsembleScheduler, planEnsemble } from "../scheduling/ensemble";
+import { withStepLabels } from "../scheduling/ensemble-labels";
 import { dataTypeFromConfig } from "../../../protocol/datatypes";
 import type { ModelConfig, ModelInput, ModelOutput } from "../model-config/model-config";
 import { normalizeBackendFields, withTritonDefaults } from "../model-config/normalize";
-import { validateModelConfig } from "../model-config/validate";
+import { validatePlatformBackendPair } from "../model-config/validate";
+import { ENSEMBLE_PLATFORM } from "../model-config/validate-ensemble";
+import { validateModelIoConfig } from "../model-config/validate-io";
 import { listVersions, type ModelDirectory, readLabels, resolveInsideModel, type SymlinkPolicy } from "./model-repository";
 import type { ModelSignature, TensorSignature } from "../model-config/model-signature";
 import { ModelStatistics } from "./model-statistics";
@@ -43,24 +46,42 @@ export interface LoadedModel {
   readonly versions: ReadonlyMap<number, ModelVersion | Error>;
 }
 
-export const ENSEMBLE_PLATFORM = "ensemble";
-
 /**
- * The backend a config loads on: the one serving its platform, else the one it names (by `backend`, or by
- * `platform` for a backend that declares none). A config naming neither loads on a backend that recognizes a
- * model file in one of its version folders. Throws when none does; undefined when the named one is not here.
+ * The backend a config loads on: the one serving its platform, else the one whose model file its
+ * `default_model_filename` names (refused, as in Triton, when the platform names another), else the one it names
+ * (by `backend`, or by `platform` for a backend that declares none). A config naming neither loads on a backend that
+ * recognizes a model file in one of its version folders, else, as Triton's last resort (core
+ * src/model_config_utils.cc, AutoCompleteBackendFields), on the backend its model name ends with
+ * (`<name>.<backend>`). Throws with Triton's reason when the name has no such ending; undefined backend when the
+ * named one is not here.
  */
 function resolveBackend(
   config: ModelConfig, directory: ModelDirectory, versions: readonly number[], backends: ReadonlyMap<string, Backend>,
 ): { name: string; backend: Backend | undefined } {
   const serving = config.platform === "" ? undefined : [...backends.values()].find((b) => b.platforms?.includes(config.platform));
   if (serving !== undefined) return { name: serving.name, backend: serving };
+  // Triton's auto-complete takes the backend from its model file name in `default_model_filename`, whatever the
+  // platform says; the pair is checked once the backend is known.
+  const byFilename = config.backend === "" && config.default_model_filename !== ""
+    ? [...backends.values()].find((b) => b.recognizedByModelFile === true && b.defaultModelFilename === config.default_model_filename)
+    : undefined;
+  if (byFilename !== undefined) {
+    validatePlatformBackendPair({ platform: config.platform, backend: byFilename.name });
+    return { name: byFilename.name, backend: byFilename };
+  }
   if (config.platform === "" && config.backend === "") {
     const recognizing = [...backends.values()].filter((b) => b.recognizedByModelFile === true);
     const recognized = recognizing.find((b) => versions.some((v) => existsSync(modelFilePath(directory, v, modelFilename(config, b)))));
     if (recognized !== undefined) return { name: recognized.name, backend: recognized };
-    const files = [...new Set(recognizing.map((b) => modelFilename(config, b)))].join(" or ");
-    throw new Error(`unable to determine the backend: set platform or backend in config.pbtxt${files === "" ? "" : `, or provide ${files} in a version directory`}`);
+    const dot = config.name.indexOf(".");
+    if (dot < 0) {
+      throw new Error(
+        `Invalid model name: Could not determine backend for model '${config.name}' with no backend in model configuration. ` +
+        "Expected model name of the form 'model.<backend_name>'.",
+      );
+    }
+    const named = config.name.slice(dot + 1);
+    return { name: named, backend: backends.get(named) };
   }
   const name = config.backend || config.platform;
   return { name, backend: backends.get(name) };
@@ -114,8 +135,9 @@ function tensorSignature(directory: ModelDirectory, tensor: ModelInput | ModelOu
 async function loadVersion(
   directory: ModelDirectory, baseConfig: ModelConfig, backend: Backend, version: number, settings: LoaderSettings,
 ): Promise<ModelVersion> {
+  // Triton's Model::Init; with auto-complete off the repository manager has made this check already.
+  validateModelIoConfig(baseConfig);
   const modelPath = modelFilePath(directory, version, modelFilename(baseConfig, backend));
-  if (backend.requiresModelFile === true && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
   const autoOnGpu = settings.gpuCount > 0 && backend.usesGpu;
   let created: CreatedInstances;
   try {
@@ -195,15 +217,16 @@ async function loadVersions(selected: readonly number[], load: (version: number)
 
 /** An ensemble version: no instances of its own; requests run through the composing models' schedulers. */
 function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig, version: number, settings: LoaderSettings): ModelVersion {
+  validateModelIoConfig(baseConfig);
   const config: ModelConfig = withTritonDefaults(structuredClone(baseConfig), undefined);
-  if (config.input.length === 0 || config.output.length === 0) throw new Error("an ensemble config must declare its inputs and outputs (nothing to auto-complete them from)");
-  const signature: ModelSignature = {
+  const ownSignature: ModelSignature = {
     maxBatchSize: config.max_batch_size,
     inputs: config.input.map((t) => tensorSignature(directory, t, t.optional)),
     outputs: config.output.map((t) => tensorSignature(directory, t, false)),
     controls: [],
   };
-  const steps = planEnsemble(config, signature, settings.composing);
+  const steps = planEnsemble(config, ownSignature, settings.composing);
+  const signature = withStepLabels(config, ownSignature, settings.composing);
   const statistics = new ModelStatistics(config.name, String(version));
   const scheduler = new EnsembleScheduler(config.name, steps, signature, settings.composing, (timings) => {
     statistics.recordExecution(timings);
@@ -213,18 +236,21 @@ function loadEnsembleVersion(directory: ModelDirectory, baseConfig: ModelConfig,
 }
 
 /**
- * Loads every selected version of one model directory with its config (read by the caller, named after the
- * directory). Throws when the model as a whole is unusable (unknown backend, no versions); a version that fails
- * on its own is returned as its Error.
+ * Loads every selected version of one model directory with its config (read, named after the directory and
+ * checked by the caller: model-source.ts). Throws when the model as a whole is unusable (unknown backend, no
+ * versions); a version that fails on its own is returned as its Error.
  */
 export async function loadModel(directory: ModelDirectory, config: ModelConfig, settings: LoaderSettings): Promise<LoadedModel> {
   if (directory.problem !== undefined) throw new Error(directory.problem);
-  validateModelConfig(config);
-  const selected = selectVersions(config, listVersions(directory.path), settings.log);
-  if (config.platform === ENSEMBLE_PLATFORM) {
+  // Triton's order (core src/model_repository_manager/): the backend from the config or the version folders' files,
+  // and only then the versions the policy selects.
+  const available = listVersions(directory.path);
+  const resolved = config.platform === ENSEMBLE_PLATFORM ? undefined : resolveBackend(config, directory, available, settings.backends);
+  const selected = selectVersions(config, available, settings.log);
+  if (resolved === undefined) {
     return { name: directory.name, versions: await loadVersions(selected, async (version) => loadEnsembleVersion(directory, config, version, settings)) };
   }
-  const { name: backendName, backend } = resolveBackend(config, directory, selected, settings.backends);
+  const { name: backendName, backend } = resolved;
   if (backend === undefined) {
     throw new Error(`backend '${backendName}' is not supported by this server (supported: ${[...settings.backends.keys()].join(", ")})`);
   }

@@ -2,7 +2,10 @@ import { InferenceError } from "../errors";
 import type { ComposingModels } from "../scheduling/ensemble";
 import { type LoadOverrides, refuseModelCode, refuseModelName } from "./load-overrides";
 import { ensemblesMissingSteps, type LoadedModels, stepModelsOf, withDependents } from "./model-dependents";
-import { ENSEMBLE_PLATFORM, type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
+import type { ModelConfig } from "../model-config/model-config";
+import { ENSEMBLE_PLATFORM } from "../model-config/validate-ensemble";
+import { type DependencyView, ensembleDependencyProblem } from "./ensemble-dependency-check";
+import { type LoadedModel, loadModel, type LoaderSettings } from "./model-loader";
 import { directoryFingerprint, listModelDirectories, type ModelDirectory } from "./model-repository";
 import { type ModelSource, overrideSource, repositorySource } from "./model-source";
 import { indexRows, type ModelEntry, resolveVersion } from "./model-states";
@@ -178,13 +181,42 @@ export class ModelRepositoryManager {
    */
   async #loadWithDependencies(name: string, source: ModelSource, visiting = new Set<string>()): Promise<string | undefined> {
     visiting.add(name);
-    for (const dependency of stepModelsOf(source.config)) {
-      // A cycle or an unknown model is left for the ensemble's own load to report.
+    const dependencies = stepModelsOf(source.config);
+    for (const dependency of dependencies) {
+      // A cycle or an unknown model is left for the ensemble's dependency check to report.
       if (!visiting.has(dependency) && !this.#models.has(dependency) && this.#directories.has(dependency)) {
         await this.#loadFromRepository(dependency, visiting);
       }
     }
+    const problem = dependencies.length > 0 ? ensembleDependencyProblem(source.config, this.#dependencyView()) : undefined;
+    if (problem !== undefined) return this.#failed(name, new Error(problem));
     return this.#load(name, source);
+  }
+
+  /** The repository as Triton's dependency graph sees an ensemble's step models. */
+  #dependencyView(): DependencyView {
+    const configOf = (model: string): ModelConfig | undefined => {
+      const serving = this.servingVersions(model)[0];
+      if (serving !== undefined) return serving.config;
+      const directory = this.#directories.get(model);
+      try {
+        return directory === undefined ? undefined : repositorySource(directory, this.#settings.loader.autoCompleteConfig).config;
+      } catch {
+        return undefined; // a config that cannot be read has no steps to follow
+      }
+    };
+    return {
+      exists: (model) => this.#directories.has(model) || this.#models.has(model),
+      stepModels: (model) => {
+        const config = configOf(model);
+        return config === undefined ? [] : stepModelsOf(config);
+      },
+      servingVersions: (model) => this.servingVersions(model).map((version) => version.version),
+      failure: (model) => {
+        const entry = this.#models.get(model);
+        return entry?.failure ?? [...(entry?.versions.values() ?? [])].find((v): v is Error => v instanceof Error)?.message;
+      },
+    };
   }
 
   /** Records that `name` as a whole failed, unless an earlier load of it still serves. Resolves with the reason. */
@@ -281,7 +313,7 @@ export class ModelRepositoryManager {
   /** Triton's poll of one model for an explicit load: where it is, and its config. */
   async #pollForLoad(name: string, overrides: LoadOverrides | undefined): Promise<ModelSource> {
     try {
-      if (overrides !== undefined && overrides.files.size > 0) return await overrideSource(name, overrides);
+      if (overrides !== undefined && overrides.files.size > 0) return await overrideSource(name, overrides, this.#settings.loader.autoCompleteConfig);
       const { models, duplicates } = this.#scanRepositories();
       if (duplicates.some((m) => m.name === name)) throw new Error("not unique across all model repositories");
       const directory = models.find((m) => m.name === name);

@@ -1,8 +1,10 @@
+import { existsSync } from "node:fs";
 import type { Backend, BackendInstance, InstanceSpec } from "../../backends/backend";
 import type { ModelConfig } from "../model-config/model-config";
 import { modelConfigToJson } from "../model-config/config-json";
 import { modelConfigFromJson } from "../model-config/parse";
 import { normalizeInstanceGroups } from "../model-config/normalize";
+import { validateInstanceGroups } from "../model-config/validate-instance-groups";
 import type { InstanceRestarts } from "../scheduling/instance-pool";
 import { planInstances } from "./instance-plan";
 import type { ModelDirectory } from "./model-repository";
@@ -56,6 +58,8 @@ export async function createInstances(
   const config = normalizeInstanceGroups(declared, {
     gpuCount: settings.gpuCount, autoOnGpu, firstGpuOnly: firstGpuOnly !== undefined, defaultCpuInstanceCount: backend.defaultCpuInstanceCount ?? 1,
   });
+  validateInstanceGroups(config, settings.gpuCount);
+  if (backend.requiresModelFile === true && !existsSync(modelPath)) throw new Error(`model file ${modelPath} not found`);
   const plans = planInstances(config);
   const intraOpThreads = settings.intraOpThreads ?? Math.max(1, Math.floor(settings.cpuCount / plans.length));
   const modelConfig = modelConfigToJson(config);

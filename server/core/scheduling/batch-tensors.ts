@@ -7,7 +7,7 @@ import type { OutputTensor } from "../request/inference-request";
 import type { ModelSignature, TensorSignature } from "../model-config/model-signature";
 import type { ValidatedRequest } from "../request/request-validation";
 import { elementCount } from "../request/tensor";
-import { reshapeShape } from "./reshape-shape";
+import { reshapeBatchedShape, reshapeShape } from "./reshape-shape";
 
 /** A model signature as batching reads it, built once per model version instead of once per request. */
 export interface BatchSignature {
@@ -130,8 +130,7 @@ export function requestOutputs(outputs: TensorMap, request: ValidatedRequest, si
     const elementSize = ELEMENT_BYTE_SIZE[spec.datatype];
     const elements = elementSize === 0 ? bytesElementOffsets(tensor.data).length - 1 : tensor.data.byteLength / elementSize;
     if (elements !== count) fail(`with ${elements} elements, but its shape [${tensor.shape.join(",")}] needs ${count}`);
-    const batch = signature.maxBatchSize > 0 ? tensor.shape.slice(0, 1) : [];
-    const shape = spec.reshape !== undefined ? [...batch, ...reshapeShape(spec.reshape, tensor.shape.slice(batch.length), spec.dims)] : tensor.shape;
+    const shape = spec.reshape !== undefined ? reshapeBatchedShape(signature.maxBatchSize > 0, spec.reshape, tensor.shape, spec.dims) : tensor.shape;
     return { name, datatype: spec.datatype, shape, data: tensor.data };
   });
 }

@@ -7,6 +7,7 @@ import type { RequestScheduler, ScheduleOptions } from "./request-scheduler";
 import type { Tensor } from "../request/tensor";
 import type { ExecutionTimings } from "../repository/model-statistics";
 import { ensembleTensorShape } from "./ensemble-tensor-shape";
+import { reshapeBatchedShape } from "./reshape-shape";
 import { EnsembleTensorTypes } from "./ensemble-tensor-types";
 
 /** What an ensemble needs from the server: its composing models' signatures, and a way to run them. */
@@ -40,33 +41,22 @@ export function ensembleDependencies(config: ModelConfig): string[] {
   return [...new Set(config.ensemble_scheduling?.step.map((step) => step.model_name) ?? [])];
 }
 
-function planError(detail: string): Error {
-  return new Error(`ensemble_scheduling: ${detail}`);
-}
-
 /**
- * Checks an ensemble config the way Triton does at load: every step's model is servable and takes the tensors
- * mapped to it, each ensemble tensor has exactly one producer (an ensemble input or one step), the steps form no
- * cycle, every ensemble output is produced, datatypes and shapes agree wherever a tensor is named, and a batching
- * ensemble only composes models that batch at least as far or not at all.
+ * Checks an ensemble config against its step models the way Triton does at load (the data flow was checked with the
+ * config, validate-ensemble.ts): every step's model is servable and takes the tensors mapped to it, no step writes
+ * an ensemble input, datatypes and shapes agree wherever a tensor is named, and a batching ensemble only composes
+ * models that batch at least as far or not at all.
  */
 export function planEnsemble(config: ModelConfig, signature: ModelSignature, composing: ComposingModels): EnsembleStepPlan[] {
   const steps = config.ensemble_scheduling?.step ?? [];
-  if (steps.length === 0) throw planError("an ensemble needs at least one step");
   // Triton's ValidateEnsembleConfig and ValidateTensorMapping (core src/ensemble_scheduler/ensemble_utils.cc): the
   // ensemble's own tensors first (their `reshape` where they have one), then each step's, in step order.
   const types = new EnsembleTensorTypes(config.name);
   const ensembleBatching = signature.maxBatchSize > 0;
   for (const tensor of [...signature.inputs, ...signature.outputs]) types.add(tensor.name, config.name, ensembleBatching, tensor.datatype, tensor.reshape ?? tensor.dims);
-  const producer = new Map<string, string>(signature.inputs.map((input) => [input.name, "the ensemble's inputs"]));
-  const plans = steps.map((step, index): EnsembleStepPlan & { readonly label: string } => {
-    const label = `step ${index + 1} (model '${step.model_name}')`;
-    let stepSignature: ModelSignature;
-    try {
-      stepSignature = composing.signatureOf(step.model_name, step.model_version);
-    } catch (error) {
-      throw planError(`${label}: ${(error as Error).message}`);
-    }
+  return steps.map((step, index): EnsembleStepPlan => {
+    // The repository has checked that each step's model serves (ensemble-dependency-check.ts).
+    const stepSignature = composing.signatureOf(step.model_name, step.model_version);
     // A batching ensemble may compose non-batching models: the steps' shapes gain or lose the batch dimension at
     // run time.
     if (stepSignature.maxBatchSize !== 0 && stepSignature.maxBatchSize < signature.maxBatchSize) {
@@ -91,42 +81,16 @@ export function planEnsemble(config: ModelConfig, signature: ModelSignature, com
       const output = stepSignature.outputs.find((o) => o.name === name);
       if (output === undefined) throw new Error(`${inEnsemble}ensemble tensor ${tensor} is mapped from non-existing output ${name} in model ${step.model_name}`);
       types.add(tensor, step.model_name, batching, output.datatype, output.dims);
-      const earlier = producer.get(tensor);
-      if (earlier !== undefined) throw planError(`${label}: ensemble tensor '${tensor}' is already produced by ${earlier}`);
-      producer.set(tensor, label);
+      if (signature.inputs.some((input) => input.name === tensor)) {
+        throw new Error(`ensemble_scheduling: step ${index + 1} (model '${step.model_name}'): ensemble tensor '${tensor}' is already produced by the ensemble's inputs`);
+      }
     }
     return {
       modelName: step.model_name, modelVersion: step.model_version < 0 ? undefined : String(step.model_version),
       inputs: new Map(Object.entries(step.input_map)), outputs: new Map(Object.entries(step.output_map)),
-      batching, inputDims: new Map(stepSignature.inputs.map((input) => [input.name, input.dims])), label,
+      batching, inputDims: new Map(stepSignature.inputs.map((input) => [input.name, input.dims])),
     };
   });
-  for (const plan of plans) {
-    for (const [name, tensor] of plan.inputs) {
-      if (!producer.has(tensor)) throw planError(`${plan.label}: ensemble tensor '${tensor}' (for input '${name}') is neither an ensemble input nor any step's output`);
-    }
-  }
-  for (const output of signature.outputs) {
-    if (!producer.has(output.name)) throw planError(`ensemble output '${output.name}' is not produced by any step`);
-  }
-  checkAcyclic(plans, signature);
-  return plans.map(({ modelName, modelVersion, inputs, outputs, batching, inputDims }) => ({ modelName, modelVersion, inputs, outputs, batching, inputDims }));
-}
-
-function checkAcyclic(plans: readonly (EnsembleStepPlan & { readonly label: string })[], signature: ModelSignature): void {
-  const available = new Set(signature.inputs.map((input) => input.name));
-  const pending = new Set(plans);
-  for (let progressed = true; progressed;) {
-    progressed = false;
-    for (const plan of pending) {
-      if ([...plan.inputs.values()].every((tensor) => available.has(tensor))) {
-        for (const tensor of plan.outputs.values()) available.add(tensor);
-        pending.delete(plan);
-        progressed = true;
-      }
-    }
-  }
-  if (pending.size > 0) throw planError(`the steps form a cycle: ${[...pending].map((plan) => plan.label).join(", ")} wait on each other`);
 }
 
 /**
@@ -183,7 +147,7 @@ export class EnsembleScheduler implements RequestScheduler {
     this.#inFlight++;
     try {
       const batching = this.#signature.maxBatchSize > 0;
-      const tensors = new Map<string, EnsembleTensor>([...request.inputs].map(([name, tensor]) => [name, { tensor, batchSize: batching ? request.batchSize : 0 }]));
+      const tensors = new Map<string, EnsembleTensor>([...request.inputs].map(([name, tensor]) => [name, { tensor: this.#asSteps(tensor, batching), batchSize: batching ? request.batchSize : 0 }]));
       const waiting = new Set(this.#steps);
       const running = new Map<EnsembleStepPlan, Promise<{ step: EnsembleStepPlan; outputs: readonly OutputTensor[]; batchSize: number }>>();
       while (waiting.size > 0 || running.size > 0) {
@@ -219,11 +183,26 @@ export class EnsembleScheduler implements RequestScheduler {
     }
   }
 
-  /** Every ensemble tensor, those the ensemble outputs in the shape its own batching gives them (Triton's rule). */
+  /**
+   * An ensemble input as the steps see it: in its `reshape` shape where it has one, as Triton's request holds an
+   * input once normalized (core src/infer_request.cc) and the ensemble passes it on (ensemble_scheduler.cc).
+   */
+  #asSteps(tensor: Tensor, batching: boolean): Tensor {
+    const input = this.#signature.inputs.find((i) => i.name === tensor.name);
+    if (input?.reshape === undefined) return tensor;
+    return { ...tensor, shape: reshapeBatchedShape(batching, input.dims, tensor.shape, input.reshape) };
+  }
+
+  /**
+   * Every ensemble tensor, those the ensemble outputs in the shape its own batching gives them (Triton's rule), then
+   * from their `reshape` back to `dims`, as Triton's response does for any model (core src/infer_response.cc).
+   */
   #ensembleOutputs(tensors: ReadonlyMap<string, EnsembleTensor>, batching: boolean): Tensor[] {
     return [...tensors.values()].map(({ tensor, batchSize }) => {
       const output = this.#signature.outputs.find((o) => o.name === tensor.name);
-      return output === undefined ? tensor : { ...tensor, shape: ensembleTensorShape(output.reshape ?? output.dims, batching, batchSize, tensor.shape) };
+      if (output === undefined) return tensor;
+      const shape = ensembleTensorShape(output.reshape ?? output.dims, batching, batchSize, tensor.shape);
+      return { ...tensor, shape: output.reshape === undefined ? shape : reshapeBatchedShape(batching, output.reshape, shape, output.dims) };
     });
   }
 

@@ -8,3 +8,9 @@ export function reshapeShape(fromDims: readonly number[], shape: readonly number
   const variable = fromDims.flatMap((dim, i) => (dim === -1 ? [shape[i]!] : []));
   return toDims.map((dim) => (dim === -1 ? (variable.shift() ?? -1) : dim));
 }
+
+/** `reshapeShape` on a whole tensor's shape, which has a leading batch dimension when `batching`. */
+export function reshapeBatchedShape(batching: boolean, fromDims: readonly number[], shape: readonly number[], toDims: readonly number[]): number[] {
+  const batch = batching ? shape.slice(0, 1) : [];
+  return [...batch, ...reshapeShape(fromDims, shape.slice(batch.length), toDims)];
+}

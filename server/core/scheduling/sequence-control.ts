@@ -1,7 +1,7 @@
 import { type DataType, dataTypeFromConfig, ELEMENT_BYTE_SIZE } from "../../../protocol/datatypes";
 import { invalidArg } from "../errors";
 import type { ParameterValue } from "../request/inference-request";
-import type { ModelConfig } from "../model-config/model-config";
+import type { ModelConfig, SequenceControlKind } from "../model-config/model-config";
 import { joinBytesElements, type Tensor } from "../request/tensor";
 
 type ControlKind = "START" | "END" | "READY" | "CORRID";
@@ -15,33 +15,24 @@ export interface ControlInputSpec {
   readonly falseTrue: readonly [number | boolean, number | boolean];
 }
 
-const KIND_BY_CONFIG: Readonly<Record<string, ControlKind>> = {
+const KIND_BY_CONFIG: Readonly<Record<SequenceControlKind, ControlKind>> = {
   CONTROL_SEQUENCE_START: "START", CONTROL_SEQUENCE_END: "END", CONTROL_SEQUENCE_READY: "READY", CONTROL_SEQUENCE_CORRID: "CORRID",
 };
 
-/** The CORRID datatypes Triton accepts (sequence_batch_scheduler.cc, CreateCorrelationIDControl). */
-const CORRID_DATATYPES: ReadonlySet<DataType> = new Set(["UINT64", "INT64", "UINT32", "INT32", "BYTES"]);
-
+/** The control inputs of a config that validateSequenceControls (model-config/validate-sequence-controls.ts) passed. */
 export function controlInputsOf(config: ModelConfig): ControlInputSpec[] {
   const specs: ControlInputSpec[] = [];
   for (const input of config.sequence_batching?.control_input ?? []) {
     for (const control of input.control) {
       const kind = KIND_BY_CONFIG[control.kind];
-      if (kind === undefined) throw new Error(`sequence control '${control.kind}' of input '${input.name}' is not supported`);
       if (kind === "CORRID") {
-        const datatype = dataTypeFromConfig(control.data_type);
-        if (datatype === undefined || !CORRID_DATATYPES.has(datatype)) {
-          throw new Error(`unexpected control data type, expected TYPE_UINT64, TYPE_INT64, TYPE_UINT32, TYPE_INT32, or TYPE_STRING for CONTROL_SEQUENCE_CORRID for ${config.name}`);
-        }
-        specs.push({ name: input.name, datatype, kind, falseTrue: [0, 0] });
+        specs.push({ name: input.name, datatype: dataTypeFromConfig(control.data_type)!, kind, falseTrue: [0, 0] });
       } else if (control.int32_false_true.length === 2) {
         specs.push({ name: input.name, datatype: "INT32", kind, falseTrue: [control.int32_false_true[0]!, control.int32_false_true[1]!] });
       } else if (control.fp32_false_true.length === 2) {
         specs.push({ name: input.name, datatype: "FP32", kind, falseTrue: [control.fp32_false_true[0]!, control.fp32_false_true[1]!] });
-      } else if (control.bool_false_true.length === 2) {
-        specs.push({ name: input.name, datatype: "BOOL", kind, falseTrue: [control.bool_false_true[0]!, control.bool_false_true[1]!] });
       } else {
-        throw new Error(`control input '${input.name}' needs int32_false_true, fp32_false_true or bool_false_true with two values`);
+        specs.push({ name: input.name, datatype: "BOOL", kind, falseTrue: [control.bool_false_true[0]!, control.bool_false_true[1]!] });
       }
     }
   }
