@@ -9,6 +9,7 @@ import { type RequestLimits, validateRequest } from "./request/request-validatio
 import { ResponseCache } from "./request/response-cache";
 import { ResponseStream, type StreamListener } from "./request/response-stream";
 import { RequestTimes } from "./request/request-times";
+import { ResponseTiming } from "./request/response-timing";
 
 /** A model's inputs as its config declares them, for a raw binary request (the whole body is the one input). */
 export interface ModelInputs {
@@ -152,6 +153,7 @@ export class ModelHandle {
         this.#ended(request, times, error, cached);
       },
       flow: request.flow, backlog: this.#context.streamBacklog,
+      timing: decoupled ? new ResponseTiming(times, model.statistics) : undefined,
     });
     if (stream.ended) return;
     if (decoupled) this.#context.openStreams.add(stream);

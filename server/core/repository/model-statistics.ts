@@ -1,3 +1,5 @@
+import type { ResponseOutcome, ResponseStatsRecorder } from "../request/response-timing";
+
 /** Triton's `$duration_stat`. */
 export interface DurationStat {
   count: number;
@@ -9,6 +11,16 @@ export interface BatchStat {
   compute_input: DurationStat;
   compute_infer: DurationStat;
   compute_output: DurationStat;
+}
+
+/** Triton's InferResponseStatistics: the responses at one index of decoupled requests. */
+export interface ResponseStat {
+  compute_infer: DurationStat;
+  compute_output: DurationStat;
+  success: DurationStat;
+  fail: DurationStat;
+  empty_response: DurationStat;
+  cancel: DurationStat;
 }
 
 /** One entry of the statistics extension's `model_stats`, field names as on the wire. */
@@ -23,7 +35,8 @@ export interface ModelStatisticsSnapshot {
     compute_input: DurationStat; compute_infer: DurationStat; compute_output: DurationStat;
     cache_hit: DurationStat; cache_miss: DurationStat;
   };
-  response_stats: Record<string, never>;
+  /** A decoupled model's responses by their index in their request ("0", "1", ...). */
+  response_stats: Record<string, ResponseStat>;
   batch_stats: BatchStat[];
   memory_usage: never[];
 }
@@ -48,7 +61,7 @@ export interface ExecutionTimings {
  * Accumulates Triton's per-model-version statistics. Compute durations count once per request (as Triton does:
  * every request in a batch is charged the batch's compute time); batch_stats count once per execution.
  */
-export class ModelStatistics {
+export class ModelStatistics implements ResponseStatsRecorder {
   readonly #name: string;
   readonly #version: string;
   #lastInferenceMs = 0;
@@ -59,6 +72,7 @@ export class ModelStatistics {
     compute_output: zero(), cache_hit: zero(), cache_miss: zero(),
   };
   readonly #batchStats = new Map<number, BatchStat>();
+  readonly #responseStats: ResponseStat[] = [];
 
   constructor(name: string, version: string) {
     this.#name = name;
@@ -101,6 +115,24 @@ export class ModelStatistics {
     add(this.#stats.fail, requestNs);
   }
 
+  /** One response of a decoupled request, counted as Triton's InferenceStatsAggregator::UpdateResponse* count it. */
+  recordResponse(index: number, outcome: ResponseOutcome, inferNs: number, outputNs: number, totalNs: number): void {
+    const stat = (this.#responseStats[index] ??= {
+      compute_infer: zero(), compute_output: zero(), success: zero(), fail: zero(), empty_response: zero(), cancel: zero(),
+    });
+    if (outcome === "cancel") {
+      add(stat.cancel, totalNs);
+      return;
+    }
+    add(stat.compute_infer, inferNs);
+    if (outcome === "empty") {
+      add(stat.empty_response, totalNs);
+      return;
+    }
+    if (outcome === "success" || outputNs > 0) add(stat.compute_output, outputNs);
+    add(outcome === "success" ? stat.success : stat.fail, totalNs);
+  }
+
   snapshot(): ModelStatisticsSnapshot {
     const copy = (s: DurationStat): DurationStat => ({ count: s.count, ns: s.ns });
     const stats = this.#stats;
@@ -115,7 +147,10 @@ export class ModelStatistics {
         compute_input: copy(stats.compute_input), compute_infer: copy(stats.compute_infer),
         compute_output: copy(stats.compute_output), cache_hit: copy(stats.cache_hit), cache_miss: copy(stats.cache_miss),
       },
-      response_stats: {},
+      response_stats: Object.fromEntries(this.#responseStats.flatMap((r, index) => (r === undefined ? [] : [[String(index), {
+        compute_infer: copy(r.compute_infer), compute_output: copy(r.compute_output), success: copy(r.success), fail: copy(r.fail),
+        empty_response: copy(r.empty_response), cancel: copy(r.cancel),
+      }]]))),
       batch_stats: [...this.#batchStats.values()]
         .sort((a, b) => a.batch_size - b.batch_size)
         .map((b) => ({ batch_size: b.batch_size, compute_input: copy(b.compute_input), compute_infer: copy(b.compute_infer), compute_output: copy(b.compute_output) })),

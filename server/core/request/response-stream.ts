@@ -3,6 +3,7 @@ import type { ResponseSink } from "../scheduling/request-scheduler";
 import { Cancellation } from "./cancellation";
 import type { CancellationSignal, InferResponse, OutputTensor } from "./inference-request";
 import type { ResponseFlow } from "./response-flow";
+import type { ResponseOutcome, ResponseTiming } from "./response-timing";
 
 /**
  * One response of a streamed request, as a frontend gets it: a response, an error response, or neither (the final
@@ -54,6 +55,8 @@ export interface ResponseStreamOptions {
   readonly flow?: ResponseFlow | undefined;
   /** Most responses written while the client is blocked; one more fails the stream (`--max-stream-backlog`). */
   readonly backlog: number;
+  /** Times each response the model sends (a decoupled model's, for response_stats); absent, none is timed. */
+  readonly timing?: ResponseTiming | undefined;
 }
 
 /**
@@ -115,6 +118,8 @@ export class ResponseStream implements ResponseSink {
   send(response: OutputTensor[] | InferenceError | undefined, final: boolean): void {
     if (this.#ended) return;
     if (this.#overrun()) return;
+    const timing = this.#options.timing;
+    const outputStartNs = timing !== undefined && Array.isArray(response) ? process.hrtime.bigint() : undefined;
     let converted: InferResponse | InferenceError | undefined;
     try {
       converted = Array.isArray(response) ? this.#options.responseOf(response) : response;
@@ -122,6 +127,7 @@ export class ResponseStream implements ResponseSink {
       converted = asInferenceError(error);
     }
     this.#deliver(converted, final);
+    timing?.delivered(outcomeOf(converted), outputStartNs);
   }
 
   /** Ends the stream with a response made elsewhere (the response cache's). */
@@ -162,7 +168,9 @@ export class ResponseStream implements ResponseSink {
   }
 
   #cancel(): void {
+    if (this.#ended) return;
     this.cancel(new InferenceError("CANCELLED", CANCELLED));
+    this.#options.timing?.delivered("cancel");
   }
 
   /**
@@ -182,4 +190,10 @@ export class ResponseStream implements ResponseSink {
     if (this.#options.endsOnCancel) this.#options.signal?.removeEventListener("abort", this.#onOuterAbort);
     this.#options.onEnd(error);
   }
+}
+
+function outcomeOf(response: InferResponse | InferenceError | undefined): ResponseOutcome {
+  if (response === undefined) return "empty";
+  if (!(response instanceof InferenceError)) return "success";
+  return response.code === "CANCELLED" ? "cancel" : "fail";
 }
