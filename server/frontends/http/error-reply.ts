@@ -8,22 +8,17 @@ export function sendError(reply: FastifyReply, status: number, message: string):
 }
 
 /**
- * The error handler: the core's errors with their Triton status, fastify's own (a body too large, a bad media
+ * The error handler: the core's errors with their Triton status, fastify's own (a bad Content-Length, a bad media
  * type) with theirs, anything else a 500 that says no more than "internal server error".
  */
-export function errorReplier(maxInputBytes: number) {
-  return (error: Error & { statusCode?: number; code?: string }, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    if (error instanceof InferenceError) {
-      // Refusals (unsupported, unavailable, overloaded) are answers, not server faults: logged only when verbose.
-      if (error.code === "INTERNAL") request.log.error({ err: error }, "request failed");
-      else request.log.debug({ code: error.code, reason: error.message }, "request refused");
-      return sendError(reply, httpStatusOf(error.code), error.message);
-    }
-    const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
-    if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      return sendError(reply, 413, `request body exceeds the maximum allowed size of ${maxInputBytes} bytes (--http-max-input-size)`);
-    }
-    if (status >= 500) request.log.error({ err: error }, "request failed");
-    return sendError(reply, status, status >= 500 ? "internal server error" : error.message);
-  };
+export function replyWithError(error: Error & { statusCode?: number; code?: string }, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof InferenceError) {
+    // Refusals (unsupported, unavailable, overloaded) are answers, not server faults: logged only when verbose.
+    if (error.code === "INTERNAL") request.log.error({ err: error }, "request failed");
+    else request.log.debug({ code: error.code, reason: error.message }, "request refused");
+    return sendError(reply, httpStatusOf(error.code), error.message);
+  }
+  const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
+  if (status >= 500) request.log.error({ err: error }, "request failed");
+  return sendError(reply, status, status >= 500 ? "internal server error" : error.message);
 }
