@@ -37,6 +37,10 @@ function binaryInfer(url: string, model: string, elements: number): Promise<Resp
 const grpcInfer = (model: string, elements: number): Record<string, unknown> =>
   ({ model_name: model, inputs: [{ name: "INPUT0", datatype: "INT32", shape: [elements] }], raw_input_contents: [Buffer.alloc(elements * 4)] });
 
+/** A ModelInfer message of one small tensor whose `id` makes it `idBytes` long: only the message is large, no tensor. */
+const grpcLongId = (idBytes: number): Record<string, unknown> =>
+  ({ model_name: "fast", id: "a".repeat(idBytes), inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1], contents: { int_contents: [1] } }] });
+
 const inferHead = (headers: string): string => `POST /v2/models/fast/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n${headers}\r\n`;
 
 /** An HTTP/1.1 chunk of `bytes` zeros without its closing CRLF: the body has not ended. */
@@ -61,15 +65,19 @@ describe("--max-inflight-request-bytes: a server-wide budget for bytes of reques
   let repository: string;
   let server: RunningServer;
   let grpc: GrpcTestClient;
+  /** Sends its messages gzip-compressed (grpc-js's CompressionAlgorithms.gzip). */
+  let gzipGrpc: GrpcTestClient;
   beforeAll(async () => {
     repository = mkdtempSync(path.join(os.tmpdir(), "budget-repo-"));
     writeIdentity(repository, "fast");
     // No idle timeout: the test's half-sent request must hold its bytes until the test lets it go.
     server = await startServer({ repository, services: ["http", "grpc"], args: ["--max-inflight-request-bytes", String(BUDGET), "--http-idle-timeout-ms", "0"] });
     grpc = new GrpcTestClient(server.grpcAddress!);
+    gzipGrpc = new GrpcTestClient(server.grpcAddress!, { "grpc.default_compression_algorithm": 2 });
   });
   afterAll(async () => {
     grpc?.close();
+    gzipGrpc?.close();
     await server?.stop();
     rmSync(repository, { recursive: true, force: true });
   });
@@ -214,5 +222,26 @@ describe("--max-inflight-request-bytes: a server-wide budget for bytes of reques
     const answer = await fetch(`${server.httpUrl}/v2/models/fast/infer`, { method: "POST", body, headers: { "content-type": "application/json" } });
     expect(answer.status).toBe(400);
     expect(await errorOf(answer)).toMatch(neverFits);
+  });
+
+  it("counts a gRPC message as it arrives, and what a gzip-compressed one inflates to as it is inflated", async () => {
+    // 8 KB that inflate to an 8 MiB message, more than the whole budget.
+    const bomb = await grpcCallError(gzipGrpc.unary("ModelInfer", grpcLongId(8 << 20)));
+    expect(bomb.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(bomb.details).toMatch(neverFits);
+    // Messages that fit alone, refused beside a body that holds most of the budget: the message was counted,
+    // though it carries no tensor for its request to hold.
+    const holder = await holdingBody("content-length", ELEMENTS * 4);
+    try {
+      for (const client of [grpc, gzipGrpc]) {
+        const refused = await grpcCallError(client.unary("ModelInfer", grpcLongId(ELEMENTS * 4)));
+        expect(refused.code).toBe(status.RESOURCE_EXHAUSTED);
+        expect(refused.details).toMatch(refusal);
+      }
+    } finally {
+      holder.destroy();
+    }
+    await budgetGivenBack();
+    expect(await gzipGrpc.unary("ModelInfer", grpcLongId(ELEMENTS * 4))).toMatchObject({ model_name: "fast", id: "a".repeat(ELEMENTS * 4) });
   });
 });

@@ -1,44 +1,30 @@
 import { promisify } from "node:util";
 import zlib from "node:zlib";
 import { InferenceError } from "../../core/index";
+import { CorruptCompressedData, inflateChecked } from "../inflate-checked";
 import type { BudgetLease } from "../request-bytes-budget";
 
 const gzip = promisify(zlib.gzip);
 const deflate = promisify(zlib.deflate);
 
 /**
- * Inflates `body` chunk by chunk, holding what it has produced (beside the compressed body, already held) against
- * `lease` as it goes: a small bomb is refused once its output reaches --http-max-input-size (Triton's 400 and text,
+ * Inflates `body`, holding what it has produced (beside the compressed body, already held) against `lease` as it
+ * goes: a small bomb is refused once its output passes --http-max-input-size (Triton's 400 and text,
  * DataCompressor::DecompressData) or the in-flight budget (503, or 400 past the whole budget), without producing the
  * rest. Counting the output only once whole let 24 bombs of 65 KB take 3 GB under a 256 MiB budget.
  */
-function inflateHeld(body: Buffer, encoding: "gzip" | "deflate", maxBytes: number, lease: BudgetLease | undefined): Promise<Buffer> {
-  const decompressor = encoding === "gzip" ? zlib.createGunzip() : zlib.createInflate();
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let produced = 0;
-    const refuse = (error: Error): void => {
-      decompressor.destroy();
-      reject(error);
-    };
-    decompressor.on("data", (chunk: Buffer) => {
-      produced += chunk.byteLength;
+async function inflateHeld(body: Buffer, encoding: "gzip" | "deflate", maxBytes: number, lease: BudgetLease | undefined): Promise<Buffer> {
+  try {
+    return await inflateChecked(body, encoding, (produced) => {
       if (produced > maxBytes) {
-        refuse(new InferenceError("INVALID_ARG", `Decompressed data size exceeds the maximum allowed value of ${maxBytes} bytes. Use --http-max-input-size to increase the limit.`));
-        return;
+        throw new InferenceError("INVALID_ARG", `Decompressed data size exceeds the maximum allowed value of ${maxBytes} bytes. Use --http-max-input-size to increase the limit.`);
       }
-      try {
-        lease?.holdAtLeast(body.byteLength + produced);
-      } catch (error) {
-        refuse(error as Error);
-        return;
-      }
-      chunks.push(chunk);
+      lease?.holdAtLeast(body.byteLength + produced);
     });
-    decompressor.on("end", () => resolve(Buffer.concat(chunks, produced)));
-    decompressor.on("error", (error) => reject(new InferenceError("INVALID_ARG", `failed to decompress the ${encoding} request body: ${error.message}`)));
-    decompressor.end(body);
-  });
+  } catch (error) {
+    if (error instanceof CorruptCompressedData) throw new InferenceError("INVALID_ARG", `failed to decompress the ${encoding} request body: ${error.message}`);
+    throw error;
+  }
 }
 
 /**
