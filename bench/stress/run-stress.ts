@@ -16,6 +16,7 @@ import { ensureExampleRepository } from "../../tools/model-builder/index";
 import { findPackageRoot } from "../../common/find-package-root";
 import { describeSystem } from "../system-setup";
 import { runBigRequestsScenario } from "./big-requests-scenario";
+import { runBudgetEvasionScenario } from "./budget-evasion-scenario";
 import { runBurstRetentionScenario } from "./burst-retention-scenario";
 import { runCrossSiteScenario } from "./cross-site-scenario";
 import { runLongNamesScenario } from "./long-names-scenario";
@@ -43,6 +44,7 @@ export async function runStressCampaign(options: StressOptions, paths: StressPat
     h: () => runLongNamesScenario(paths, options.longNames, log),
     i: () => runBigRequestsScenario(paths, options.bigRequests, log),
     j: () => runCrossSiteScenario(paths, options.crossSite, log),
+    k: () => runBudgetEvasionScenario(paths, options.budgetEvasion, log),
   };
   const results: ScenarioResult[] = [];
   for (const id of options.scenarios) {

@@ -20,9 +20,8 @@ function bodyTooLarge(bytes: number, limit: number): InferenceError {
  * The content-type parser of every body: reads it as one Buffer, refusing it past `limit` bytes (400, as Triton)
  * and when it does not match its Content-Length (400, as fastify). Each chunk is held against the request's
  * budget lease as it arrives, so a body is counted by what it sent, chunked or not; one that the budget cannot
- * hold is refused there (503, or 400 when larger than the whole budget). The rest of a refused body is read off the
- * connection and dropped, as Node does with any body answered before it was read: nothing of it is kept, and the
- * connection stays usable for the client's next request.
+ * hold is refused there (503, or 400 when larger than the whole budget). Fastify answers a parser's error with
+ * `Connection: close`, so the rest of a refused body is not read.
  *
  * A body that announces its length is read straight into a buffer of that size: fastify's own reader keeps every
  * chunk and copies them into one buffer at the end, twice a 64 MiB body's memory at its peak. The buffer is left
