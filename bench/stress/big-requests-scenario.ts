@@ -1,11 +1,11 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Pool } from "undici";
 import { healthDuring } from "./health-during";
 import { check, percentile, round, type ScenarioCheck, type ScenarioResult, scenarioResult, type StressLog } from "./scenario-result";
 import { GrpcStressClient, type Outcome, restCall, type RestRequest } from "./stress-clients";
-import { ScratchRepository, type StressPaths, type StressServer, startStressServer } from "./stress-server";
+import { memory, ScratchRepository, type StressPaths, type StressServer, startStressServer } from "./stress-server";
 
 export interface BigRequestsSettings {
   /** Bytes of each request body or gRPC message: the server's default limit (--http-max-input-size, --grpc-max-message-size). */
@@ -76,13 +76,6 @@ function binaryBody(model: string, datatype: string, count: number, raw: Buffer)
 
 function grpcMessage(model: string, datatype: string, count: number, raw: Buffer): Record<string, unknown> {
   return { model_name: model, inputs: [{ name: "INPUT0", datatype, shape: [count] }], raw_input_contents: [raw] };
-}
-
-/** The process's resident set now and at its peak (VmHWM), bytes; writing 5 to clear_refs resets the peak. */
-function memory(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kB = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)![1]) * 1024;
-  return { rss: kB("VmRSS"), peak: kB("VmHWM") };
 }
 
 interface Measured {

@@ -221,7 +221,8 @@ export function sampleMalformedCases(count: number, seed: number, validGrpcMessa
 /** A short, printable description of a case for the report. */
 export function describeCase(entry: MalformedCase): string {
   if (entry.protocol === "rest") {
-    const body = entry.request.body === undefined ? "" : Buffer.from(entry.request.body).toString("utf8").replace(/[^\x20-\x7e]/g, "?");
+    const sent = entry.request.body;
+    const body = typeof sent === "string" || Buffer.isBuffer(sent) ? Buffer.from(sent).toString("utf8").replace(/[^\x20-\x7e]/g, "?") : "";
     return `REST ${entry.request.method} ${entry.request.path} ${JSON.stringify(entry.request.headers ?? {})} ${body}`.slice(0, 400);
   }
   if ("bytes" in entry) return `gRPC ModelInfer raw bytes (${entry.bytes.byteLength}): ${entry.bytes.subarray(0, 64).toString("hex")}`;

@@ -17,6 +17,7 @@ import { ensureExampleRepository } from "../../tools/model-builder/index";
 import { findPackageRoot } from "../../common/find-package-root";
 import { describeSystem } from "../system-setup";
 import { runBigRequestsScenario } from "./big-requests-scenario";
+import { runBudgetEvasionScenario } from "./budget-evasion-scenario";
 import { runBurstRetentionScenario } from "./burst-retention-scenario";
 import { runCrossSiteScenario } from "./cross-site-scenario";
 import { runLongNamesScenario } from "./long-names-scenario";
@@ -46,6 +47,7 @@ export async function runStressCampaign(options: StressOptions, paths: StressPat
     i: () => runBigRequestsScenario(paths, options.bigRequests, log),
     j: () => runCrossSiteScenario(paths, options.crossSite, log),
     k: () => runStreamsScenario(paths, options.streams, log),
+    l: () => runBudgetEvasionScenario(paths, options.budgetEvasion, log),
   };
   const results: ScenarioResult[] = [];
   for (const id of options.scenarios) {

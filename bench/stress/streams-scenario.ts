@@ -16,7 +16,7 @@ export interface StreamsSettings {
   /** ModelStreamInfer calls whose client reads nothing, and for how long. */
   readonly unreadStreams: number;
   readonly unreadMs: number;
-  /** Longest p99 of /v2/health/live, polled every 10 ms, while streams are read. */
+  /** Longest p99 of /v2/health/live, polled every 10 ms, while streams are read, beyond twice its p99 without them. */
   readonly maxHealthP99Ms: number;
   /** Most the server's RSS may grow while clients read nothing. */
   readonly maxUnreadGrowthMiB: number;
@@ -105,16 +105,23 @@ export async function runStreamsScenario(paths: StressPaths, settings: StreamsSe
   ]);
   const calls = new StreamCalls(server.grpcAddress);
   try {
+    // Health's own latency on this machine now, so that a busy machine does not decide the verdict.
+    const { healthMs: idleMs } = await healthDuring(server, () => sleep(1000));
+    const idleP99 = percentile(idleMs, 99);
     log(`(k) ${settings.readStreams} streams of ${settings.tokens} tokens read at full speed, health polled`);
     const { result: counts, healthMs } = await healthDuring(server, () => Promise.all(
       Array.from({ length: settings.readStreams }, async () => countEvents(await openEventStream(server, settings.tokens))),
     ));
     const healthP99 = percentile(healthMs, 99);
+    const healthBoundMs = settings.maxHealthP99Ms + 2 * idleP99;
     checks.push(
       check(`every stream gets its ${settings.tokens} tokens`, counts.every((c) => c === settings.tokens), counts.join(", ")),
-      check(`health p99 <= ${settings.maxHealthP99Ms} ms while streams are read`, healthP99 <= settings.maxHealthP99Ms, `p99 ${round(healthP99)} ms, max ${round(Math.max(...healthMs))} ms over ${healthMs.length} polls`),
+      check(
+        `health p99 <= ${settings.maxHealthP99Ms} ms + twice its p99 without streams while streams are read`, healthP99 <= healthBoundMs,
+        `p99 ${round(healthP99)} ms (without streams ${round(idleP99)} ms), max ${round(Math.max(...healthMs))} ms over ${healthMs.length} polls`,
+      ),
     );
-    Object.assign(figures, { healthP99Ms: round(healthP99), healthMaxMs: round(Math.max(...healthMs)) });
+    Object.assign(figures, { healthIdleP99Ms: round(idleP99), healthP99Ms: round(healthP99), healthMaxMs: round(Math.max(...healthMs)) });
 
     log(`(k) ${settings.cancelledStreams} gRPC streams cancelled after their first token`);
     const cancelled = await Promise.all(Array.from({ length: settings.cancelledStreams }, async () => {

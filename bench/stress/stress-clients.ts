@@ -1,4 +1,5 @@
 import { type Client as GrpcClient, credentials, makeGenericClientConstructor, Metadata, status } from "@grpc/grpc-js";
+import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { loadGrpcServiceDefinitions } from "../../server/index";
 
@@ -23,7 +24,8 @@ export interface RestRequest {
   readonly method: Dispatcher.HttpMethod;
   readonly path: string;
   readonly headers?: Record<string, string>;
-  readonly body?: Buffer | string;
+  /** A stream is sent chunked (no Content-Length); it can be sent once. */
+  readonly body?: Buffer | string | Readable;
 }
 
 const REFUSED_CODES = new Set(["ECONNREFUSED"]);

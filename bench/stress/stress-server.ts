@@ -23,6 +23,13 @@ export async function startStressServer(paths: StressPaths, modelRepository: str
   return { process: server.process, httpUrl: server.httpUrl, grpcAddress: server.grpcAddress };
 }
 
+/** The process's resident set now and at its peak (VmHWM), bytes; writing 5 to clear_refs resets the peak. */
+export function memory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kB = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)![1]) * 1024;
+  return { rss: kB("VmRSS"), peak: kB("VmHWM") };
+}
+
 /** Resident set size of a process, MiB (Linux /proc); undefined once it is gone. */
 export function residentMiB(pid: number | undefined): number | undefined {
   try {

@@ -1,3 +1,5 @@
+import type { BudgetLease, RequestBytesBudget } from "../request-bytes-budget";
+
 /** Bytes before each gRPC message: a compressed flag and a 4-byte big-endian length. */
 const PREFIX_BYTES = 5;
 
@@ -9,21 +11,52 @@ const PREFIX_BYTES = 5;
  * on a busy 2-core machine) that health checks and every other call wait for. This copies each chunk into the
  * message as it arrives, into a buffer allocated from the message's length prefix, so the copying is spread over
  * the chunks' reads and no chunk outlives its read.
+ *
+ * Each message holds its bytes against the in-flight budget as they arrive (not its announced length: a client that
+ * announces much and sends little holds only what it sent), from its first byte until it is handed over, whole,
+ * to be decompressed and decoded (which hold it again). The buffer is left uninitialised, so its pages take memory
+ * only as the message's bytes are copied in. A message refused (over the limit, or the budget full) ends the call;
+ * what else its stream sends is dropped.
  */
 export class GrpcMessageAssembler {
   readonly #prefix = Buffer.alloc(PREFIX_BYTES);
   #prefixBytesSeen = 0;
   #message: Buffer | undefined;
   #messageBytesSeen = 0;
+  #lease: BudgetLease | undefined;
+  #refused = false;
 
-  /** @param maxMessageBytes the longest message body accepted; -1 for no limit. */
-  constructor(private readonly maxMessageBytes: number) {}
+  /**
+   * @param maxMessageBytes the longest message body accepted; -1 for no limit.
+   * @param budget the server's in-flight budget, which each message holds as it arrives; none for a client's
+   * reading of its responses.
+   */
+  constructor(private readonly maxMessageBytes: number, private readonly budget?: RequestBytesBudget) {}
 
   /**
    * Takes the next chunk of the stream; returns the messages it completed, each with its 5-byte prefix. Throws
-   * (with grpc-js's message, which it sends as RESOURCE_EXHAUSTED) when a prefix announces a message over the limit.
+   * (with a message grpc-js sends as RESOURCE_EXHAUSTED) when a prefix announces a message over the limit, or the
+   * budget cannot hold the bytes that arrived; then takes nothing more.
    */
   write(chunk: Buffer): Buffer[] {
+    if (this.#refused) return [];
+    try {
+      return this.#assemble(chunk);
+    } catch (error) {
+      this.#refused = true;
+      this.letGo();
+      throw error;
+    }
+  }
+
+  /** Lets go of the message being assembled and of its bytes in the budget (once whole, or its stream closed). */
+  letGo(): void {
+    this.#lease?.release();
+    this.#lease = undefined;
+    this.#message = undefined;
+  }
+
+  #assemble(chunk: Buffer): Buffer[] {
     const messages: Buffer[] = [];
     let offset = 0;
     while (offset < chunk.byteLength) {
@@ -37,19 +70,22 @@ export class GrpcMessageAssembler {
         if (this.maxMessageBytes !== -1 && length > this.maxMessageBytes) {
           throw new Error(`Received message larger than max (${length} vs ${this.maxMessageBytes})`);
         }
+        this.#lease = this.budget?.lease();
+        this.#lease?.refuseIfNeverFits(PREFIX_BYTES + length);
         this.#message = Buffer.allocUnsafe(PREFIX_BYTES + length);
         this.#prefix.copy(this.#message, 0);
         this.#messageBytesSeen = PREFIX_BYTES;
         this.#prefixBytesSeen = 0;
       } else {
         const taken = Math.min(this.#message.byteLength - this.#messageBytesSeen, chunk.byteLength - offset);
+        this.#lease?.holdAtLeast(this.#messageBytesSeen + taken);
         chunk.copy(this.#message, this.#messageBytesSeen, offset, offset + taken);
         this.#messageBytesSeen += taken;
         offset += taken;
       }
       if (this.#messageBytesSeen === this.#message.byteLength) {
         messages.push(this.#message);
-        this.#message = undefined;
+        this.letGo();
       }
     }
     return messages;

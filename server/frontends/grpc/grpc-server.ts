@@ -160,7 +160,7 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
     "grpc.max_receive_message_length": options.maxMessageBytes,
     "grpc.max_send_message_length": options.maxMessageBytes,
     interceptors: [
-      grpcCallInternals(),
+      grpcCallInternals(options.requestBudget),
       callLogger(logSettings),
       ...(options.restrictions.size > 0 ? [restrictedProtocolInterceptor(options.restrictions)] : []),
     ],

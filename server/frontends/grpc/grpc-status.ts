@@ -1,6 +1,6 @@
 import { status, type StatusObject } from "@grpc/grpc-js";
 import { clipped, type ErrorCode, InferenceError } from "../../core/index";
-import { RequestBudgetExceeded } from "../request-bytes-budget";
+import { RequestBudgetExceeded, RequestLargerThanBudget } from "../request-bytes-budget";
 
 /** Triton's GrpcStatusUtil::CodeToStatus; the only place core error codes become gRPC status codes. */
 const STATUS_BY_CODE: Readonly<Record<ErrorCode, status>> = {
@@ -45,8 +45,9 @@ function fittingTrailer(details: string): string {
  * fit the trailer; anything else is a bug, answered INTERNAL without leaking its details.
  */
 export function grpcErrorOf(error: unknown): Pick<StatusObject, "code" | "details"> {
-  // A full in-flight budget is a shortage of memory, not a server that is down (UNAVAILABLE, as a full queue).
-  if (error instanceof RequestBudgetExceeded) return { code: status.RESOURCE_EXHAUSTED, details: error.message };
+  // A full in-flight budget is a shortage of memory, not a server that is down (UNAVAILABLE, as a full queue); a
+  // message larger than the whole budget is refused as one over --grpc-max-message-size is.
+  if (error instanceof RequestBudgetExceeded || error instanceof RequestLargerThanBudget) return { code: status.RESOURCE_EXHAUSTED, details: error.message };
   if (error instanceof InferenceError) return { code: grpcStatusOf(error.code), details: fittingTrailer(error.message) };
   return { code: status.INTERNAL, details: "internal server error" };
 }

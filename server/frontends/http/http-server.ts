@@ -7,7 +7,7 @@ import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { bodyReader } from "./body-reader";
 import { ConnectionTimeouts } from "./connection-timeouts";
 import { CrossSiteGuard } from "./cross-site-guard";
-import { errorReplier, sendError } from "./error-reply";
+import { replyWithError, sendError } from "./error-reply";
 import { createFastify, type HttpListenerOptions } from "./fastify-server";
 import { refuseOtherMethods } from "./method-not-allowed";
 import { requestBudgetHook } from "./request-budget-hook";
@@ -60,7 +60,7 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
   // Every body is read as bytes: infer bodies mix a JSON header with binary tensors.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { bodyLimit: options.maxInputBytes }, bodyReader(options.maxInputBytes));
-  app.setErrorHandler(errorReplier(options.maxInputBytes));
+  app.setErrorHandler(replyWithError);
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, "Not Found"));
   app.addHook("onRoute", refuseOtherMethods);
   app.addHook("onRequest", requestBudgetHook(options.requestBudget));

@@ -5,25 +5,17 @@ import type { BudgetLease, RequestBytesBudget } from "../request-bytes-budget";
 const leases = new WeakMap<IncomingMessage, BudgetLease>();
 
 /**
- * Holds each request with a body against the server-wide budget from its headers on: its announced length before
- * the body is read (refused 503 at once when the budget cannot hold it), given back when the response is done or
- * the client goes. Routes that decode the body hold more with {@link budgetLeaseOf}.
+ * Gives each request with a body a lease on the server-wide budget, given back when the response is done or the
+ * client goes. Nothing is held from the headers: the body reader holds its bytes as they arrive (an announced
+ * length reserved up front let a few clients that announce much and send nothing refuse everyone else), and the
+ * routes that decompress or decode the body hold more, all with {@link budgetLeaseOf}.
  */
 export function requestBudgetHook(budget: RequestBytesBudget): onRequestHookHandler {
   return (request, reply, done) => {
-    const length = request.headers["content-length"];
-    if (length === undefined && request.headers["transfer-encoding"] === undefined) {
-      done();
-      return;
-    }
-    const lease = budget.lease();
-    leases.set(request.raw, lease);
-    reply.raw.once("close", () => lease.release());
-    try {
-      lease.holdAtLeast(Number(length ?? 0) || 0);
-    } catch (error) {
-      done(error as Error);
-      return;
+    if (request.headers["content-length"] !== undefined || request.headers["transfer-encoding"] !== undefined) {
+      const lease = budget.lease();
+      leases.set(request.raw, lease);
+      reply.raw.once("close", () => lease.release());
     }
     done();
   };

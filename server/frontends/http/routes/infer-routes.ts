@@ -73,12 +73,13 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       const handle = core.model(model, modelVersion);
       // Triton's CheckTransactionPolicy (src/http_server.cc): a decoupled model's responses need generate_stream or gRPC.
       if (handle.decoupled) throw new InferenceError("UNSUPPORTED", "HTTP end point doesn't support models with decoupled transaction policy");
-      const body = await decodeRequestBody(request.body, request.headers["content-encoding"], maxInputBytes);
+      const lease = budgetLeaseOf(request);
+      const body = await decodeRequestBody(request.body, request.headers["content-encoding"], maxInputBytes, lease);
       const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
         modelName: model, modelVersion, modelInputs: () => handle.inputs(),
       });
       // The decoded tensors join the body (which binary ones view) in the budget, before the request is queued.
-      budgetLeaseOf(request)?.holdAtLeast(retainedBytes([request.body, body, ...inferRequest.inputs.map((input) => input.data)]));
+      lease?.holdAtLeast(retainedBytes([request.body, body, ...inferRequest.inputs.map((input) => input.data)]));
       // Writing an output into a region changes a file of this host: refused as the other changing APIs are.
       if (tensorsInSharedMemory !== undefined && Object.keys(tensorsInSharedMemory.outputs).length > 0) {
         const refusal = crossSite.refusal(request.headers);

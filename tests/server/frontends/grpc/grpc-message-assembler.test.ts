@@ -2,6 +2,7 @@ import { StreamDecoder } from "@grpc/grpc-js/build/src/stream-decoder";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { GrpcMessageAssembler } from "../../../../server/frontends/grpc/grpc-message-assembler";
+import { RequestBudgetExceeded, RequestBytesBudget, RequestLargerThanBudget } from "../../../../server/frontends/request-bytes-budget";
 
 /** A gRPC message as sent: flag, 4-byte big-endian length, body. */
 function framed(body: Buffer, compressed = false): Buffer {
@@ -55,5 +56,40 @@ describe("GrpcMessageAssembler", () => {
     expect(() => new GrpcMessageAssembler(1024).write(prefix)).toThrow("Received message larger than max (1025 vs 1024)");
     expect(() => new StreamDecoder(1024).write(prefix)).toThrow("Received message larger than max (1025 vs 1024)");
     expect(new GrpcMessageAssembler(1025).write(Buffer.concat([prefix, Buffer.alloc(1025)]))).toHaveLength(1);
+  });
+
+  it("holds a message's bytes against the budget as they arrive, not its announced length, until it is whole", () => {
+    const budget = new RequestBytesBudget(100_000);
+    const assembler = new GrpcMessageAssembler(-1, budget);
+    const [head, middle, tail] = chunksOf(framed(Buffer.alloc(90_000)), [10, 50_000]);
+    assembler.write(head!);
+    expect(budget.inFlightBytes).toBe(10);
+    assembler.write(middle!);
+    expect(budget.inFlightBytes).toBe(50_000);
+    expect(assembler.write(tail!)).toHaveLength(1);
+    expect(budget.inFlightBytes).toBe(0);
+  });
+
+  it("refuses the chunk that the budget cannot hold, then takes nothing more; a stream closed part-way lets go", () => {
+    const budget = new RequestBytesBudget(100_000);
+    const other = budget.lease();
+    other.holdAtLeast(60_000);
+    const assembler = new GrpcMessageAssembler(-1, budget);
+    const [head, tail] = chunksOf(framed(Buffer.alloc(50_000)), [30_000]);
+    assembler.write(head!);
+    expect(() => assembler.write(tail!)).toThrow(RequestBudgetExceeded);
+    expect(budget.inFlightBytes).toBe(60_000);
+    expect(assembler.write(framed(Buffer.alloc(1)))).toEqual([]);
+    other.release();
+    const abandoned = new GrpcMessageAssembler(-1, budget);
+    abandoned.write(head!);
+    abandoned.letGo();
+    expect(budget.inFlightBytes).toBe(0);
+  });
+
+  it("refuses a message larger than the whole budget from its length prefix", () => {
+    const budget = new RequestBytesBudget(1000);
+    expect(() => new GrpcMessageAssembler(-1, budget).write(framed(Buffer.alloc(1000)).subarray(0, 5))).toThrow(RequestLargerThanBudget);
+    expect(budget.inFlightBytes).toBe(0);
   });
 });
