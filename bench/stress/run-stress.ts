@@ -7,7 +7,8 @@
  * returns, unloaded and then SIGTERMed under load, (h) long client-supplied names under load, (i) big requests at the
  * default limits (peak RSS per request, health latency meanwhile, the in-flight budget's refusals), (j) cross-site
  * requests and DNS rebinding against every API that changes the server, under load, (k) streams: flow control,
- * cancellation, clients that read nothing, unload and SIGTERM with streams open.
+ * cancellation, clients that read nothing, unload and SIGTERM with streams open, (l) bodies that try to slip past the
+ * in-flight budget, (m) model calls (BLS) that would wait on their own ancestors' instances.
  * Bounded in time and count; writes stress-report.md and stress-report.json; exits 1 when a check failed.
  */
 import os from "node:os";
@@ -17,6 +18,7 @@ import { ensureExampleRepository } from "../../tools/model-builder/index";
 import { findPackageRoot } from "../../common/find-package-root";
 import { describeSystem } from "../system-setup";
 import { runBigRequestsScenario } from "./big-requests-scenario";
+import { runBlsCyclesScenario } from "./bls-cycles-scenario";
 import { runBudgetEvasionScenario } from "./budget-evasion-scenario";
 import { runBurstRetentionScenario } from "./burst-retention-scenario";
 import { runCrossSiteScenario } from "./cross-site-scenario";
@@ -48,6 +50,7 @@ export async function runStressCampaign(options: StressOptions, paths: StressPat
     j: () => runCrossSiteScenario(paths, options.crossSite, log),
     k: () => runStreamsScenario(paths, options.streams, log),
     l: () => runBudgetEvasionScenario(paths, options.budgetEvasion, log),
+    m: () => runBlsCyclesScenario(paths, options.blsCycles, log),
   };
   const results: ScenarioResult[] = [];
   for (const id of options.scenarios) {

@@ -2,6 +2,7 @@ import path from "node:path";
 import { Command } from "@commander-js/extra-typings";
 import { knownList, positiveInteger } from "../option-parsers";
 import type { BigRequestsSettings } from "./big-requests-scenario";
+import type { BlsCyclesSettings } from "./bls-cycles-scenario";
 import type { BudgetEvasionSettings } from "./budget-evasion-scenario";
 import type { BurstSettings } from "./burst-retention-scenario";
 import type { CrossSiteSettings } from "./cross-site-scenario";
@@ -14,8 +15,8 @@ import type { SoakSettings } from "./soak-scenario";
 import type { StreamsSettings } from "./streams-scenario";
 import type { StuckModelSettings } from "./stuck-model-scenario";
 
-export type ScenarioId = "a" | "b" | "c" | "d" | "e" | "f" | "g" | "h" | "i" | "j" | "k" | "l";
-const SCENARIOS: readonly ScenarioId[] = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+export type ScenarioId = "a" | "b" | "c" | "d" | "e" | "f" | "g" | "h" | "i" | "j" | "k" | "l" | "m";
+const SCENARIOS: readonly ScenarioId[] = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"];
 const MiB = 1024 * 1024;
 
 /** Everything one campaign runs with; every figure is bounded in time and count. */
@@ -34,11 +35,12 @@ export interface StressOptions {
   readonly crossSite: CrossSiteSettings;
   readonly streams: StreamsSettings;
   readonly budgetEvasion: BudgetEvasionSettings;
+  readonly blsCycles: BlsCyclesSettings;
   readonly outDir: string;
 }
 
 /**
- * The short profile: (a)-(d), (g), (h), (j), (k) and (l) in about a minute on 2 cores, as `npm test` runs them (its
+ * The short profile: (a)-(d), (g), (h) and (j)-(m) in about a minute on 2 cores, as `npm test` runs them (its
  * (l) against a 64 MiB budget); the soak is left out. The full profile (`npm run stress`) sends twice the malformed
  * requests, overloads and loads for longer, reloads ten times per mode, soaks for ten minutes, runs (k) and (l) at
  * the audit's sizes (100,000-token streams; a 256 MiB budget, 64 MiB bodies) and adds (f), three resnet50 overload
@@ -48,7 +50,7 @@ export interface StressOptions {
 export function stressProfile(short: boolean, seed: number, outDir: string): StressOptions {
   return {
     short,
-    scenarios: short ? ["a", "b", "c", "d", "g", "h", "j", "k", "l"] : SCENARIOS,
+    scenarios: short ? ["a", "b", "c", "d", "g", "h", "j", "k", "l", "m"] : SCENARIOS,
     malformed: { count: short ? 300 : 600, seed, timeoutMs: 10_000 },
     // Stopping waits for the queue to drain: (max_queue_size + 1) executions.
     overload: { durationMs: short ? 3_000 : 20_000, queueSize: short ? 4 : 8, executionMs: short ? 500 : 1_000, timeoutMs: 30_000 },
@@ -70,6 +72,7 @@ export function stressProfile(short: boolean, seed: number, outDir: string): Str
     budgetEvasion: short
       ? { budgetBytes: 64 * MiB, bombs: 12, bombInflatedBytes: 16 * MiB, chunkedBodies: 6, chunkedBodyBytes: 24 * MiB, slowSenders: 16, slowSenderBytes: 16 * MiB, maxRssPerBudgetByte: 4, timeoutMs: 60_000 }
       : { budgetBytes: 256 * MiB, bombs: 24, bombInflatedBytes: 64 * MiB, chunkedBodies: 8, chunkedBodyBytes: 60 * MiB, slowSenders: 16, slowSenderBytes: 64 * MiB, maxRssPerBudgetByte: 4, timeoutMs: 120_000 },
+    blsCycles: { rounds: short ? 3 : 20, timeoutMs: 30_000 },
     outDir,
   };
 }
@@ -77,8 +80,8 @@ export function stressProfile(short: boolean, seed: number, outDir: string): Str
 /** Parses `npm run stress -- <flags>`. */
 export function parseStressOptions(argv: readonly string[], repositoryRoot: string): StressOptions {
   const o = new Command("run-stress")
-    .description("Stress campaign against the server on 127.0.0.1: (a) malformed requests, (b) overload, (c) SIGTERM under load, (d) reload under load, (e) soak, (f) overload bursts, (g) a stuck TypeScript model, (h) long names, (i) big requests (memory, health latency, in-flight budget), (j) cross-site requests, (k) streams (flow control, cancellation, unread clients, unload and SIGTERM), (l) budget evasion (deflate bombs, chunked bodies, slow senders)")
-    .option("--short", "the profile npm test runs: (a)-(d), (g), (h), (j), (k), (l), short windows", false)
+    .description("Stress campaign against the server on 127.0.0.1: (a) malformed requests, (b) overload, (c) SIGTERM under load, (d) reload under load, (e) soak, (f) overload bursts, (g) a stuck TypeScript model, (h) long names, (i) big requests (memory, health latency, in-flight budget), (j) cross-site requests, (k) streams (flow control, cancellation, unread clients, unload and SIGTERM), (l) budget evasion (deflate bombs, chunked bodies, slow senders), (m) model calls (BLS) in cycles of waits")
+    .option("--short", "the profile npm test runs: (a)-(d), (g), (h), (j)-(m), short windows", false)
     .option("--scenarios <list>", `scenarios to run, of ${SCENARIOS.join(",")}`, knownList(SCENARIOS, "scenario", { skipEmpty: false }))
     .option("--seed <n>", "fast-check seed of the malformed requests (the same seed sends the same requests)", positiveInteger, 15)
     .option("--malformed <n>", "malformed requests, half REST and half gRPC (default 600, short 300)", positiveInteger)

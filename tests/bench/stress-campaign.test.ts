@@ -35,11 +35,11 @@ describe("malformed request generation", () => {
 });
 
 describe("npm run stress options", () => {
-  it("runs (a)-(l) with a ten-minute soak by default, and (a)-(d), (g), (h), (j), (k), (l) only in the short profile", () => {
+  it("runs (a)-(m) with a ten-minute soak by default, and (a)-(d), (g), (h), (j)-(m) only in the short profile", () => {
     const full = parseStressOptions([], REPO_ROOT);
-    expect(full.scenarios).toEqual(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]);
+    expect(full.scenarios).toEqual(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"]);
     expect([full.malformed.count, full.soak.durationMs]).toEqual([600, 600_000]);
-    expect(parseStressOptions(["--short"], REPO_ROOT).scenarios).toEqual(["a", "b", "c", "d", "g", "h", "j", "k", "l"]);
+    expect(parseStressOptions(["--short"], REPO_ROOT).scenarios).toEqual(["a", "b", "c", "d", "g", "h", "j", "k", "l", "m"]);
     const custom = parseStressOptions(["--scenarios", "e", "--soak-secs", "30", "--seed", "3", "--malformed", "350"], REPO_ROOT);
     expect([custom.scenarios, custom.soak.durationMs, custom.malformed.seed, custom.malformed.count]).toEqual([["e"], 30_000, 3, 350]);
   });
