@@ -103,8 +103,8 @@ async function measureOne(server: StressServer, bodyBytes: number, send: () => P
 
 /**
  * (i) Big requests, memory and the event loop: one request at a time at the default size limits (a numeric JSON
- * body, `NaN` tokens, BYTES tensors of 1M elements as binary, JSON and gRPC, a numeric gRPC message), each while
- * /v2/health/live is polled every 10 ms; gRPC messages beyond the default limit; then many big requests at once
+ * body, `NaN` tokens, BYTES tensors of 1M elements as binary, JSON and gRPC (raw and typed `bytes_contents`), a
+ * numeric gRPC message), each while /v2/health/live is polled every 10 ms; gRPC messages beyond the default limit; then many big requests at once
  * against a small --max-inflight-request-bytes. Passes when each request costs at most `maxRssPerBodyByte` times
  * its body in peak RSS, health p99 stays within `maxHealthP99Ms`, oversized gRPC messages are refused
  * RESOURCE_EXHAUSTED, and the budget refuses some requests 503 / RESOURCE_EXHAUSTED and completes the others.
@@ -140,6 +140,10 @@ export async function runBigRequestsScenario(paths: StressPaths, settings: BigRe
         cases.push([name, message.byteLength, () => grpc.modelInferBytes(message, settings.timeoutMs)]);
       };
       grpcCase("gRPC BYTES 1M", grpc.encode(grpcMessage("big_bytes", "BYTES", BYTES_ELEMENTS, bytesElements(BYTES_ELEMENTS, elementSize))));
+      const element = Buffer.alloc(elementSize, 0x61);
+      grpcCase("gRPC BYTES 1M typed", grpc.encode({
+        model_name: "big_bytes", inputs: [{ name: "INPUT0", datatype: "BYTES", shape: [BYTES_ELEMENTS], contents: { bytes_contents: Array.from({ length: BYTES_ELEMENTS }, () => element) } }],
+      }));
       grpcCase("gRPC INT32", grpc.encode(grpcMessage("big_int32", "INT32", body / 4, Buffer.alloc(body))));
       for (const [name, bytes, send] of cases) {
         log(`(i) ${name}: ${round(bytes / MiB)} MiB`);

@@ -12,6 +12,8 @@ import { configureHttp2Servers } from "./http2-servers";
 import { checkGrpcCallInternals, grpcCallInternals } from "./grpc-call-internals";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferenceServiceHandlers } from "./inference-service";
+import { GrpcInferRequestDecoder, offThreadDeserializer } from "./off-thread-infer-request";
+import type { ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
 import type { StreamInferSession } from "./model-stream-infer";
 import { restrictedProtocolInterceptor } from "./restricted-protocol-interceptor";
 import type { GrpcCompressionLevel } from "./response-compression";
@@ -166,8 +168,11 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
     ],
   });
   const streams = new Set<StreamInferSession>();
-  server.addService(definitions.inference, inferenceServiceHandlers(
-    core, logSettings, streams, options.tracer, options.sharedMemory, options.requestBudget, definitions.inference["ModelInfer"]!.responseSerialize,
+  const decoder = new GrpcInferRequestDecoder();
+  const modelInfer = definitions.inference["ModelInfer"]!;
+  const inference = { ...definitions.inference, ModelInfer: { ...modelInfer, requestDeserialize: offThreadDeserializer(modelInfer.requestDeserialize as (bytes: Buffer) => ModelInferRequest__Output) } };
+  server.addService(inference, inferenceServiceHandlers(
+    core, logSettings, streams, options.tracer, options.sharedMemory, options.requestBudget, modelInfer.responseSerialize, decoder,
   ));
   server.addService(definitions.health, healthServiceHandlers(core, logger));
   const port = await new Promise<number>((resolve, reject) => {
@@ -188,9 +193,12 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
   }
   return {
     port,
-    close: () => new Promise<void>((resolve) => {
-      server.tryShutdown(() => resolve());
-      for (const stream of streams) stream.finish();
-    }),
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.tryShutdown(() => resolve());
+        for (const stream of streams) stream.finish();
+      });
+      await decoder.close();
+    },
   };
 }

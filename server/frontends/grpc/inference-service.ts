@@ -1,4 +1,4 @@
-import type { handleUnaryCall, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import type { handleUnaryCall, sendUnaryData, ServerUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { Cancellation, type InferenceCore, refuseRepositoryName } from "../../core/index";
 import { answerTraceSetting, type RequestTrace, type Tracer } from "../../tracing/index";
 import type { LogSettings } from "../../logging/log-settings";
@@ -22,7 +22,8 @@ import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
 import { type FramedMessage, frameInferResponse } from "./framed-infer-response";
 import { modelInfer, modelOf, refuseDecoupledModelInfer } from "./model-infer";
 import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
-import { unaryHandler } from "./unary-handler";
+import { type GrpcInferRequestDecoder, type ModelInferMessage, UndecodedInferRequest } from "./off-thread-infer-request";
+import { answerCall, unaryHandler } from "./unary-handler";
 
 /** Empty strings are proto3's "not set". */
 function optional(value: string): string | undefined {
@@ -43,23 +44,26 @@ function callCancelled(call: ServerUnaryCall<unknown, unknown>): Cancellation {
  */
 export function inferenceServiceHandlers(
   core: InferenceCore, logSettings: LogSettings, streams: Set<StreamInferSession>, tracer: Tracer, sharedMemory: SystemSharedMemory,
-  budget: RequestBytesBudget, serializeInferResponse: (message: ModelInferResponse) => Buffer,
+  budget: RequestBytesBudget, serializeInferResponse: (message: ModelInferResponse) => Buffer, decoder: GrpcInferRequestDecoder,
 ): UntypedServiceImplementation {
   const logger = logSettings.logger;
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
-  const inferWith = (trace?: RequestTrace) =>
-    unary<ModelInferRequest__Output, FramedMessage>(async (request, call) => {
-      const model = modelOf(core, request);
-      refuseDecoupledModelInfer(model);
-      return frameInferResponse(await modelInfer(model, sharedMemory, budget, request, callCancelled(call), trace), serializeInferResponse);
-    });
-  const infer = inferWith();
-  const modelInferCall: handleUnaryCall<ModelInferRequest__Output, FramedMessage> = (call, callback) => {
-    const trace = tracer.sample(call.request.model_name);
-    if (trace === undefined) return infer(call, callback);
-    traceGrpcReceive(trace);
-    inferWith(trace)(call, tracedCallback(trace, callback));
+  const runInfer = async (request: ModelInferMessage, call: ServerUnaryCall<unknown, FramedMessage>, trace: RequestTrace | undefined): Promise<FramedMessage> => {
+    const model = modelOf(core, request);
+    refuseDecoupledModelInfer(model);
+    return frameInferResponse(await modelInfer(model, sharedMemory, budget, request, callCancelled(call), trace), serializeInferResponse);
+  };
+  const serveInfer = (request: ModelInferMessage, call: ServerUnaryCall<unknown, FramedMessage>, callback: sendUnaryData<FramedMessage>): void => {
+    const trace = tracer.sample(request.model_name);
+    if (trace !== undefined) traceGrpcReceive(trace);
+    answerCall(logger, call, trace === undefined ? callback : tracedCallback(trace, callback), runInfer(request, call, trace));
+  };
+  const modelInferCall: handleUnaryCall<ModelInferRequest__Output | UndecodedInferRequest, FramedMessage> = (call, callback) => {
+    const received = call.request;
+    if (!(received instanceof UndecodedInferRequest)) return serveInfer(received, call, callback);
+    // A large message is decoded on a worker first: its model is known, and its request sampled, only then.
+    decoder.decode(received).then((request) => serveInfer(request, call, callback), (error: unknown) => answerCall(logger, call, callback, Promise.reject(error)));
   };
   return {
     ServerLive: unary(() => ({ live: core.isLive() })),

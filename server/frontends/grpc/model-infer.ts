@@ -3,23 +3,30 @@ import type { BudgetLease } from "../request-bytes-budget";
 import { type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
-import type { ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
-import { decodeModelInferRequest } from "./infer-request-decoder";
+import { type DecodedModelInferRequest, decodeModelInferRequest } from "./infer-request-decoder";
+import type { InferRequestHeader } from "./infer-request-worker";
+import type { ModelInferMessage } from "./off-thread-infer-request";
 import { type EncodedModelInferResponse, encodeModelInferResponse } from "./infer-response-encoder";
 
 /**
  * The message's model, resolved once for the request: NOT_FOUND or UNAVAILABLE before any tensor is decoded, so an
  * unknown model is refused as such whatever its inputs, as in Triton.
  */
-export function modelOf(core: InferenceCore, message: ModelInferRequest__Output): ModelHandle {
+export function modelOf(core: InferenceCore, message: Pick<InferRequestHeader, "model_name" | "model_version">): ModelHandle {
   return core.model(message.model_name, message.model_version === "" ? undefined : message.model_version);
 }
 
 /**
- * Decodes a message's tensors, holding the message and then its decoded tensors against `budget`'s `lease` (which
- * the caller releases once the request is answered). Throws the decoder's InferenceError.
+ * Decodes a message's tensors (or takes those a worker decoded), holding the message and then its decoded tensors
+ * against `budget`'s `lease` (which the caller releases once the request is answered). Throws the decoder's
+ * InferenceError.
  */
-export function decodeHeld(lease: BudgetLease, message: ModelInferRequest__Output): ReturnType<typeof decodeModelInferRequest> {
+export function decodeHeld(lease: BudgetLease, message: ModelInferMessage): DecodedModelInferRequest {
+  if ("decoded" in message) {
+    if (message.decoded instanceof InferenceError) throw message.decoded;
+    lease.holdAtLeast(retainedBytes(message.decoded.request.inputs.map((input) => input.data)));
+    return message.decoded;
+  }
   lease.holdAtLeast(retainedBytes(message.raw_input_contents));
   const decoded = decodeModelInferRequest(message);
   lease.holdAtLeast(retainedBytes([...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]));
@@ -34,7 +41,7 @@ export function decodeHeld(lease: BudgetLease, message: ModelInferRequest__Outpu
  * request's. Rejects with the core's InferenceError.
  */
 export async function modelInfer(
-  model: ModelHandle, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, message: ModelInferRequest__Output, signal: CancellationSignal,
+  model: ModelHandle, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, message: ModelInferMessage, signal: CancellationSignal,
   trace?: InferenceTrace,
 ): Promise<EncodedModelInferResponse> {
   const lease = budget.lease();
@@ -55,7 +62,9 @@ export async function modelInfer(
  * only a mark-compact frees them. A 600 KB tensor's message buffer promoted with them is external memory, for which
  * V8 ran a mark-compact every 50-70 such calls; without it the calls' objects alone cost no measurable GC.
  */
-function releaseTensors(message: ModelInferRequest__Output): void {
+function releaseTensors(message: ModelInferMessage): void {
+  // A message decoded on a worker is this call's alone: nothing else keeps it.
+  if ("decoded" in message) return;
   message.raw_input_contents = [];
   for (const input of message.inputs) input.contents = null;
 }

@@ -1,4 +1,4 @@
-import { move, transferableSymbol, valueSymbol } from "piscina";
+import { movable } from "../decode-pool";
 import { type ErrorCode, InferenceError, type InferRequest, type TensorMetadata } from "../../core/index";
 import { type GenerateModel, generateRequest } from "./generate-mapping";
 import { refuseRepeatedInputs } from "./json-top-level-keys";
@@ -23,10 +23,6 @@ export interface GenerateDecodeTask {
   readonly inputs: readonly TensorMetadata[];
 }
 
-/** `value`, marked so that piscina moves `buffers` with it instead of copying them. */
-export function movable(value: object, buffers: readonly ArrayBufferLike[]): unknown {
-  return move({ [transferableSymbol]: [...buffers], [valueSymbol]: value });
-}
 
 /** The client's mistake to answer with. */
 interface DecodeError {

@@ -1,0 +1,54 @@
+import { existsSync } from "node:fs";
+import os from "node:os";
+import { move, Piscina, transferableSymbol, valueSymbol } from "piscina";
+
+/** `value`, marked so that piscina moves `buffers` with it instead of copying them. */
+export function movable(value: object, buffers: readonly ArrayBufferLike[]): unknown {
+  return move({ [transferableSymbol]: [...buffers], [valueSymbol]: value });
+}
+
+/**
+ * `view`'s memory, to move to a worker: its own buffer when it owns it (give or take `slack` bytes beside it that
+ * belong to it too, such as a gRPC message's 5-byte prefix), else a copy. The copy is a Uint8Array's own: a Buffer's
+ * `slice` is a view of the same memory, and a small one's is Node's shared buffer pool, which Node 21+ refuses to
+ * transfer (DataCloneError) and Node 20 would have taken from every other buffer in it.
+ */
+export function ownedBytes(view: Uint8Array, slack = 0): Uint8Array {
+  return view.buffer.byteLength - view.byteLength <= slack ? view : new Uint8Array(view);
+}
+
+/** The worker's compiled file, or, run from TypeScript sources (tests, tsx), its source with the same loader. */
+function workerEntry(modulePath: string): { filename: string; execArgv: string[] } {
+  const compiled = `${modulePath}.js`;
+  if (existsSync(compiled)) return { filename: compiled, execArgv: [] };
+  return { filename: `${modulePath}.ts`, execArgv: ["--require", "tsx/cjs"] };
+}
+
+/**
+ * A small pool of worker threads that decode large requests, so that parsing and converting tens of megabytes does
+ * not stop the event loop (health checks and every other request) for as long: started on first use, at most half
+ * the cores, idle threads ended after a minute. The buffers handed to {@link run} move to the worker.
+ */
+export class DecodePool {
+  readonly #modulePath: string;
+  #pool: Piscina | undefined;
+
+  /** @param modulePath the worker module's path without its extension; its default export is the task. */
+  constructor(modulePath: string) {
+    this.#modulePath = modulePath;
+  }
+
+  async run<Result>(task: object, buffers: readonly ArrayBufferLike[]): Promise<Result> {
+    this.#pool ??= new Piscina({
+      ...workerEntry(this.#modulePath),
+      minThreads: 0,
+      maxThreads: Math.max(1, Math.floor(os.availableParallelism() / 2)),
+      idleTimeout: 60_000,
+    });
+    return (await this.#pool.run(movable(task, buffers))) as Result;
+  }
+
+  async close(): Promise<void> {
+    await this.#pool?.destroy();
+  }
+}
