@@ -23,6 +23,13 @@ export interface BigRequestsSettings {
 }
 
 const MiB = 1024 * 1024;
+/**
+ * Peak memory of a message of typed BYTES contents per byte of it: parsing makes an object per element (1M of them,
+ * each a protobuf `bytes` field; on a worker thread since 2026-11-27), on top of the message and the joined tensor.
+ * Raw contents, which Triton's clients send, stay within the scenario's bound.
+ */
+const TYPED_BYTES_RSS_PER_BODY_BYTE = 8;
+
 /** BYTES elements per request: the default --max-bytes-elements. */
 const BYTES_ELEMENTS = 1 << 20;
 
@@ -127,25 +134,25 @@ export async function runBigRequestsScenario(paths: StressPaths, settings: BigRe
       const rest = (request: RestRequest) => (): Promise<Outcome> => restCall(pool, server.httpUrl, request, settings.timeoutMs);
       const elementSize = Math.floor(body / BYTES_ELEMENTS) - 4;
       const int32Count = Math.floor(body / 11);
-      const cases: [string, number, () => Promise<Outcome>][] = [];
+      const cases: [string, number, () => Promise<Outcome>, number][] = [];
       const add = (name: string, request: RestRequest): void => {
-        cases.push([name, (request.body as Buffer).byteLength, rest(request)]);
+        cases.push([name, (request.body as Buffer).byteLength, rest(request), settings.maxRssPerBodyByte]);
       };
       add("REST JSON INT32", jsonBody("big_int32", "INT32", int32Count, repeatedTokens("-123456789", int32Count)));
       add("REST JSON NaN", jsonBody("big_fp32", "FP32", Math.floor(body / 4), repeatedTokens("NaN", Math.floor(body / 4))));
       add("REST binary BYTES 1M", binaryBody("big_bytes", "BYTES", BYTES_ELEMENTS, bytesElements(BYTES_ELEMENTS, elementSize)));
       add("REST JSON BYTES 1M", jsonBody("big_bytes", "BYTES", BYTES_ELEMENTS, repeatedTokens(`"${"a".repeat(elementSize - 3)}"`, BYTES_ELEMENTS)));
       add("REST binary INT32", binaryBody("big_int32", "INT32", body / 4, Buffer.alloc(body)));
-      const grpcCase = (name: string, message: Buffer): void => {
-        cases.push([name, message.byteLength, () => grpc.modelInferBytes(message, settings.timeoutMs)]);
+      const grpcCase = (name: string, message: Buffer, maxRatio = settings.maxRssPerBodyByte): void => {
+        cases.push([name, message.byteLength, () => grpc.modelInferBytes(message, settings.timeoutMs), maxRatio]);
       };
       grpcCase("gRPC BYTES 1M", grpc.encode(grpcMessage("big_bytes", "BYTES", BYTES_ELEMENTS, bytesElements(BYTES_ELEMENTS, elementSize))));
       const element = Buffer.alloc(elementSize, 0x61);
       grpcCase("gRPC BYTES 1M typed", grpc.encode({
         model_name: "big_bytes", inputs: [{ name: "INPUT0", datatype: "BYTES", shape: [BYTES_ELEMENTS], contents: { bytes_contents: Array.from({ length: BYTES_ELEMENTS }, () => element) } }],
-      }));
+      }), TYPED_BYTES_RSS_PER_BODY_BYTE);
       grpcCase("gRPC INT32", grpc.encode(grpcMessage("big_int32", "INT32", body / 4, Buffer.alloc(body))));
-      for (const [name, bytes, send] of cases) {
+      for (const [name, bytes, send, maxRatio] of cases) {
         log(`(i) ${name}: ${round(bytes / MiB)} MiB`);
         const measured = await measureOne(server, bytes, send);
         log(`(i)   ${measured.outcome.status}: +${measured.peakMiB} MiB (${measured.ratio}x), health p99 ${measured.healthP99Ms} ms, max ${measured.healthMaxMs} ms`);
@@ -154,7 +161,7 @@ export async function runBigRequestsScenario(paths: StressPaths, settings: BigRe
         figures[`${name}: health p99 / max ms`] = `${measured.healthP99Ms} / ${measured.healthMaxMs}`;
         checks.push(
           check(`${name} answered`, measured.outcome.kind === "ok", `${measured.outcome.status} in ${round(measured.outcome.latencyMs)} ms ${measured.outcome.detail.slice(0, 120)}`),
-          check(`${name} peak RSS <= ${settings.maxRssPerBodyByte}x body`, measured.ratio <= settings.maxRssPerBodyByte, `+${measured.peakMiB} MiB for ${round(bytes / MiB)} MiB (${measured.ratio}x)`),
+          check(`${name} peak RSS <= ${maxRatio}x body`, measured.ratio <= maxRatio, `+${measured.peakMiB} MiB for ${round(bytes / MiB)} MiB (${measured.ratio}x)`),
           check(`${name} health p99 <= ${settings.maxHealthP99Ms} ms`, measured.healthP99Ms <= settings.maxHealthP99Ms, `p99 ${measured.healthP99Ms} ms, max ${measured.healthMaxMs} ms`),
         );
       }
