@@ -137,9 +137,9 @@ describe("the example streaming BLS model, text_words", () => {
     expect(await response.text()).toBe([" rose", " rose", " r"].map((word) => `data: {"model_name":"text_words","model_version":"1","text_output":"${word}"}\n\n`).join(""));
   });
 
-  it("answers text_generator's error as its own (a first response that is an error: a JSON 400)", async () => {
+  it("answers text_generator's error as its own (a first response that is an error: an event, status 400, as Triton's HandleGenerate)", async () => {
     const response = await generateStream({ text_input: "a rose", max_tokens: -1 });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: "text_generator: request parameter 'max_tokens' must be an integer from 0 to 100000, got '-1'" });
+    expect(await response.text()).toBe(`data: ${JSON.stringify({ error: "text_generator: request parameter 'max_tokens' must be an integer from 0 to 100000, got '-1'" })}\n\n`);
   });
 });
