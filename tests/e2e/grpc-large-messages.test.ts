@@ -62,6 +62,15 @@ describe("gRPC requests of many DATA frames", () => {
       expect(decoded).toEqual(elements);
     });
 
+    it("keeps its turn among a ModelStreamInfer call's responses while it is decoded", async () => {
+      const small = (id: string): GrpcMessage => ({ model_name: "identity_bytes", id, inputs: [{ name: "INPUT0", datatype: "BYTES", shape: ["1", "1"], contents: { bytes_contents: [Buffer.from(id)] } }] });
+      const requests = [small("first"), { ...typedBytes("identity_bytes", elements.length), id: "large" }, small("third"), { ...typedBytes("no_such_model", 1), id: "unknown" }, small("fifth")];
+      const responses = await streamResponses(client.modelStreamInfer(), requests) as { error_message: string; infer_response: { id: string } }[];
+      expect(responses.map((r) => [r.infer_response.id, r.error_message])).toEqual([
+        ["first", ""], ["large", ""], ["third", ""], ["unknown", "Request for unknown model: 'no_such_model' is not found"], ["fifth", ""],
+      ]);
+    });
+
     it("refuses as a small message is refused: an unknown model first, then the tensors' mistakes, in the same words", async () => {
       const small = { ...typedBytes("identity_bytes", 3), inputs: [{ name: "INPUT0", datatype: "BYTES", shape: ["1", "3"], contents: { bytes_contents: elements.slice(0, 2) } }] };
       const smallError = await grpcCallError(client.unary("ModelInfer", small));

@@ -1,10 +1,10 @@
 import { asInferenceError, type CancellationSignal, InferenceError, type InferenceTrace, type ModelHandle, type ResponseFlow, type StreamResponse } from "../../core/index";
 import type { InferParameter } from "../../../protocol/grpc-types/longs-as-strings/inference/InferParameter";
-import type { ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
 import type { ModelStreamInferResponse } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelStreamInferResponse";
 import { encodeModelInferResponse } from "./infer-response-encoder";
 import { decodeHeld } from "./model-infer";
 import type { RequestBytesBudget } from "../request-bytes-budget";
+import type { ModelInferMessage } from "./off-thread-infer-request";
 
 /** Triton's reserved request parameter asking for an empty response that carries only the final flag. */
 const EMPTY_FINAL_RESPONSE_PARAMETER = "triton_enable_empty_final_response";
@@ -31,7 +31,7 @@ export type StreamedResponse =
  * Resolves once the final response was handed over.
  */
 export function decoupledStreamInfer(
-  model: ModelHandle, budget: RequestBytesBudget, message: ModelInferRequest__Output, call: { readonly signal: CancellationSignal; readonly flow: ResponseFlow },
+  model: ModelHandle, budget: RequestBytesBudget, message: ModelInferMessage, call: { readonly signal: CancellationSignal; readonly flow: ResponseFlow },
   trace: InferenceTrace | undefined, write: (response: StreamedResponse) => void,
 ): Promise<void> {
   const lease = budget.lease();

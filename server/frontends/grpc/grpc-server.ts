@@ -170,7 +170,13 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
   const streams = new Set<StreamInferSession>();
   const decoder = new GrpcInferRequestDecoder();
   const modelInfer = definitions.inference["ModelInfer"]!;
-  const inference = { ...definitions.inference, ModelInfer: { ...modelInfer, requestDeserialize: offThreadDeserializer(modelInfer.requestDeserialize as (bytes: Buffer) => ModelInferRequest__Output) } };
+  const modelStreamInfer = definitions.inference["ModelStreamInfer"]!;
+  const deserialize = offThreadDeserializer(modelInfer.requestDeserialize as (bytes: Buffer) => ModelInferRequest__Output);
+  const inference = {
+    ...definitions.inference,
+    ModelInfer: { ...modelInfer, requestDeserialize: deserialize },
+    ModelStreamInfer: { ...modelStreamInfer, requestDeserialize: deserialize },
+  };
   server.addService(inference, inferenceServiceHandlers(
     core, logSettings, streams, options.tracer, options.sharedMemory, options.requestBudget, modelInfer.responseSerialize, decoder,
   ));

@@ -93,7 +93,7 @@ export function inferenceServiceHandlers(
     ...systemSharedMemoryHandlers(sharedMemory, logger),
     ModelInfer: modelInferCall,
     ModelStreamInfer: (call: ModelStreamInferCall) => {
-      const session = serveModelStreamInfer(core, sharedMemory, budget, call, logger, tracer, serializeInferResponse);
+      const session = serveModelStreamInfer(core, sharedMemory, budget, call, logger, tracer, serializeInferResponse, decoder);
       streams.add(session);
       void session.done.then(() => streams.delete(session));
     },

@@ -13,8 +13,9 @@ import { modelInfer, modelOf } from "./model-infer";
 import { decoupledStreamInfer, type StreamedResponse } from "./decoupled-stream-infer";
 import type { RequestBytesBudget } from "../request-bytes-budget";
 import { writableFlow } from "../writable-flow";
+import { type GrpcInferRequestDecoder, type ModelInferMessage, UndecodedInferRequest } from "./off-thread-infer-request";
 
-export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequest__Output, ModelStreamInferResponse | FramedMessage>;
+export type ModelStreamInferCall = ServerDuplexStream<ModelInferRequest__Output | UndecodedInferRequest, ModelStreamInferResponse | FramedMessage>;
 
 /**
  * Requests one stream may have in the core at once. Beyond it the server stops reading, so HTTP/2 flow control
@@ -42,6 +43,12 @@ export interface StreamInferSession {
 
 type Outcome = { readonly response: FramedMessage } | { readonly error: Pick<StatusObject, "code" | "details">; readonly id: string };
 
+/** A one-to-one request's outcome, to be written in its turn, and its trace. */
+interface Ordered {
+  readonly outcome: Promise<Outcome>;
+  readonly trace: RequestTrace | undefined;
+}
+
 /**
  * Serves a ModelStreamInfer call: requests run concurrently, responses are written in request order, each marked
  * `triton_final_response`, and a failed request answers `error_message` (with its `id`) while the stream goes
@@ -52,7 +59,7 @@ type Outcome = { readonly response: FramedMessage } | { readonly error: Pick<Sta
  */
 export function serveModelStreamInfer(
   core: InferenceCore, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, call: ModelStreamInferCall, logger: Logger, tracer: Tracer,
-  serializeInferResponse: (message: ModelInferResponse) => Buffer,
+  serializeInferResponse: (message: ModelInferResponse) => Buffer, decoder: GrpcInferRequestDecoder,
 ): StreamInferSession {
   const statusOnError = call.metadata.get(STATUS_ON_ERROR_HEADER).some((v) => String(v).toLowerCase() === "true");
   const controller = new AbortController();
@@ -74,7 +81,7 @@ export function serveModelStreamInfer(
     resolveDone();
   };
 
-  const run = async (model: ModelHandle | Error, message: ModelInferRequest__Output, trace: RequestTrace | undefined): Promise<Outcome> => {
+  const run = async (model: ModelHandle | Error, message: ModelInferMessage, trace: RequestTrace | undefined): Promise<Outcome> => {
     try {
       if (model instanceof Error) throw model;
       const response = await modelInfer(model, sharedMemory, budget, message, controller.signal, trace);
@@ -104,7 +111,7 @@ export function serveModelStreamInfer(
     if (trace !== undefined && streamed.final) traceGrpcSend(trace, send);
     else send();
   };
-  const runDecoupled = (model: ModelHandle, message: ModelInferRequest__Output, trace: RequestTrace | undefined): void => {
+  const runDecoupled = (model: ModelHandle, message: ModelInferMessage, trace: RequestTrace | undefined): void => {
     const running = decoupledStreamInfer(model, budget, message, { signal: controller.signal, flow }, trace, (streamed) => writeStreamed(streamed, trace)).then(() => {
       decoupled.delete(running);
       inFlight--;
@@ -113,7 +120,7 @@ export function serveModelStreamInfer(
     decoupled.add(running);
   };
   /** The message's model, resolved once; an unknown or unavailable one is answered in order, as a one-to-one failure. */
-  const resolve = (message: ModelInferRequest__Output): ModelHandle | Error => {
+  const resolve = (message: ModelInferMessage): ModelHandle | Error => {
     try {
       return modelOf(core, message);
     } catch (error) {
@@ -125,23 +132,47 @@ export function serveModelStreamInfer(
     await Promise.all(decoupled);
   };
 
-  call.on("data", (message: ModelInferRequest__Output) => {
-    if (!accepting) return;
-    inFlight++;
-    if (inFlight >= MAX_IN_FLIGHT_PER_STREAM) call.pause();
+  /** A decoded message: a decoupled model's request runs on its own; any other's outcome waits for its turn. */
+  const accept = (message: ModelInferMessage): Ordered | undefined => {
     const trace = tracer.sample(message.model_name);
     if (trace !== undefined) traceGrpcReceive(trace);
     const model = resolve(message);
-    if (!(model instanceof Error) && model.decoupled) return runDecoupled(model, message, trace);
-    const outcome = run(model, message, trace);
+    if (!(model instanceof Error) && model.decoupled) {
+      runDecoupled(model, message, trace);
+      return undefined;
+    }
+    return { outcome: run(model, message, trace), trace };
+  };
+  /** Writes an outcome once every one before it was written; undefined: a decoupled request, which writes its own. */
+  const inTurn = (ordered: Ordered | undefined | Promise<Ordered | undefined>): void => {
     written = written.then(async () => {
-      const result = await outcome;
+      const entry = await ordered;
+      if (entry === undefined) return;
+      const result = await entry.outcome;
       inFlight--;
-      if (closed) return trace?.end();
+      if (closed) return entry.trace?.end();
       if (accepting && call.isPaused() && inFlight < MAX_IN_FLIGHT_PER_STREAM) call.resume();
-      if (trace === undefined) deliver(result);
-      else traceGrpcSend(trace, () => deliver(result));
+      if (entry.trace === undefined) deliver(result);
+      else traceGrpcSend(entry.trace, () => deliver(result));
     });
+  };
+
+  call.on("data", (received: ModelInferRequest__Output | UndecodedInferRequest) => {
+    if (!accepting) return;
+    inFlight++;
+    if (inFlight >= MAX_IN_FLIGHT_PER_STREAM) call.pause();
+    if (!(received instanceof UndecodedInferRequest)) {
+      const ordered = accept(received);
+      if (ordered !== undefined) inTurn(ordered);
+      return;
+    }
+    // A large message is decoded on a worker first; its turn among the responses is kept meanwhile. One that is not
+    // a ModelInferRequest ends the stream, as grpc-js ends it for a message its deserializer refuses.
+    inTurn(decoder.decode(received).then(accept, (error: unknown) => {
+      inFlight--;
+      close(grpcErrorOf(error));
+      return undefined;
+    }));
   });
   call.on("end", () => void allWritten().then(() => close()));
   call.on("cancelled", () => {
