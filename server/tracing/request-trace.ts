@@ -1,13 +1,21 @@
-import type { InferenceTrace, TraceActivity } from "../core/index";
+import type { InferenceTrace, TensorActivity, Tensor, TraceActivity } from "../core/index";
+import { tensorTraceData } from "./tensor-trace-data";
+import type { TraceLevel } from "./trace-settings";
 
 /**
  * One sampled request's trace, in Triton's file format: a model entry (`{"id","model_name","model_version"}`,
  * with `request_id` when the request has one and `parent_id` for an ensemble's step) and one
  * `{"id","timestamps":[{"name","ns"}]}` object per timestamp, in the order they were taken. `ns` is
- * `process.hrtime.bigint()`: a monotonic clock, as Triton's steady clock. The frontend that sampled the request
- * ends it once its response is sent; `end` hands the objects on once, the steps' traces after the request's own.
+ * `process.hrtime.bigint()`: a monotonic clock, as Triton's steady clock. At the TENSORS level, one
+ * `{"id","activity","tensor":{"name","data","shape","dtype"}}` per tensor, as Triton's TraceTensorActivity writes it.
+ * Without TIMESTAMPS there is no model entry either: Triton writes it with REQUEST_START. The frontend that sampled
+ * the request ends it once its response is sent; `end` hands the objects on once, the steps' traces after the
+ * request's own.
  */
 export class RequestTrace implements InferenceTrace {
+  readonly #level: TraceLevel;
+  readonly #timestamps: boolean;
+  readonly #tensors: boolean;
   readonly #id: number;
   readonly #parentId: number | undefined;
   readonly #nextId: () => number;
@@ -16,7 +24,10 @@ export class RequestTrace implements InferenceTrace {
   readonly #finished: (objects: string) => void;
   #ended = false;
 
-  constructor(nextId: () => number, finished: (objects: string) => void, parentId?: number) {
+  constructor(level: TraceLevel, nextId: () => number, finished: (objects: string) => void, parentId?: number) {
+    this.#level = level;
+    this.#timestamps = level.includes("TIMESTAMPS");
+    this.#tensors = level.includes("TENSORS");
     this.#id = nextId();
     this.#nextId = nextId;
     this.#finished = finished;
@@ -24,17 +35,28 @@ export class RequestTrace implements InferenceTrace {
   }
 
   model(name: string, version: number, requestId: string | undefined): void {
+    if (!this.#timestamps) return;
     const request = requestId === undefined || requestId === "" ? "" : `,"request_id":${JSON.stringify(requestId)}`;
     const parent = this.#parentId === undefined ? "" : `,"parent_id":${this.#parentId}`;
     this.#objects.push(`{"id":${this.#id},"model_name":${JSON.stringify(name)},"model_version":${version}${request}${parent}}`);
   }
 
   timestamp(activity: TraceActivity, ns: bigint): void {
+    if (!this.#timestamps) return;
     this.#objects.push(`{"id":${this.#id},"timestamps":[{"name":"${activity}","ns":${ns}}]}`);
   }
 
+  /** Triton writes the shape and the values as strings, the values as {@link tensorTraceData} renders them. */
+  tensors(activity: TensorActivity, tensors: Iterable<Tensor>): void {
+    if (!this.#tensors) return;
+    for (const tensor of tensors) {
+      const entry = `{"name":${JSON.stringify(tensor.name)},"data":${JSON.stringify(tensorTraceData(tensor))},"shape":"${tensor.shape.join(",")}","dtype":"${tensor.datatype}"}`;
+      this.#objects.push(`{"id":${this.#id},"activity":"${activity}","tensor":${entry}}`);
+    }
+  }
+
   child(): RequestTrace {
-    const child = new RequestTrace(this.#nextId, () => undefined, this.#id);
+    const child = new RequestTrace(this.#level, this.#nextId, () => undefined, this.#id);
     this.#children.push(child);
     return child;
   }

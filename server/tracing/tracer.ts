@@ -55,7 +55,7 @@ class TraceScope {
     if (!this.canSample || ++this.#requests % this.values.rate !== 0) return undefined;
     if (this.remaining > 0) this.remaining--;
     this.#inFlight++;
-    return new RequestTrace(nextId, (objects) => this.#finished(objects));
+    return new RequestTrace(this.values.level, nextId, (objects) => this.#finished(objects));
   }
 
   /** The scope is replaced: what it collected is written once its last trace ends (Triton's ~TraceSetting). */
@@ -181,7 +181,7 @@ export class Tracer {
       }
     }
     const reason = invalidReason(values);
-    if (reason !== undefined && values.level !== "OFF") throw invalidArg(`Attempting to set invalid trace setting :${reason}`);
+    if (reason !== undefined && values.level.length > 0) throw invalidArg(`Attempting to set invalid trace setting :${reason}`);
     return this.#scope(values, specified);
   }
 
