@@ -3,6 +3,40 @@ import { tensorTraceData } from "./tensor-trace-data";
 import type { TraceLevel } from "./trace-settings";
 
 /**
+ * The bytes one sampled request's tensor entries (its steps' included) may take. A trace past them is dropped whole,
+ * as its file would drop it, but before its tensors are rendered: a traced request with huge tensors costs no more.
+ * Timestamps are left to the file's own bound: they are small and their number is fixed.
+ */
+export class TraceBudget {
+  #remaining: number;
+  #exceeded = false;
+
+  constructor(bytes: number) {
+    this.#remaining = bytes;
+  }
+
+  get remaining(): number {
+    return this.#remaining;
+  }
+
+  get exceeded(): boolean {
+    return this.#exceeded;
+  }
+
+  /** Whether `bytes` more fit; once they do not, the trace stays over budget. */
+  take(bytes: number): boolean {
+    if (this.#exceeded) return false;
+    this.#remaining -= bytes;
+    if (this.#remaining < 0) this.exceed();
+    return !this.#exceeded;
+  }
+
+  exceed(): void {
+    this.#exceeded = true;
+  }
+}
+
+/**
  * One sampled request's trace, in Triton's file format: a model entry (`{"id","model_name","model_version"}`,
  * with `request_id` when the request has one and `parent_id` for an ensemble's step) and one
  * `{"id","timestamps":[{"name","ns"}]}` object per timestamp, in the order they were taken. `ns` is
@@ -10,10 +44,11 @@ import type { TraceLevel } from "./trace-settings";
  * `{"id","activity","tensor":{"name","data","shape","dtype"}}` per tensor, as Triton's TraceTensorActivity writes it.
  * Without TIMESTAMPS there is no model entry either: Triton writes it with REQUEST_START. The frontend that sampled
  * the request ends it once its response is sent; `end` hands the objects on once, the steps' traces after the
- * request's own.
+ * request's own, or undefined for a trace past its budget.
  */
 export class RequestTrace implements InferenceTrace {
   readonly #level: TraceLevel;
+  readonly #budget: TraceBudget;
   readonly #timestamps: boolean;
   readonly #tensors: boolean;
   readonly #id: number;
@@ -21,11 +56,12 @@ export class RequestTrace implements InferenceTrace {
   readonly #nextId: () => number;
   readonly #objects: string[] = [];
   readonly #children: RequestTrace[] = [];
-  readonly #finished: (objects: string) => void;
+  readonly #finished: (objects: string | undefined) => void;
   #ended = false;
 
-  constructor(level: TraceLevel, nextId: () => number, finished: (objects: string) => void, parentId?: number) {
+  constructor(level: TraceLevel, budget: TraceBudget, nextId: () => number, finished: (objects: string | undefined) => void, parentId?: number) {
     this.#level = level;
+    this.#budget = budget;
     this.#timestamps = level.includes("TIMESTAMPS");
     this.#tensors = level.includes("TENSORS");
     this.#id = nextId();
@@ -50,13 +86,17 @@ export class RequestTrace implements InferenceTrace {
   tensors(activity: TensorActivity, tensors: Iterable<Tensor>): void {
     if (!this.#tensors) return;
     for (const tensor of tensors) {
-      const entry = `{"name":${JSON.stringify(tensor.name)},"data":${JSON.stringify(tensorTraceData(tensor))},"shape":"${tensor.shape.join(",")}","dtype":"${tensor.datatype}"}`;
-      this.#objects.push(`{"id":${this.#id},"activity":"${activity}","tensor":${entry}}`);
+      if (this.#budget.exceeded) return;
+      const data = tensorTraceData(tensor, this.#budget.remaining);
+      if (data === undefined) return this.#budget.exceed();
+      const entry = `{"name":${JSON.stringify(tensor.name)},"data":${JSON.stringify(data)},"shape":"${tensor.shape.join(",")}","dtype":"${tensor.datatype}"}`;
+      const object = `{"id":${this.#id},"activity":"${activity}","tensor":${entry}}`;
+      if (this.#budget.take(object.length)) this.#objects.push(object);
     }
   }
 
   child(): RequestTrace {
-    const child = new RequestTrace(this.#level, this.#nextId, () => undefined, this.#id);
+    const child = new RequestTrace(this.#level, this.#budget, this.#nextId, () => undefined, this.#id);
     this.#children.push(child);
     return child;
   }
@@ -64,7 +104,7 @@ export class RequestTrace implements InferenceTrace {
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#finished(this.#collect());
+    this.#finished(this.#budget.exceeded ? undefined : this.#collect());
   }
 
   #collect(): string {

@@ -4,18 +4,25 @@ import { type DataType, elementCount, type Tensor } from "../core/index";
  * Triton's rendering of a tensor's values in a TENSORS-level trace (server src/tracer.cc, TraceTensorActivity):
  * the elements joined by commas, each as C++'s `std::ostream <<` writes its type. The result is the text of the
  * entry's `data` string, unescaped: the caller JSON-escapes it, where Triton writes it raw (and so writes broken
- * JSON for a `"`, a control character or a byte that is not UTF-8).
+ * JSON for a `"`, a control character or a byte that is not UTF-8). Undefined once the text would pass `maxChars`
+ * (for BYTES, once the elements' bytes would): rendering stops there, so a large tensor costs at most that much.
  */
-export function tensorTraceData(tensor: Tensor): string {
+export function tensorTraceData(tensor: Tensor, maxChars: number): string | undefined {
   const { data, datatype } = tensor;
   const count = elementCount(tensor.shape);
-  if (datatype === "BYTES") return bytesElements(data, count);
+  if (datatype === "BYTES") return bytesElements(data, count, maxChars);
   const render = RENDERERS[datatype];
   if (render === undefined) return "";
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const elements = Math.min(count, Math.floor(data.byteLength / render.size));
   const parts = new Array<string>(elements);
-  for (let i = 0; i < elements; i++) parts[i] = render.at(view, i * render.size);
+  let chars = 0;
+  for (let i = 0; i < elements; i++) {
+    const part = render.at(view, i * render.size);
+    chars += part.length + 1;
+    if (chars > maxChars + 1) return undefined;
+    parts[i] = part;
+  }
   return parts.join(",");
 }
 
@@ -46,14 +53,18 @@ const RENDERERS: Partial<Record<DataType, Renderer>> = {
 };
 
 /** Each element as `"text"`; as Triton, a malformed element ends the data there. */
-function bytesElements(data: Uint8Array, count: number): string {
+function bytesElements(data: Uint8Array, count: number, maxChars: number): string | undefined {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const parts: string[] = [];
+  let chars = 0;
   let offset = 0;
   for (let e = 0; e < count && offset + 4 <= data.byteLength; e++) {
     const length = view.getUint32(offset, true);
     offset += 4;
     if (offset + length > data.byteLength) break;
+    // A UTF-8 byte is at most one character: what the element would add is known before decoding it.
+    chars += length + 3;
+    if (chars > maxChars + 1) return undefined;
     parts.push(`"${UTF8.decode(data.subarray(offset, offset + length))}"`);
     offset += length;
   }

@@ -332,6 +332,9 @@ ensemble_scheduling { step [
       const file = tempFile();
       await start(["--trace-config", `triton,file=${file}`, "--trace-config", "rate=1"]);
       expect((await rest("POST", "/v2/trace/setting", { trace_level: ["TENSORS"] })).status).toBe(200);
+      // Refused before its queue, this traced request records nothing at this level, and leaves the file valid JSON.
+      const refused = { model_name: "identity_bytes", inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 1], contents: { int_contents: [1] } }] };
+      expect((await grpcCallError(grpc!.unary("ModelInfer", refused))).code).toBe(status.INVALID_ARGUMENT);
       await grpc!.unary("ModelInfer", bytesInfer);
       await stop();
       const traces = [...readTraces(file).values()];
@@ -344,6 +347,16 @@ ensemble_scheduling { step [
       ]);
       // Byte for byte what Triton streams: `\"` around each element, the text itself as it came.
       expect(readFileSync(file, "utf8")).toContain(String.raw`"tensor":{"name":"INPUT0","data":"\"hello\",\"wörld\"","shape":"1,2","dtype":"BYTES"}`);
+    });
+
+    it("drops a trace whose tensors pass --trace-max-pending-bytes before rendering them all, saying so once, and keeps serving", async () => {
+      const file = tempFile();
+      await start(["--trace-config", `triton,file=${file}`, "--trace-config", "level=TENSORS", "--trace-config", "rate=1", "--trace-max-pending-bytes", "200"]);
+      await restInfer(2);
+      const logs = server!.logs();
+      await stop();
+      expect(logs.match(/larger than --trace-max-pending-bytes \(200\) was dropped/g)).toHaveLength(1);
+      expect(existsSync(file)).toBe(false);
     });
   });
 });
