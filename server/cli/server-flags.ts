@@ -83,7 +83,7 @@ export function serverFlags() {
     .option("--instance-restart-backoff-ms <ms>", "delay before a model instance whose worker thread died is restarted; doubles with each consecutive failure", parseInteger(0), 100)
     .option("--instance-restart-max-backoff-ms <ms>", "longest delay between restarts of one instance", parseInteger(0), 10_000)
     .option("--trace-config <config>", "[triton,]file=<path> | triton,log-frequency=N | rate=N | level=OFF|TIMESTAMPS|TENSORS | count=N (-1: no limit) | mode=triton; repeatable", collect, [])
-    .option("--trace-max-pending-bytes <bytes>", "bytes of traces a trace file may hold back (being written, or collected for a log-frequency group); beyond it traces are dropped or a group is written early", parseInteger(1), 64 * 1024 * 1024)
+    .option("--trace-max-pending-bytes <bytes>", "bytes of traces a trace file may hold back (being written, or collected for a log-frequency group); beyond it traces are dropped or a group is written early; also the most one request's TENSORS entries may take", parseInteger(1), 64 * 1024 * 1024)
     .addOption(booleanFlag("--allow-client-shm", "let clients register system shared memory regions (files of this host's /dev/shm); off by default, as in Triton since 26.05", false))
     .addOption(booleanFlag("--allow-model-code-upload", "let the model repository API's load requests carry model code in file: overrides (a TypeScript model's model.js, scripts, native libraries), which then runs on this server; off by default: anyone who reaches the load API could run anything", false))
     .option("--max-shared-memory-regions <n>", "most system shared memory regions registered at once; each keeps its /dev/shm file open", parseInteger(1), 256)
