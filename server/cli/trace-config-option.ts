@@ -1,19 +1,20 @@
 import { InvalidArgumentError } from "@commander-js/extra-typings";
-import { DEFAULT_TRACE_SETTING, INT32_MAX, type TraceLevel, type TraceSettingValues, UINT32_MAX } from "../tracing/index";
+import { DEFAULT_TRACE_SETTING, INT32_MAX, isTraceLevelName, type TraceLevel, traceLevelOf, type TraceSettingValues, UINT32_MAX } from "../tracing/index";
 import { parseInteger } from "../../common/option-parsers";
 
 const GLOBAL_KEYS = ["rate", "level", "count", "mode"];
 const TRITON_KEYS = ["file", "log-frequency"];
 const ALL_KEYS = [...GLOBAL_KEYS, ...TRITON_KEYS];
 
+/** Repeated `level`s add up, as Triton ORs them into its level mask. */
 function levelOf(values: readonly string[]): TraceLevel {
   for (const value of values) {
-    const upper = value.toUpperCase();
-    if (upper === "TENSORS") throw new InvalidArgumentError("--trace-config level=TENSORS is not supported (TIMESTAMPS is)");
-    if (upper !== "OFF" && upper !== "TIMESTAMPS") throw new InvalidArgumentError(`--trace-config level: '${value}' is not OFF or TIMESTAMPS`);
+    const name = value.toUpperCase();
+    if (name !== "OFF" && !isTraceLevelName(name)) throw new InvalidArgumentError(`--trace-config level: '${value}' is not OFF, TIMESTAMPS or TENSORS`);
   }
+  const names = new Set(values.map((value) => value.toUpperCase()));
   // As Triton: OFF wins over anything named beside it.
-  return values.some((value) => value.toUpperCase() === "OFF") ? "OFF" : "TIMESTAMPS";
+  return names.has("OFF") ? [] : traceLevelOf(names);
 }
 
 /**

@@ -18,4 +18,4 @@ export { parseModelConfigText } from "./model-config/parse";
 export { type LoadOverrides, refuseRepositoryName } from "./repository/load-overrides";
 export { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request/request-validation";
 export { DEFAULT_MAX_CALL_DEPTH } from "./scheduling/model-calls";
-export type { InferenceTrace, TraceActivity } from "./request/inference-request";
+export type { InferenceTrace, TensorActivity, TraceActivity } from "./request/inference-request";

@@ -2,7 +2,7 @@ import type { FailureReason, RequestOutcome } from "./core-observer";
 import { asInferenceError, InferenceError, invalidArg } from "./errors";
 import { fullShape } from "./model-config/model-signature";
 import type { DataType } from "../../protocol/datatypes";
-import type { InferRequest, InferResponse, OutputTensor, ParameterValue } from "./request/inference-request";
+import type { InferenceTrace, InferRequest, InferResponse, OutputTensor, ParameterValue } from "./request/inference-request";
 import { classify } from "./request/classification";
 import type { ModelVersion } from "./repository/model-version";
 import { type RequestLimits, validateRequest } from "./request/request-validation";
@@ -146,7 +146,7 @@ export class ModelHandle {
     let requested: readonly { name: string; classification?: number }[] = [];
     let cached: CacheUse | undefined;
     const stream = new ResponseStream(listener, {
-      responseOf: (outputs) => this.#response(request, this.#selectOutputs(requested, outputs, cached)),
+      responseOf: (outputs) => this.#response(request, this.#selectOutputs(request.trace, requested, outputs, cached)),
       signal: request.signal, endsOnCancel: decoupled,
       onEnd: (error) => {
         if (decoupled) this.#context.openStreams.delete(stream);
@@ -169,6 +169,7 @@ export class ModelHandle {
         const lookupNs = Number(process.hrtime.bigint() - lookupStartNs);
         cached = { cache, key, lookupNs };
         if (hit !== undefined) {
+          request.trace?.tensors("TENSOR_BACKEND_OUTPUT", hit);
           cached.outcome = { hit: true, ns: lookupNs };
           model.statistics.recordCacheHit(lookupNs);
           return stream.answer(this.#response(request, hit));
@@ -213,12 +214,19 @@ export class ModelHandle {
     return { modelName: this.name, modelVersion: this.version, id: request.id, outputs };
   }
 
-  /** The requested outputs (classified where asked), stored in the response cache when the request uses it. */
-  #selectOutputs(requested: readonly { name: string; classification?: number }[], outputs: readonly OutputTensor[], cached: CacheUse | undefined): OutputTensor[] {
+  /**
+   * The requested outputs (classified where asked), stored in the response cache when the request uses it. A traced
+   * request's are traced as the model made them: Triton traces a response's outputs as it is sent
+   * (infer_response.cc, Send), and classifies them later, in its frontend.
+   */
+  #selectOutputs(
+    trace: InferenceTrace | undefined, requested: readonly { name: string; classification?: number }[], outputs: readonly OutputTensor[], cached: CacheUse | undefined,
+  ): OutputTensor[] {
     const { signature } = this.#model;
     const selected = requested.map((want) => {
       const output = outputs.find((o) => o.name === want.name);
       if (output === undefined) throw new InferenceError("INTERNAL", `model produced no output '${want.name}'`);
+      trace?.tensors("TENSOR_BACKEND_OUTPUT", [output]);
       if (want.classification === undefined) return output;
       const labels = signature.outputs.find((o) => o.name === want.name)?.labels;
       return classify(output, want.classification, signature.maxBatchSize > 0, labels);

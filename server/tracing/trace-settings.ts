@@ -1,7 +1,21 @@
 import { InferenceError, invalidArg } from "../core/index";
 
-/** Triton's trace levels this server records: OFF, or TIMESTAMPS (TENSORS is refused). */
-export type TraceLevel = "OFF" | "TIMESTAMPS";
+/** What Triton can record of a traced request: its timestamps, its tensors' values. */
+export type TraceLevelName = "TIMESTAMPS" | "TENSORS";
+
+/** Triton's trace level (a bit mask there): the names it records, in Triton's order; none is OFF. */
+export type TraceLevel = readonly TraceLevelName[];
+
+const LEVEL_NAMES: readonly TraceLevelName[] = ["TIMESTAMPS", "TENSORS"];
+
+/** The level that records the names given (each known, OFF excluded), in Triton's order whatever order they came in. */
+export function traceLevelOf(names: ReadonlySet<string>): TraceLevel {
+  return LEVEL_NAMES.filter((name) => names.has(name));
+}
+
+export function isTraceLevelName(name: string): name is TraceLevelName {
+  return (LEVEL_NAMES as readonly string[]).includes(name);
+}
 
 /** One scope's trace setting (global, or a model's), in Triton's units. */
 export interface TraceSettingValues {
@@ -16,7 +30,7 @@ export interface TraceSettingValues {
 }
 
 /** Triton's defaults (`docs/user_guide/trace.md`). */
-export const DEFAULT_TRACE_SETTING: TraceSettingValues = { level: "OFF", rate: 1000, count: -1, logFrequency: 0, file: "" };
+export const DEFAULT_TRACE_SETTING: TraceSettingValues = { level: [], rate: 1000, count: -1, logFrequency: 0, file: "" };
 
 /** What a settings request changes: a new value, or `null` to clear the scope's own value (it falls back again). */
 export type TraceSettingUpdate = { -readonly [K in keyof TraceSettingValues]?: TraceSettingValues[K] | null };
@@ -38,10 +52,9 @@ function levelSetting(values: readonly string[]): TraceLevel {
   if (values.length === 0) throw invalidArg("'trace_level' must list at least one level");
   for (const value of values) {
     if (value === "OFF" && values.length > 1) throw invalidArg("Expect only one trace level 'OFF' is specified");
-    if (value === "TENSORS") throw new InferenceError("UNSUPPORTED", "trace level 'TENSORS' is not supported by this server (TIMESTAMPS is)");
-    if (value !== "OFF" && value !== "TIMESTAMPS") throw invalidArg(`unknown trace level '${value}': expected OFF or TIMESTAMPS`);
+    if (value !== "OFF" && !isTraceLevelName(value)) throw invalidArg(`unknown trace level '${value}': expected OFF, TIMESTAMPS or TENSORS`);
   }
-  return values[0] === "OFF" ? "OFF" : "TIMESTAMPS";
+  return traceLevelOf(new Set(values));
 }
 
 function single(key: string, values: readonly string[]): string {
@@ -81,16 +94,16 @@ export function parseTraceSettingRequest(request: TraceSettingRequest): TraceSet
 
 /** Why a setting that would trace cannot (Triton's TraceSetting validity), or undefined when it is usable. */
 export function invalidReason(setting: TraceSettingValues): string | undefined {
-  if (setting.level === "OFF") return "tracing is disabled";
+  if (setting.level.length === 0) return "tracing is disabled";
   if (setting.rate === 0) return "sample rate must be non-zero";
   if (setting.file === "") return "trace file name is not given";
   return undefined;
 }
 
-/** Triton's response: every value a string, the level a list, the mode as Triton names it (`triton`, lower case). */
+/** Triton's response: every value a string, the level a list (OFF for none), the mode as Triton names it (`triton`, lower case). */
 export function traceSettingResponse(setting: TraceSettingValues): Record<string, string | string[]> {
   return {
-    trace_level: [setting.level], trace_rate: String(setting.rate), trace_count: String(setting.count),
+    trace_level: setting.level.length === 0 ? ["OFF"] : [...setting.level], trace_rate: String(setting.rate), trace_count: String(setting.count),
     log_frequency: String(setting.logFrequency), trace_file: setting.file, trace_mode: "triton",
   };
 }

@@ -1,5 +1,5 @@
 import { invalidArg } from "../core/index";
-import { RequestTrace } from "./request-trace";
+import { RequestTrace, TraceBudget } from "./request-trace";
 import { TraceFile } from "./trace-file";
 import { invalidReason, type TraceSettingUpdate, type TraceSettingValues } from "./trace-settings";
 
@@ -25,6 +25,7 @@ class TraceScope {
   remaining: number;
   readonly #file: TraceFile | undefined;
   readonly #maxPendingBytes: number;
+  readonly #oversized: () => void;
   readonly #valid: boolean;
   #requests = 0;
   #inFlight = 0;
@@ -32,12 +33,15 @@ class TraceScope {
   #groupBytes = 0;
   #retired = false;
 
-  constructor(values: TraceSettingValues, specified: ReadonlySet<SettingKey>, file: TraceFile | undefined, maxPendingBytes: number) {
+  constructor(
+    values: TraceSettingValues, specified: ReadonlySet<SettingKey>, file: TraceFile | undefined, maxPendingBytes: number, oversized: () => void,
+  ) {
     this.values = values;
     this.specified = specified;
     this.remaining = values.count;
     this.#file = file;
     this.#maxPendingBytes = maxPendingBytes;
+    this.#oversized = oversized;
     // A valid setting names a file, for which the tracer always has one.
     this.#valid = invalidReason(values) === undefined;
   }
@@ -55,7 +59,7 @@ class TraceScope {
     if (!this.canSample || ++this.#requests % this.values.rate !== 0) return undefined;
     if (this.remaining > 0) this.remaining--;
     this.#inFlight++;
-    return new RequestTrace(nextId, (objects) => this.#finished(objects));
+    return new RequestTrace(this.values.level, new TraceBudget(this.#maxPendingBytes), nextId, (objects) => this.#finished(objects));
   }
 
   /** The scope is replaced: what it collected is written once its last trace ends (Triton's ~TraceSetting). */
@@ -64,19 +68,23 @@ class TraceScope {
     if (this.#inFlight === 0) this.#flush();
   }
 
-  #finished(objects: string): void {
+  /** `objects` is empty for a trace that recorded nothing at its level, undefined for one past its budget. */
+  #finished(objects: string | undefined): void {
     this.#inFlight--;
+    if (objects === undefined) this.#oversized();
     const file = this.#file!;
     // Without groups or a count, Triton writes everything to `file` at shutdown; appending as traces end gives
     // the same file without holding every trace in memory.
     if (this.values.logFrequency === 0 && this.values.count === -1) {
-      file.append(objects);
+      if (objects) file.append(objects);
       return;
     }
-    // A group held in memory stays within the file's bound: what it has goes out early rather than be dropped.
-    if (this.#groupBytes + objects.length > this.#maxPendingBytes) this.#flush();
-    this.#group.push(objects);
-    this.#groupBytes += objects.length;
+    if (objects) {
+      // A group held in memory stays within the file's bound: what it has goes out early rather than be dropped.
+      if (this.#groupBytes + objects.length > this.#maxPendingBytes) this.#flush();
+      this.#group.push(objects);
+      this.#groupBytes += objects.length;
+    }
     const groupFull = this.values.logFrequency > 0 && this.#group.length >= this.values.logFrequency;
     // As Triton, the traces of an exhausted count go to `<file>.<index>` once the last of them ends.
     const countDone = this.remaining === 0 && this.#inFlight === 0;
@@ -111,6 +119,7 @@ export class Tracer {
   readonly #models = new Map<string, TraceScope>();
   #nextId = 1;
   #active = false;
+  #warnedOversized = false;
   readonly #nextIdOf = (): number => this.#nextId++;
 
   constructor(options: TracerOptions) {
@@ -181,12 +190,12 @@ export class Tracer {
       }
     }
     const reason = invalidReason(values);
-    if (reason !== undefined && values.level !== "OFF") throw invalidArg(`Attempting to set invalid trace setting :${reason}`);
+    if (reason !== undefined && values.level.length > 0) throw invalidArg(`Attempting to set invalid trace setting :${reason}`);
     return this.#scope(values, specified);
   }
 
   #scope(values: TraceSettingValues, specified: ReadonlySet<SettingKey>): TraceScope {
-    return new TraceScope(values, specified, this.#fileFor(values.file), this.#options.maxPendingBytes);
+    return new TraceScope(values, specified, this.#fileFor(values.file), this.#options.maxPendingBytes, () => this.#warnOversized());
   }
 
   #fileFor(path: string): TraceFile | undefined {
@@ -197,6 +206,12 @@ export class Tracer {
       this.#files.set(path, file);
     }
     return file;
+  }
+
+  #warnOversized(): void {
+    if (this.#warnedOversized) return;
+    this.#warnedOversized = true;
+    this.#options.log.warn(`a trace larger than --trace-max-pending-bytes (${this.#options.maxPendingBytes}) was dropped: its tensors are too large to trace at level TENSORS`);
   }
 
   #refreshActive(): void {

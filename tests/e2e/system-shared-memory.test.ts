@@ -94,8 +94,9 @@ describe("system shared memory extension", () => {
     expect(await regionStatus("/v2/systemsharedmemory/region/first/status")).toEqual([{ name: "first", key, offset: 64, byte_size: 128 }]);
 
     await expectError(register("first", key, 16), 400, "shared memory region 'first' already in manager");
-    await expectError(register("missing", "/itest-shm-no-such-key", 16), 400, "Unable to open shared memory region: '/itest-shm-no-such-key'");
-    await expectError(register("escape", "/../etc/passwd", 16), 400, "Unable to open shared memory region: '/../etc/passwd': a key names one file of /dev/shm");
+    // A key shm_open does not open is INTERNAL in Triton (src/shared_memory_manager.cc, OpenSharedMemoryRegion): 500.
+    await expectError(register("missing", "/itest-shm-no-such-key", 16), 500, "Unable to open shared memory region: '/itest-shm-no-such-key'");
+    await expectError(register("escape", "/../etc/passwd", 16), 500, "Unable to open shared memory region: '/../etc/passwd': a key names one file of /dev/shm");
     await expectError(register("large", key, 256, 1), 400, "failed to register shared memory region 'large': invalid args");
     await expectError(post("/v2/systemsharedmemory/region/bad/register", { key, offset: 0 }), 400, /'byte_size' must be a non-negative integer/);
     await expectError(post("/v2/systemsharedmemory/region/bad/register", { offset: 0, byte_size: 4 }), 400, /'key' must be a non-empty string/);
@@ -118,10 +119,10 @@ describe("system shared memory extension", () => {
     symlinkSync(secret, `/dev/shm${linkKey}`);
     execFileSync("mkfifo", [`/dev/shm${fifoKey}`]);
 
-    await expectError(register("link", linkKey, 128), 400, `Unable to open shared memory region: '${linkKey}': it is a symbolic link`);
+    await expectError(register("link", linkKey, 128), 500, `Unable to open shared memory region: '${linkKey}': it is a symbolic link`);
     await expectError(register("fifo", fifoKey, 16), 400, `Unable to open shared memory region: '${fifoKey}': not a regular file`);
     const grpcError = await grpcCallError(grpc.unary("SystemSharedMemoryRegister", { name: "link", key: linkKey, offset: 0, byte_size: 128 }));
-    expect(grpcError.code).toBe(status.INVALID_ARGUMENT);
+    expect(grpcError.code).toBe(status.INTERNAL);
     expect(grpcError.details).toBe(`Unable to open shared memory region: '${linkKey}': it is a symbolic link`);
     expect(await regionStatus()).toEqual([]);
     expect(readFileSync(secret)).toEqual(Buffer.alloc(128, 7));
@@ -224,13 +225,21 @@ describe("system shared memory extension", () => {
     const duplicate = await grpcCallError(grpc.unary("SystemSharedMemoryRegister", { name: "g", key, offset: "0", byte_size: "16" }));
     expect([duplicate.code, duplicate.details]).toEqual([status.ALREADY_EXISTS, "shared memory region 'g' already in manager"]);
     const missing = await grpcCallError(grpc.unary("SystemSharedMemoryRegister", { name: "m", key: "/itest-shm-no-such-key", offset: "0", byte_size: "16" }));
-    expect([missing.code, missing.details]).toEqual([status.INVALID_ARGUMENT, "Unable to open shared memory region: '/itest-shm-no-such-key'"]);
+    expect([missing.code, missing.details]).toEqual([status.INTERNAL, "Unable to open shared memory region: '/itest-shm-no-such-key'"]);
     const unknown = await grpcCallError(grpc.unary("SystemSharedMemoryStatus", { name: "nope" }));
     expect([unknown.code, unknown.details]).toEqual([status.NOT_FOUND, "Unable to find system shared memory region: 'nope'"]);
 
     await grpc.unary("SystemSharedMemoryUnregister", { name: "g" });
     expect(await grpc.unary("SystemSharedMemoryStatus", {})).toEqual({ regions: {} });
     await grpc.unary("SystemSharedMemoryUnregister", {});
+  });
+
+  it("answers a gRPC register of a region that cannot be opened INTERNAL (Triton's qa/L0_grpc/python_grpc_aio_test.py)", async () => {
+    // test_register_system_shared_memory: register_system_shared_memory("test_shm", "/test_shm", 0) raises
+    // "[StatusCode.INTERNAL] Unable to open shared memory region: '/test_shm'".
+    const refused = await grpcCallError(grpc.unary("SystemSharedMemoryRegister", { name: "test_shm", key: "/test_shm", offset: "0", byte_size: "0" }));
+    expect([refused.code, refused.details]).toEqual([status.INTERNAL, "Unable to open shared memory region: '/test_shm'"]);
+    expect(await grpc.unary("SystemSharedMemoryStatus", {})).toEqual({ regions: {} });
   });
 
   it("infers over gRPC with shared-memory tensors, mixed with raw contents", async () => {

@@ -28,22 +28,34 @@ interface TraceEntry {
   model_version?: number;
   request_id?: string;
   timestamps?: { name: string; ns: number }[];
+  activity?: string;
+  tensor?: TensorEntry;
+}
+
+/** A TENSORS-level entry's tensor, as Triton writes it: every field a string. */
+interface TensorEntry {
+  name: string;
+  data: string;
+  shape: string;
+  dtype: string;
 }
 
 interface Trace {
   readonly model: TraceEntry | undefined;
   readonly names: string[];
   readonly ns: number[];
+  readonly tensors: { activity: string; tensor: TensorEntry }[];
 }
 
 /** A trace file's entries, grouped by trace id (in the order the file has them). */
 function readTraces(file: string): Map<number, Trace> {
   const entries = JSON.parse(readFileSync(file, "utf8")) as TraceEntry[];
-  const traces = new Map<number, { model: TraceEntry | undefined; names: string[]; ns: number[] }>();
+  const traces = new Map<number, { model: TraceEntry | undefined; names: string[]; ns: number[]; tensors: Trace["tensors"] }>();
   for (const entry of entries) {
-    const trace = traces.get(entry.id) ?? { model: undefined, names: [], ns: [] };
+    const trace = traces.get(entry.id) ?? { model: undefined, names: [], ns: [], tensors: [] };
     traces.set(entry.id, trace);
     if (entry.model_name !== undefined) trace.model = entry;
+    if (entry.tensor !== undefined) trace.tensors.push({ activity: entry.activity!, tensor: entry.tensor });
     for (const timestamp of entry.timestamps ?? []) {
       trace.names.push(timestamp.name);
       trace.ns.push(timestamp.ns);
@@ -146,7 +158,7 @@ describe("trace extension", () => {
         ["/v2/trace/setting", { trace_rate: "abc" }, 400, "Unable to parse 'trace_rate', got: abc"],
         ["/v2/trace/setting", { trace_rate: 5 }, 400, "'trace_rate' must be a string"],
         ["/v2/trace/setting", { trace_count: "-2" }, 400, "Unable to parse 'trace_count', value is out of range [ -1, 2147483647 ], got: -2"],
-        ["/v2/trace/setting", { trace_level: ["LOUD"] }, 400, "unknown trace level 'LOUD': expected OFF or TIMESTAMPS"],
+        ["/v2/trace/setting", { trace_level: ["LOUD"] }, 400, "unknown trace level 'LOUD': expected OFF, TIMESTAMPS or TENSORS"],
         ["/v2/trace/setting", { trace_level: "TIMESTAMPS" }, 400, "'trace_level' must be an array of strings"],
         ["/v2/trace/setting", { trace_level: ["OFF", "TIMESTAMPS"] }, 400, "Expect only one trace level 'OFF' is specified"],
         ["/v2/trace/setting", { trace_level: ["TIMESTAMPS"], trace_rate: "0" }, 400, "Attempting to set invalid trace setting :sample rate must be non-zero"],
@@ -277,6 +289,74 @@ ensemble_scheduling { step [
         expect(trace.model).toEqual({ id: expect.any(Number), model_name: "add_sub", model_version: 1, parent_id: ensembleTrace![0] });
         expect(trace.names).toEqual(CORE_SEQUENCE);
       }
+    });
+  });
+
+  // The entries as server src/tracer.cc (TraceTensorActivity) writes them; the levels as qa/L0_trace/trace_endpoint_test.py sets them.
+  describe("TENSORS level", () => {
+    const counting = Array.from({ length: 16 }, (_, j) => j);
+    const int32 = (name: string, values: number[]): TensorEntry => ({ name, data: values.join(","), shape: "1,16", dtype: "INT32" });
+    const bytesInfer: GrpcMessage = {
+      model_name: "identity_bytes",
+      inputs: [{ name: "INPUT0", datatype: "BYTES", shape: [1, 2], contents: { bytes_contents: [Buffer.from("hello"), Buffer.from("wörld")] } }],
+    };
+
+    it("sets the levels together, answering them in Triton's order (test_http_update_settings, test_grpc_update_settings)", async () => {
+      await start(["--trace-config", `triton,file=${tempFile()}`]);
+      const both = await rest("POST", "/v2/trace/setting", { trace_level: ["TENSORS", "TIMESTAMPS"] });
+      expect(await both.json()).toMatchObject({ trace_level: ["TIMESTAMPS", "TENSORS"] });
+      expect(await (await rest("GET", "/v2/models/simple/trace/setting")).json()).toMatchObject({ trace_level: ["TIMESTAMPS", "TENSORS"] });
+      expect(await grpcSettings({ model_name: "simple", settings: { trace_level: { value: ["TENSORS"] } } })).toMatchObject({ trace_level: ["TENSORS"] });
+      expect(await grpcSettings({})).toMatchObject({ trace_level: ["TIMESTAMPS", "TENSORS"] });
+    });
+
+    it("writes an INT32 model's inputs as queued and its outputs as sent, beside the timestamps (--trace-config level=TIMESTAMPS level=TENSORS)", async () => {
+      const file = tempFile();
+      await start(["--trace-config", `triton,file=${file}`, "--trace-config", "level=TIMESTAMPS", "--trace-config", "level=TENSORS", "--trace-config", "rate=1"]);
+      expect(await (await rest("GET", "/v2/trace/setting")).json()).toMatchObject({ trace_level: ["TIMESTAMPS", "TENSORS"] });
+      await restInfer(1);
+      await stop();
+      const traces = [...readTraces(file).values()];
+      expect(traces).toHaveLength(1);
+      expectTrace(traces[0]!, HTTP_SEQUENCE);
+      // simple: OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1; both inputs count 0..15.
+      expect(traces[0]!.tensors).toEqual([
+        { activity: "TENSOR_QUEUE_INPUT", tensor: int32("INPUT0", counting) },
+        { activity: "TENSOR_QUEUE_INPUT", tensor: int32("INPUT1", counting) },
+        { activity: "TENSOR_BACKEND_OUTPUT", tensor: int32("OUTPUT0", counting.map((j) => 2 * j)) },
+        { activity: "TENSOR_BACKEND_OUTPUT", tensor: int32("OUTPUT1", counting.map(() => 0)) },
+      ]);
+    });
+
+    it("writes BYTES elements each in quotes, and at [\"TENSORS\"] alone no timestamps and no model entry (gRPC)", async () => {
+      const file = tempFile();
+      await start(["--trace-config", `triton,file=${file}`, "--trace-config", "rate=1"]);
+      expect((await rest("POST", "/v2/trace/setting", { trace_level: ["TENSORS"] })).status).toBe(200);
+      // Refused before its queue, this traced request records nothing at this level, and leaves the file valid JSON.
+      const refused = { model_name: "identity_bytes", inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 1], contents: { int_contents: [1] } }] };
+      expect((await grpcCallError(grpc!.unary("ModelInfer", refused))).code).toBe(status.INVALID_ARGUMENT);
+      await grpc!.unary("ModelInfer", bytesInfer);
+      await stop();
+      const traces = [...readTraces(file).values()];
+      expect(traces).toHaveLength(1);
+      expect(traces[0]).toMatchObject({ model: undefined, names: [] });
+      const tensor = { data: '"hello","wörld"', shape: "1,2", dtype: "BYTES" };
+      expect(traces[0]!.tensors).toEqual([
+        { activity: "TENSOR_QUEUE_INPUT", tensor: { name: "INPUT0", ...tensor } },
+        { activity: "TENSOR_BACKEND_OUTPUT", tensor: { name: "OUTPUT0", ...tensor } },
+      ]);
+      // Byte for byte what Triton streams: `\"` around each element, the text itself as it came.
+      expect(readFileSync(file, "utf8")).toContain(String.raw`"tensor":{"name":"INPUT0","data":"\"hello\",\"wörld\"","shape":"1,2","dtype":"BYTES"}`);
+    });
+
+    it("drops a trace whose tensors pass --trace-max-pending-bytes before rendering them all, saying so once, and keeps serving", async () => {
+      const file = tempFile();
+      await start(["--trace-config", `triton,file=${file}`, "--trace-config", "level=TENSORS", "--trace-config", "rate=1", "--trace-max-pending-bytes", "200"]);
+      await restInfer(2);
+      const logs = server!.logs();
+      await stop();
+      expect(logs.match(/larger than --trace-max-pending-bytes \(200\) was dropped/g)).toHaveLength(1);
+      expect(existsSync(file)).toBe(false);
     });
   });
 });

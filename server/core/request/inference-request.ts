@@ -28,13 +28,23 @@ export type TraceActivity =
   | "REQUEST_START" | "QUEUE_START" | "COMPUTE_START" | "COMPUTE_INPUT_END" | "COMPUTE_OUTPUT_START" | "COMPUTE_END" | "REQUEST_END";
 
 /**
- * The trace of a sampled request (Triton's trace extension, TIMESTAMPS level). The frontend that sampled it
- * records its receive and send timestamps; the core records the model and its own: REQUEST_START/END, then,
- * for a request that runs on an instance, QUEUE_START and the COMPUTE_* timestamps. `ns` is process.hrtime.bigint().
+ * Triton's tensor activities (TRITONSERVER_InferenceTraceActivity) as its core reports them: a request's inputs
+ * when it enters a dynamic batcher's or an ensemble's queue, a response's outputs when it is sent. Triton's core
+ * never reports TENSOR_BACKEND_INPUT (core python/test/test_binding.py: "TENSOR_BACKEND_INPUT never get called").
+ */
+export type TensorActivity = "TENSOR_QUEUE_INPUT" | "TENSOR_BACKEND_OUTPUT";
+
+/**
+ * The trace of a sampled request (Triton's trace extension). The frontend that sampled it records its receive and
+ * send timestamps; the core records the model and its own: REQUEST_START/END, then, for a request that runs on an
+ * instance, QUEUE_START and the COMPUTE_* timestamps; and the tensors as they pass. `ns` is process.hrtime.bigint().
+ * The trace keeps what its level asks for.
  */
 export interface InferenceTrace {
   model(name: string, version: number, requestId: string | undefined): void;
   timestamp(activity: TraceActivity, ns: bigint): void;
+  /** Read at once: the core may hand the tensors' buffers on (to a backend's thread) right after. */
+  tensors(activity: TensorActivity, tensors: Iterable<Tensor>): void;
   /** The trace of a request this one makes (an ensemble's step): its own id, this one's as `parent_id`. */
   child(): InferenceTrace;
 }

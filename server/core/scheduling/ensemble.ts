@@ -139,6 +139,8 @@ export class EnsembleScheduler implements RequestScheduler {
 
   /** Runs the steps; the ensemble's one response (its outputs, or the first step's error) goes to the sink. */
   enqueue(request: ValidatedRequest, options: ScheduleOptions): void {
+    // As Triton's EnsembleScheduler::Enqueue, before the steps take the tensors on.
+    options.trace?.tensors("TENSOR_QUEUE_INPUT", request.inputs.values());
     this.#run(request, options).then((outputs) => options.sink.send(outputs, true), (error: unknown) => options.sink.send(asInferenceError(error), true));
   }
 

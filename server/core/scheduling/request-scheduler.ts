@@ -18,7 +18,7 @@ export interface ScheduleOptions {
   readonly parameters?: Readonly<Record<string, ParameterValue>>;
   /** The request's id, for a scheduler that forwards the request: Triton's step requests carry it (and their errors quote it). */
   readonly id?: string;
-  /** A sampled request's trace, for the requests its model makes in turn (an ensemble's steps, model calls). */
+  /** A sampled request's trace: its queued inputs, and the requests its model makes in turn (an ensemble's steps, model calls). */
   readonly trace?: InferenceTrace;
   /** Where the scheduler writes when the request entered its queue and when its execution started and ended. */
   readonly times: RequestTimes;

@@ -111,6 +111,8 @@ export class Scheduler implements RequestScheduler {
     if (admission instanceof InferenceError) return sink.send(admission, true);
     if (options.signal?.aborted) return sink.send(new InferenceError("CANCELLED", "request was cancelled by the client"), true);
     options.times.queueStartNs = admission.enqueueNs;
+    // Triton traces the inputs where its dynamic batcher stamps QUEUE_START (dynamic_batch_scheduler.cc, Enqueue).
+    options.trace?.tensors("TENSOR_QUEUE_INPUT", request.inputs.values());
     // The abort handler needs the entry's place in the queue, which exists once the entry is pushed (below).
     const entry: QueueEntry = {
       request, batchSize: request.batchSize, shapeKey: request.shapeKey, enqueueUs: admission.enqueueUs,

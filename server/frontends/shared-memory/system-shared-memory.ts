@@ -61,6 +61,14 @@ function pathOf(directory: string, key: string): string | undefined {
 }
 
 /**
+ * A key shm_open does not open (a name it refuses, no such object, a symbolic link): Triton answers INTERNAL
+ * (server src/shared_memory_manager.cc, OpenSharedMemoryRegion), over HTTP a 500.
+ */
+function unableToOpen(key: string, why = ""): InferenceError {
+  return new InferenceError("INTERNAL", `Unable to open shared memory region: '${clipped(key)}'${why}`);
+}
+
+/**
  * Read-write, never through a symbolic link (O_NOFOLLOW, as glibc's shm_open opens its objects) and never blocking
  * on a FIFO or device a key may name (O_NONBLOCK): a region must be a regular file, checked on the open descriptor.
  */
@@ -118,7 +126,7 @@ export class SystemSharedMemory {
       throw invalidArg(`failed to register shared memory region '${clipped(name)}': ${this.#maxRegions} regions are registered, the most allowed (--max-shared-memory-regions)`);
     }
     const path = pathOf(this.#directory, key);
-    if (path === undefined) throw invalidArg(`Unable to open shared memory region: '${clipped(key)}': a key names one file of ${this.#directory}`);
+    if (path === undefined) throw unableToOpen(key, `: a key names one file of ${this.#directory}`);
     this.#pending.add(name);
     let file: FileHandle | undefined;
     try {
@@ -126,7 +134,7 @@ export class SystemSharedMemory {
         file = await open(path, REGION_OPEN_FLAGS);
       } catch (error) {
         const why = (error as NodeJS.ErrnoException).code === "ELOOP" ? ": it is a symbolic link" : "";
-        throw invalidArg(`Unable to open shared memory region: '${clipped(key)}'${why}`);
+        throw unableToOpen(key, why);
       }
       const stats = await file.stat();
       if (!stats.isFile()) throw invalidArg(`Unable to open shared memory region: '${clipped(key)}': not a regular file`);

@@ -97,7 +97,7 @@ describe("--trace-config", () => {
   const quiet = (): ReturnType<typeof buildCommand> => buildCommand().configureOutput({ writeErr: () => undefined });
 
   it("defaults to Triton's: tracing off, rate 1000, no count limit, one file at shutdown", () => {
-    expect(parseServerOptions(REPO).traceSetting).toEqual({ level: "OFF", rate: 1000, count: -1, logFrequency: 0, file: "" });
+    expect(parseServerOptions(REPO).traceSetting).toEqual({ level: [], rate: 1000, count: -1, logFrequency: 0, file: "" });
   });
 
   it("reads Triton's global and triton-mode settings", () => {
@@ -105,14 +105,21 @@ describe("--trace-config", () => {
       ...REPO, "--trace-config", "triton,file=/tmp/t.json", "--trace-config", "triton,log-frequency=50", "--trace-config", "rate=100",
       "--trace-config", "level=TIMESTAMPS", "--trace-config", "count=100", "--trace-config", "mode=triton",
     ]);
-    expect(options.traceSetting).toEqual({ level: "TIMESTAMPS", rate: 100, count: 100, logFrequency: 50, file: "/tmp/t.json" });
-    expect(parseServerOptions([...REPO, "--trace-config", "level=TIMESTAMPS", "--trace-config", "level=OFF"]).traceSetting.level).toBe("OFF");
+    expect(options.traceSetting).toEqual({ level: ["TIMESTAMPS"], rate: 100, count: 100, logFrequency: 50, file: "/tmp/t.json" });
+    expect(parseServerOptions([...REPO, "--trace-config", "level=TIMESTAMPS", "--trace-config", "level=OFF"]).traceSetting.level).toEqual([]);
+  });
+
+  it("adds repeated levels up as Triton ORs them (command_line_parser.cc), in Triton's order", () => {
+    const level = (...values: string[]) => parseServerOptions([...REPO, ...values.flatMap((value) => ["--trace-config", `level=${value}`])]).traceSetting.level;
+    expect(level("TENSORS")).toEqual(["TENSORS"]);
+    expect(level("tensors", "TIMESTAMPS")).toEqual(["TIMESTAMPS", "TENSORS"]);
+    expect(level("TENSORS", "OFF")).toEqual([]);
   });
 
   it.each([
-    ["level=TENSORS", /TENSORS is not supported/], ["mode=opentelemetry", /opentelemetry/], ["opentelemetry,url=localhost:4318", /opentelemetry/],
+    ["mode=opentelemetry", /opentelemetry/], ["opentelemetry,url=localhost:4318", /opentelemetry/],
     ["rate=-1", /integer/], ["count=-2", /integer/], ["triton,rate=5", /unknown setting 'rate'/], ["verbose", /is not \[<mode>,\]<setting>=<value>/],
-    ["level=LOUD", /not OFF or TIMESTAMPS/],
+    ["level=LOUD", /not OFF, TIMESTAMPS or TENSORS/],
   ])("refuses --trace-config %s", (value, message) => {
     expect(() => parseServerOptions([...REPO, "--trace-config", value], quiet())).toThrow(message);
   });

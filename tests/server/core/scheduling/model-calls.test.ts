@@ -91,7 +91,7 @@ describe("ModelCalls", () => {
 
   it("traces the call as a child of the request it serves", async () => {
     const { host, requests } = echoHost({ b: {} });
-    const child = { model: () => undefined, timestamp: () => undefined, child: () => child } as InferenceTrace;
+    const child = { model: () => undefined, timestamp: () => undefined, tensors: () => undefined, child: () => child } as InferenceTrace;
     const parent = { ...child, child: () => child } as InferenceTrace;
     await new ModelCalls(host).callerFor(origin([], { trace: parent }), { modelName: "a", modelVersion: 1 }).infer(call("b"));
     expect(requests[0]!.trace).toBe(child);
