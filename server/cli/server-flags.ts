@@ -58,7 +58,7 @@ export function serverFlags() {
     .option("--http-max-input-size <bytes>", "largest HTTP request body, compressed or decompressed", parseInteger(1), 1 << 26)
     .option("--max-bytes-elements <count>", "most BYTES (string) elements one input tensor may hold (each costs far more memory than its 4 bytes on the wire)", parseInteger(1, 2 ** 31 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElements)
     .option("--max-bytes-element-size <bytes>", "largest single BYTES (string) element", parseInteger(1, 2 ** 32 - 1), DEFAULT_REQUEST_LIMITS.maxBytesElementSize)
-    .option("--max-stream-backlog <responses>", "most responses one stream (SSE, gRPC) may have written while its client reads none; one more fails the stream (at least the 16 a TypeScript model's send may run ahead)", parseInteger(16, 2 ** 31 - 1), DEFAULT_STREAM_BACKLOG)
+    .option("--max-stream-backlog <responses>", "most responses one stream (SSE, gRPC) may have written while its client reads none; one more fails the stream (at least the 64 a TypeScript model's send may run ahead)", parseInteger(64, 2 ** 31 - 1), DEFAULT_STREAM_BACKLOG)
     .option("--model-call-max-depth <count>", "most nested calls from a model to another model (BLS); a call beyond is refused", parseInteger(1, 1000), DEFAULT_MAX_CALL_DEPTH)
     .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent (Triton: 2147483647)", parseInteger(1, 2 ** 31 - 1), DEFAULT_GRPC_MAX_MESSAGE_BYTES)
     .option("--grpc-flow-control-window <bytes>", "HTTP/2 receive window per stream and per connection", parseInteger(65_535, 2 ** 31 - 1), 8 * 1024 * 1024)

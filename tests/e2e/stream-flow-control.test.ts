@@ -54,8 +54,8 @@ function writeFloodModel(repository: string): void {
   ].join("\n"));
 }
 
-/** The least the server allows: the 16 responses a TypeScript model's send may run ahead of its client. */
-const BACKLOG = 16;
+/** The least the server allows: the 64 responses a TypeScript model's send may run ahead of its client. */
+const BACKLOG = 64;
 /** Responses far beyond what loopback socket buffers hold: 2,000 of 16 KiB. */
 const COUNT = 2000;
 const SIZE = 16 * 1024;

@@ -105,7 +105,7 @@ export interface ResponseSender {
    * Sends one response (outputs, or an error that the client gets for this response while the stream goes on),
    * or none with `{ final: true }`. Throws once the final flag was sent or the request was cancelled, so a model
    * that ignores {@link isCancelled} still stops at its next send. The promise is flow control: it settles at once
-   * while the client keeps up, and waits while it is 16 responses behind (it reads slowly, or not at all). A model
+   * while the client keeps up, and waits while it is 64 responses behind (it reads slowly, or not at all). A model
    * that produces many responses should `await` it; one that does not and gets more than `--max-stream-backlog`
    * responses ahead of a client that reads none has its request failed (UNAVAILABLE) and cancelled.
    */
