@@ -1,15 +1,15 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type { ResourceLimits } from "node:worker_threads";
-import type { Backend, BackendExecution, BackendInstance, BackendResponse, ExecutionTimes, InstanceSpec } from "../backend";
+import type { Backend, BackendExecution, BackendInstance, ExecutionTimes, InstanceSpec } from "../backend";
 import { failExecution, gatherInputs } from "../batch-io";
 import { CallTimeoutError, InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory } from "../instance-worker";
 import { workerScript } from "../../../common/worker-script";
 import { isModelCallMessage } from "./model-call-protocol";
 import { ModelCallRelay } from "./model-call-relay";
 import type { InitializeArgs, ModelConfigJson } from "./typescript-model";
-import { OpenStreams } from "./open-streams";
-import type { StreamResponseMessage, TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
+import { OpenStreams, toBackendResponse } from "./open-streams";
+import type { StreamResponseMessage, TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest } from "./typescript-worker-protocol";
 
 /**
  * Model parameter capping an instance's JS heap (V8 old generation), in MiB: beyond it the worker dies and
@@ -94,9 +94,9 @@ export class TypeScriptBackend implements Backend {
   }
 }
 
-function toBackendResponse(response: WireResponse): BackendResponse {
-  if ("error" in response) return response;
-  return { outputs: new Map(response.outputs.map(({ name, ...tensor }) => [name, tensor])) };
+/** The streams of an execution's requests (a decoupled model's). */
+function streamIds(execution: readonly WireRequest[]): number[] {
+  return execution.flatMap((request) => (request.stream === undefined ? [] : [request.stream.id]));
 }
 
 class TypeScriptInstance implements BackendInstance {
@@ -155,19 +155,8 @@ class TypeScriptInstance implements BackendInstance {
   async execute(executions: readonly BackendExecution[]): Promise<(ExecutionTimes | undefined)[]> {
     const startNs = process.hrtime.bigint();
     const transfer = new Set<ArrayBuffer>();
-    const wire: WireRequest[][] = [];
-    for (const requests of executions) {
-      const execution: WireRequest[] = [];
-      for (const request of requests) {
-        execution.push({
-          inputs: postableTensors(await gatherInputs([request]), transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
-          stream: this.#decoupled ? this.#streams.open(request.responder) : undefined,
-        });
-      }
-      wire.push(execution);
-    }
+    const wire = await this.#wireExecutions(executions, transfer);
     const gatheredNs = process.hrtime.bigint();
-    const streamsOf = (execution: readonly WireRequest[]): number[] => execution.flatMap((request) => (request.stream === undefined ? [] : [request.stream.id]));
     let reply: TypeScriptWorkerReply;
     this.#modelCalls.begin(executions.flat());
     try {
@@ -176,7 +165,7 @@ class TypeScriptInstance implements BackendInstance {
       // UNAVAILABLE, as Triton answers a request its timeout ended: the server cannot serve it now (the instance
       // restarts, or the model is going away), rather than the request being malformed or the server broken.
       const timedOut = error instanceof CallTimeoutError;
-      this.#streams.fail({ code: timedOut ? "UNAVAILABLE" : "INTERNAL", message: (error as Error).message }, wire.flatMap(streamsOf));
+      this.#streams.fail({ code: timedOut ? "UNAVAILABLE" : "INTERNAL", message: (error as Error).message }, wire.flatMap(streamIds));
       if (!timedOut) throw error;
       const endNs = process.hrtime.bigint();
       return executions.map((requests) => {
@@ -189,7 +178,7 @@ class TypeScriptInstance implements BackendInstance {
     return reply.results.map((result, i) => {
       const requests = executions[i]!;
       if (result.type === "execute-error") {
-        this.#streams.fail({ code: "INTERNAL", message: result.message }, streamsOf(wire[i]!));
+        this.#streams.fail({ code: "INTERNAL", message: result.message }, streamIds(wire[i]!));
         return failExecution(requests, { code: "INTERNAL", message: result.message });
       }
       result.responses.forEach((response, j) => requests[j]!.responder.send(toBackendResponse(response), true));
@@ -200,6 +189,25 @@ class TypeScriptInstance implements BackendInstance {
         computeInferNs: result.computeInferNs, computeOutputNs: result.computeOutputNs,
       };
     });
+  }
+
+  /**
+   * The executions as the worker takes them: each request's inputs in buffers of their own, moved to its thread
+   * (the model sees each request apart, so nothing is concatenated); a decoupled model's requests with their streams.
+   */
+  async #wireExecutions(executions: readonly BackendExecution[], transfer: Set<ArrayBuffer>): Promise<WireRequest[][]> {
+    const wire: WireRequest[][] = [];
+    for (const requests of executions) {
+      const execution: WireRequest[] = [];
+      for (const request of requests) {
+        execution.push({
+          inputs: postableTensors(await gatherInputs([request]), transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
+          stream: this.#decoupled ? this.#streams.open(request.responder) : undefined,
+        });
+      }
+      wire.push(execution);
+    }
+    return wire;
   }
 
   async close(): Promise<void> {
