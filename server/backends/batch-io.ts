@@ -48,7 +48,8 @@ export async function gatherInputs(requests: BackendExecution): Promise<TensorMa
 }
 
 /** Every output some request of the execution asked for, once each. */
-export function requestedOutputNames(requests: BackendExecution): string[] {
+export function requestedOutputNames(requests: BackendExecution): readonly string[] {
+  if (requests.length === 1) return requests[0]!.requestedOutputs;
   return [...new Set(requests.flatMap((request) => request.requestedOutputs))];
 }
 

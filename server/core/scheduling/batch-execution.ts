@@ -1,4 +1,4 @@
-import type { BackendInstance, BackendRequest, BackendResponder, BackendResponse, ExecutionTimes, ModelCaller } from "../../backends/backend";
+import type { BackendInstance, BackendRequest, BackendResponder, BackendResponse, ExecutionTimes, ModelCaller, TensorMap } from "../../backends/backend";
 import { backendInputs, type BatchSignature, requestOutputs } from "./batch-tensors";
 import { asInferenceError, InferenceError } from "../errors";
 import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
@@ -56,8 +56,7 @@ export interface ExecutionsRun {
 export async function runExecutions(
   instance: BackendInstance, executions: readonly (readonly ExecutionItem[])[], context: ExecutionContext, startNs: bigint,
 ): Promise<ExecutionsRun> {
-  const responders = executions.map((items) => items.map((item) => new ItemResponder(item, context)));
-  const requests = executions.map((items, e) => items.map((item, i) => backendRequest(item, responders[e]![i]!, instance, context)));
+  const requests = executions.map((items) => items.map((item) => new ItemRequest(item, instance, context)));
   let times: readonly (ExecutionTimes | undefined)[] = [];
   let failure: InferenceError | undefined;
   try {
@@ -74,16 +73,47 @@ export async function runExecutions(
       if (backend === undefined || failure !== undefined) return undefined;
       return { startNs: e === 0 ? startNs : backend.startNs, assembledNs: backend.startNs, endNs: e === last ? endNs : backend.endNs, backend };
     }),
-    results: responders.map((items) => items.map((responder) => responder.settle(failure))),
+    results: requests.map((items) => items.map((request) => request.responder.settle(failure))),
   };
 }
 
-function backendRequest(item: ExecutionItem, responder: BackendResponder, instance: BackendInstance, context: ExecutionContext): BackendRequest {
-  return {
-    inputs: backendInputs(item.request, context.signature), batchSize: item.request.batchSize, parameters: userParameters(item.parameters),
-    requestedOutputs: item.request.outputs.map((output) => output.name), responder,
-    caller: context.callerFor?.({ holder: instance, chain: item.chain, signal: item.signal, trace: item.trace }),
-  };
+/**
+ * One item as the backend sees it. Its parameters and the caller for its model calls are made when a backend first
+ * asks (most never do), sparing every request of every execution their cost; the caller of a request that is itself
+ * a model call is made at once, since making it records which instance runs that call (deadlock detection).
+ */
+class ItemRequest implements BackendRequest {
+  readonly inputs: TensorMap;
+  readonly batchSize: number;
+  readonly responder: ItemResponder;
+  readonly #item: ExecutionItem;
+  readonly #instance: BackendInstance;
+  readonly #context: ExecutionContext;
+  #caller: ModelCaller | undefined;
+
+  constructor(item: ExecutionItem, instance: BackendInstance, context: ExecutionContext) {
+    this.inputs = backendInputs(item.request, context.signature);
+    this.batchSize = item.request.batchSize;
+    this.responder = new ItemResponder(item, context);
+    this.#item = item;
+    this.#instance = instance;
+    this.#context = context;
+    if (item.chain !== undefined) this.#caller = this.caller;
+  }
+
+  get parameters(): Readonly<Record<string, ParameterValue>> {
+    return userParameters(this.#item.parameters);
+  }
+
+  get requestedOutputs(): readonly string[] {
+    return this.#item.request.outputs.map((output) => output.name);
+  }
+
+  get caller(): ModelCaller | undefined {
+    const item = this.#item;
+    this.#caller ??= this.#context.callerFor?.({ holder: this.#instance, chain: item.chain, signal: item.signal, trace: item.trace });
+    return this.#caller;
+  }
 }
 
 /**
