@@ -156,10 +156,10 @@ class InlineOrtInstance implements BackendInstance {
 
   readonly groupsExecutions = false;
 
-  async execute(executions: readonly BackendExecution[]): Promise<readonly (ExecutionTimes | undefined)[]> {
+  execute(executions: readonly BackendExecution[]): Promise<readonly (ExecutionTimes | undefined)[]> {
     // Once a move to a worker has begun, nothing more runs inline: the session is released when the worker is up.
     const session = this.#session;
-    if (this.#pendingWorker !== undefined || session === undefined) return (await this.#workerInstance()).execute(executions);
+    if (this.#pendingWorker !== undefined || session === undefined) return this.#workerInstance().then((worker) => worker.execute(executions));
     return executeBatches(executions, (inputs, outputNames) => this.#run(session, inputs, outputNames));
   }
 
