@@ -9,6 +9,7 @@ import type { ResponseSink } from "../../../../server/core/scheduling/request-sc
 const signature: BatchSignature = {
   maxBatchSize: 4,
   inputs: [{ name: "INPUT", datatype: "UINT8", dims: [4], reshape: [2, 2] }],
+  reshapesInputs: true,
   outputs: [{ name: "OUTPUT", datatype: "UINT8", dims: [4], reshape: [2, 2], optional: false, labels: undefined }],
   outputsByName: new Map([["OUTPUT", { name: "OUTPUT", datatype: "UINT8", dims: [4], reshape: [2, 2], optional: false, labels: undefined }]]),
 };
