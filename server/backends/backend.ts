@@ -123,24 +123,19 @@ export interface BackendInstance {
    */
   readonly executionProvider: string;
   /**
-   * Runs one (possibly batched) execution. Never called concurrently on the same instance. Resolves with the
-   * requested outputs; rejects with an Error whose message is safe to show to the client.
+   * Whether one {@link execute} call may carry several executions (handed over at once: one thread hop for all).
+   * False: the core passes one execution per call.
    */
-  execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult>;
+  readonly groupsExecutions: boolean;
   /**
-   * Present on instances that take a batch request by request, as Triton's Python backend does: the core then
-   * calls this instead of {@link execute}, without concatenating the requests, and each request may fail on its
-   * own. Rejecting fails every request of the batch (INTERNAL, with the message). Never called concurrently
-   * with itself or {@link execute}.
+   * Runs the executions one after the other, in order (Triton's TRITONBACKEND_ModelInstanceExecute); never called
+   * again on the same instance before it settles. Each request is answered through its {@link BackendRequest.responder}:
+   * a model that answers once sends it exactly one final response, a decoupled one any number. An execution that
+   * fails as a whole answers its requests with the error (batch-io.ts's failExecution) and reports undefined
+   * (it is not counted in the statistics). Resolves with one entry per execution; rejecting means the instance failed:
+   * the core fails every request not answered yet with the rejection's message (safe to show to the client).
    */
-  executeRequests?(requests: readonly BackendRequest[]): Promise<RequestsExecutionResult>;
-  /**
-   * Optional, beside {@link executeRequests}: runs several executions one after the other, in order, as if
-   * executeRequests were called for each in turn, but handed over at once (one thread hop for all). Each settles
-   * on its own: its responses, or the error that fails all its requests. Rejecting fails every execution not
-   * reported (the instance died). Never called concurrently with the other execute methods.
-   */
-  executeEach?(executions: readonly (readonly BackendRequest[])[]): Promise<readonly EachExecutionResult[]>;
+  execute(executions: readonly BackendExecution[]): Promise<readonly (ExecutionTimes | undefined)[]>;
   /**
    * Present on instances that can die on their own (their worker thread crashed, exited or ran out of memory):
    * resolves with the reason once that happened. The execution it held has been rejected with that reason by
@@ -206,21 +201,30 @@ export type ModelCallResult =
   | { readonly modelName: string; readonly modelVersion: string; readonly outputs: TensorMap }
   | { readonly error: { readonly code: ErrorCode; readonly message: string } };
 
-/** One request of a batch, for {@link BackendInstance.executeRequests}. */
+/** One execution: a batch of requests, which a backend may run together (batch-io.ts gathers and scatters) or one by one. */
+export type BackendExecution = readonly BackendRequest[];
+
+/** One request of an execution. */
 export interface BackendRequest {
   /** Runs other models on this request's behalf; absent where the server offers none. */
   readonly caller?: ModelCaller;
-  /** This request's inputs, batch dimension included when the model batches; each in a buffer of its own. */
+  /**
+   * This request's inputs in the backend's form (the config's `reshape` applied, in config order), batch dimension
+   * included when the model batches. The core's buffers, views of the client's payload: a backend copies them
+   * (batch-io.ts's gatherInputs) before it keeps or transfers them.
+   */
   readonly inputs: TensorMap;
+  /** The request's batch size (1 when the model does not batch): its share of a batch's first dimension. */
+  readonly batchSize: number;
   /** The request's parameters as the client sent them (and, in an ensemble step, the ensemble request's). */
   readonly parameters: Readonly<Record<string, BackendParameterValue>>;
   /** The outputs the client asked for; a backend may produce more, the core keeps these. */
   readonly requestedOutputs: readonly string[];
   /**
-   * Present for a decoupled model's request (`model_transaction_policy { decoupled: true }`): where its responses
-   * go, any number of them, before or after executeRequests resolves. Its response in the result is ignored.
+   * Where its responses go: for a model that answers once exactly one, final; for a decoupled model's request
+   * (`model_transaction_policy { decoupled: true }`) any number, during the execution or after it.
    */
-  readonly responder?: BackendResponder;
+  readonly responder: BackendResponder;
 }
 
 /**
@@ -248,25 +252,14 @@ export type BackendResponse =
   | { readonly outputs: TensorMap }
   | { readonly error: { readonly code: ErrorCode; readonly message: string } };
 
-/** One response per request, in request order, plus the backend's split of the execution time. */
-export interface RequestsExecutionResult {
-  readonly responses: readonly BackendResponse[];
-  readonly computeInputNs: number;
-  readonly computeInferNs: number;
-  readonly computeOutputNs: number;
-}
-
-/** One execution of {@link BackendInstance.executeEach}, timed on process.hrtime.bigint()'s clock (one for all threads). */
-export interface EachExecutionResult {
+/**
+ * When one execution ran, on process.hrtime.bigint()'s clock (one for all threads), and the backend's split of it
+ * (Triton's compute_input/infer/output). `startNs`: when the backend took the execution up (the first of a call:
+ * when the call began); `computeInputNs` includes gathering the inputs.
+ */
+export interface ExecutionTimes {
   readonly startNs: bigint;
   readonly endNs: bigint;
-  /** Its responses, or why the execution failed as a whole (the message is safe to show to the client). */
-  readonly result: RequestsExecutionResult | Error;
-}
-
-/** Outputs plus the backend's own split of the execution time (Triton's compute_input/infer/output). */
-export interface ExecutionResult {
-  readonly outputs: TensorMap;
   readonly computeInputNs: number;
   readonly computeInferNs: number;
   readonly computeOutputNs: number;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, TensorMap } from "./backend";
+import type { Backend, BackendExecution, BackendInstance, ExecutionTimes, InstanceSpec, TensorMap } from "./backend";
+import { type BatchRun, executeBatches } from "./batch-io";
 
 /**
  * Triton's identity backend, in TypeScript: output i is input i (in config order). The model parameter
@@ -16,25 +17,37 @@ export class IdentityBackend implements Backend {
     const delay = spec.parameters["execute_delay_ms"];
     const delayMs = delay === undefined ? 0 : Number(delay);
     if (!Number.isFinite(delayMs) || delayMs < 0) throw new Error(`execute_delay_ms must be a non-negative number, got '${delay}'`);
-    return new IdentityInstance(delayMs);
+    return new IdentityInstance(delayMs, configOutputNames(spec.modelConfig));
   }
+}
+
+/** The config's output names, in its order: output i is input i. */
+function configOutputNames(config: InstanceSpec["modelConfig"]): string[] {
+  const outputs = config["output"];
+  if (!Array.isArray(outputs)) return [];
+  return outputs.map((output: unknown) => String((output as { name?: unknown }).name));
 }
 
 class IdentityInstance implements BackendInstance {
   readonly io = undefined;
   readonly executionThread = "main";
   readonly executionProvider = "cpu";
-  constructor(private readonly delayMs: number) {}
+  readonly groupsExecutions = false;
+  constructor(private readonly delayMs: number, private readonly outputNames: readonly string[]) {}
 
-  async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
+  execute(executions: readonly BackendExecution[]): Promise<(ExecutionTimes | undefined)[]> {
+    return executeBatches(executions, (inputs) => this.#run(inputs));
+  }
+
+  async #run(inputs: TensorMap): Promise<BatchRun> {
     const start = process.hrtime.bigint();
     if (this.delayMs > 0) await sleep(this.delayMs);
-    // The core assembles each execution's inputs into buffers of their own, which nothing reads or writes after
-    // the execution: handing them back as outputs spares a copy of every input (64 MiB of main-thread copying for
-    // one request at the default limits, which health checks and other requests would wait for).
+    // Gathering copied each execution's inputs into buffers of their own, which nothing reads or writes after the
+    // execution: handing them back as outputs spares a copy of every input (64 MiB of main-thread copying for one
+    // request at the default limits, which health checks and other requests would wait for).
     const sources = [...inputs.values()];
     const outputs: TensorMap = new Map();
-    outputNames.forEach((name, index) => {
+    this.outputNames.forEach((name, index) => {
       const source = sources[index] ?? sources[0];
       if (source === undefined) throw new Error(`identity model has no input to copy to output '${name}'`);
       outputs.set(name, { datatype: source.datatype, shape: source.shape, data: source.data });

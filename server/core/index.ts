@@ -7,7 +7,7 @@ export type { StreamListener, StreamResponse } from "./request/response-stream";
 export { DEFAULT_STREAM_BACKLOG, type ResponseFlow } from "./request/response-flow";
 export type { CancellationSignal, InferRequest, InferResponse, OutputTensor, ParameterValue, RequestedOutput } from "./request/inference-request";
 export type { Tensor } from "./request/tensor";
-export { copyInSlices } from "./scheduling/batch-tensors";
+export { copyInSlices } from "../backends/batch-io";
 export { bytesElements, bytesElementTexts, elementCount, joinBytesElements, joinBytesStrings } from "./request/tensor";
 export { DATATYPES, ELEMENT_BYTE_SIZE, isDataType, type DataType } from "../../protocol/datatypes";
 export type { CoreObserver, ExecutionOutcome, FailureReason, ModelGauges, RequestOutcome } from "./core-observer";

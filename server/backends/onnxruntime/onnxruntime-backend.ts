@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import * as ort from "onnxruntime-node";
-import type { Backend, BackendInstance, ExecutionResult, InstanceSpec, ModelIo, TensorMap } from "../backend";
+import type { Backend, BackendExecution, BackendInstance, ExecutionTimes, InstanceSpec, ModelIo, TensorMap } from "../backend";
+import { type BatchRun, executeBatches } from "../batch-io";
 import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory } from "../instance-worker";
 import { workerScript } from "../../../common/worker-script";
 import { chooseExecutionProviders, type ExecutionProviderName, runsOnWebgpu, webgpuUnavailable } from "./execution-providers";
@@ -153,10 +154,16 @@ class InlineOrtInstance implements BackendInstance {
     return this.#session !== undefined ? "main" : "worker";
   }
 
-  async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
+  readonly groupsExecutions = false;
+
+  execute(executions: readonly BackendExecution[]): Promise<readonly (ExecutionTimes | undefined)[]> {
     // Once a move to a worker has begun, nothing more runs inline: the session is released when the worker is up.
-    if (this.#pendingWorker !== undefined || this.#session === undefined) return this.#workerInstance().then((w) => w.execute(inputs, outputNames));
     const session = this.#session;
+    if (this.#pendingWorker !== undefined || session === undefined) return this.#workerInstance().then((worker) => worker.execute(executions));
+    return executeBatches(executions, (inputs, outputNames) => this.#run(session, inputs, outputNames));
+  }
+
+  async #run(session: ort.InferenceSession, inputs: TensorMap, outputNames: readonly string[]): Promise<BatchRun> {
     const t0 = process.hrtime.bigint();
     const feeds: Record<string, ort.Tensor> = {};
     for (const [name, tensor] of inputs) feeds[name] = toOrtTensor(ort, tensor);
@@ -241,7 +248,13 @@ class OrtInstance implements BackendInstance {
     return this.#worker.lost;
   }
 
-  async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
+  readonly groupsExecutions = false;
+
+  execute(executions: readonly BackendExecution[]): Promise<(ExecutionTimes | undefined)[]> {
+    return executeBatches(executions, (inputs, outputNames) => this.#run(inputs, outputNames));
+  }
+
+  async #run(inputs: TensorMap, outputNames: readonly string[]): Promise<BatchRun> {
     const transfer = new Set<ArrayBuffer>();
     const tensors = postableTensors(inputs, transfer);
     const reply = await this.#worker.call({ inputs: tensors, outputNames }, [...transfer]);

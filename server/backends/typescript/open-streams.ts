@@ -2,7 +2,8 @@ import type { ErrorCode } from "../../../protocol/error-codes";
 import type { BackendResponder, BackendResponse } from "../backend";
 import { STREAM_AHEAD, STREAM_CANCELLED, STREAM_STATE_SLOTS, type StreamResponseMessage, type WireResponse, type WireStream } from "./typescript-worker-protocol";
 
-function toBackendResponse(response: WireResponse): BackendResponse {
+/** A response as the worker posted it, as the backend seam carries it. */
+export function toBackendResponse(response: WireResponse): BackendResponse {
   if ("error" in response) return response;
   return { outputs: new Map(response.outputs.map(({ name, ...tensor }) => [name, tensor])) };
 }

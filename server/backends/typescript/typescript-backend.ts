@@ -1,16 +1,15 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type { ResourceLimits } from "node:worker_threads";
-import type {
-  Backend, BackendInstance, BackendRequest, BackendResponse, EachExecutionResult, ExecutionResult, InstanceSpec, RequestsExecutionResult, TensorMap,
-} from "../backend";
+import type { Backend, BackendExecution, BackendInstance, ExecutionTimes, InstanceSpec } from "../backend";
+import { failExecution, gatherInputs } from "../batch-io";
 import { CallTimeoutError, InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory } from "../instance-worker";
 import { workerScript } from "../../../common/worker-script";
 import { isModelCallMessage } from "./model-call-protocol";
 import { ModelCallRelay } from "./model-call-relay";
 import type { InitializeArgs, ModelConfigJson } from "./typescript-model";
-import { OpenStreams } from "./open-streams";
-import type { ExecutionReply, StreamResponseMessage, TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest, WireResponse } from "./typescript-worker-protocol";
+import { OpenStreams, toBackendResponse } from "./open-streams";
+import type { StreamResponseMessage, TypeScriptWorkerData, TypeScriptWorkerReply, WireRequest } from "./typescript-worker-protocol";
 
 /**
  * Model parameter capping an instance's JS heap (V8 old generation), in MiB: beyond it the worker dies and
@@ -41,6 +40,12 @@ function positiveInteger(spec: InstanceSpec, parameter: string): number | undefi
 
 function resourceLimits(spec: InstanceSpec): ResourceLimits {
   return { maxOldGenerationSizeMb: positiveInteger(spec, MAX_HEAP_PARAMETER) ?? DEFAULT_MAX_HEAP_MB };
+}
+
+/** Whether the config makes the model decoupled (`model_transaction_policy { decoupled: true }`): its requests answer through streams. */
+function isDecoupled(spec: InstanceSpec): boolean {
+  const policy = spec.modelConfig["model_transaction_policy"];
+  return typeof policy === "object" && policy !== null && (policy as { decoupled?: unknown }).decoupled === true;
 }
 
 interface InstanceTimeouts {
@@ -85,20 +90,13 @@ export class TypeScriptBackend implements Backend {
     const { worker } = await InstanceWorker.start<null, TypeScriptWorkerReply>(
       file, { workerData, execArgv, resourceLimits: resourceLimits(spec) }, spec.instanceName, this.#startWorker,
     );
-    return new TypeScriptInstance(worker, timeouts);
+    return new TypeScriptInstance(worker, timeouts, isDecoupled(spec));
   }
 }
 
-function toBackendResponse(response: WireResponse): BackendResponse {
-  if ("error" in response) return response;
-  return { outputs: new Map(response.outputs.map(({ name, ...tensor }) => [name, tensor])) };
-}
-
-function requestsResult(reply: ExecutionReply & { readonly type: "responses" }): RequestsExecutionResult {
-  return {
-    responses: reply.responses.map(toBackendResponse),
-    computeInputNs: reply.computeInputNs, computeInferNs: reply.computeInferNs, computeOutputNs: reply.computeOutputNs,
-  };
+/** The streams of an execution's requests (a decoupled model's). */
+function streamIds(execution: readonly WireRequest[]): number[] {
+  return execution.flatMap((request) => (request.stream === undefined ? [] : [request.stream.id]));
 }
 
 class TypeScriptInstance implements BackendInstance {
@@ -107,14 +105,22 @@ class TypeScriptInstance implements BackendInstance {
   readonly executionProvider = "cpu";
   readonly #worker: InstanceWorker<TypeScriptWorkerReply>;
   readonly #timeouts: InstanceTimeouts;
+  readonly #decoupled: boolean;
   readonly #modelCalls: ModelCallRelay;
   #draining = false;
   readonly #streams = new OpenStreams();
+  /**
+   * Several executions go to the worker in one message, which runs them in order. Not with an execution timeout:
+   * its timer covers one execution, so each goes on its own. While the model unloads, a group gets
+   * unload_timeout_ms as a whole.
+   */
+  readonly groupsExecutions: boolean;
 
-  constructor(worker: InstanceWorker<TypeScriptWorkerReply>, timeouts: InstanceTimeouts) {
+  constructor(worker: InstanceWorker<TypeScriptWorkerReply>, timeouts: InstanceTimeouts, decoupled: boolean) {
     this.#worker = worker;
     this.#timeouts = timeouts;
-    this.executeEach = timeouts.executionMs === undefined ? (executions) => this.#executeEach(executions) : undefined;
+    this.#decoupled = decoupled;
+    this.groupsExecutions = timeouts.executionMs === undefined;
     this.#modelCalls = new ModelCallRelay((answer, transfer) => worker.post(answer, transfer));
     worker.onMessage((message) => {
       if (isModelCallMessage(message)) this.#modelCalls.relay(message);
@@ -146,76 +152,62 @@ class TypeScriptInstance implements BackendInstance {
     return execution !== undefined && execution.ms <= unload.ms ? execution : unload;
   }
 
-  async executeRequests(requests: readonly BackendRequest[]): Promise<RequestsExecutionResult> {
+  async execute(executions: readonly BackendExecution[]): Promise<(ExecutionTimes | undefined)[]> {
+    const startNs = process.hrtime.bigint();
     const transfer = new Set<ArrayBuffer>();
-    const wire = requests.map((request): WireRequest => ({
-      inputs: postableTensors(request.inputs, transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
-      stream: request.responder === undefined ? undefined : this.#streams.open(request.responder),
-    }));
-    const streams = wire.flatMap((request) => (request.stream === undefined ? [] : [request.stream.id]));
+    const wire = await this.#wireExecutions(executions, transfer);
+    const gatheredNs = process.hrtime.bigint();
     let reply: TypeScriptWorkerReply;
-    this.#modelCalls.begin(requests);
+    this.#modelCalls.begin(executions.flat());
     try {
-      reply = await this.#worker.call({ type: "execute", requests: wire }, [...transfer], this.#executionLimit());
+      reply = await this.#worker.call({ type: "execute", executions: wire }, [...transfer], this.#executionLimit());
     } catch (error) {
       // UNAVAILABLE, as Triton answers a request its timeout ended: the server cannot serve it now (the instance
       // restarts, or the model is going away), rather than the request being malformed or the server broken.
       const timedOut = error instanceof CallTimeoutError;
-      this.#streams.fail({ code: timedOut ? "UNAVAILABLE" : "INTERNAL", message: (error as Error).message }, streams);
+      this.#streams.fail({ code: timedOut ? "UNAVAILABLE" : "INTERNAL", message: (error as Error).message }, wire.flatMap(streamIds));
       if (!timedOut) throw error;
-      const response: BackendResponse = { error: { code: "UNAVAILABLE", message: error.message } };
-      return { responses: requests.map(() => response), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
+      const endNs = process.hrtime.bigint();
+      return executions.map((requests) => {
+        failExecution(requests, { code: "UNAVAILABLE", message: error.message });
+        return { startNs, endNs, computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 };
+      });
     } finally {
       this.#modelCalls.end();
     }
-    if (reply.type === "each-results") throw new Error("the worker answered each-results to execute");
-    if (reply.type === "execute-error") {
-      this.#streams.fail({ code: "INTERNAL", message: reply.message }, streams);
-      throw new Error(reply.message);
-    }
-    return requestsResult(reply);
+    return reply.results.map((result, i) => {
+      const requests = executions[i]!;
+      if (result.type === "execute-error") {
+        this.#streams.fail({ code: "INTERNAL", message: result.message }, streamIds(wire[i]!));
+        return failExecution(requests, { code: "INTERNAL", message: result.message });
+      }
+      result.responses.forEach((response, j) => requests[j]!.responder.send(toBackendResponse(response), true));
+      // The first execution began with the call, its inputs gathered here; the others when the worker took them up.
+      return {
+        startNs: i === 0 ? startNs : result.startNs, endNs: result.endNs,
+        computeInputNs: (i === 0 ? Number(gatheredNs - startNs) : 0) + result.computeInputNs,
+        computeInferNs: result.computeInferNs, computeOutputNs: result.computeOutputNs,
+      };
+    });
   }
 
   /**
-   * The executions in one message to the worker, which runs them in order; their model calls name their requests
-   * across all of them. Absent with an execution timeout: its timer covers one execution, so each goes on its own.
-   * While the model unloads, a group gets unload_timeout_ms as a whole.
+   * The executions as the worker takes them: each request's inputs in buffers of their own, moved to its thread
+   * (the model sees each request apart, so nothing is concatenated); a decoupled model's requests with their streams.
    */
-  readonly executeEach: ((executions: readonly (readonly BackendRequest[])[]) => Promise<readonly EachExecutionResult[]>) | undefined;
-
-  async #executeEach(executions: readonly (readonly BackendRequest[])[]): Promise<readonly EachExecutionResult[]> {
-    const transfer = new Set<ArrayBuffer>();
-    const wire = executions.map((requests) => requests.map((request): WireRequest => ({
-      inputs: postableTensors(request.inputs, transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
-    })));
-    const startNs = process.hrtime.bigint();
-    let reply: TypeScriptWorkerReply;
-    this.#modelCalls.begin(executions.flat());
-    try {
-      reply = await this.#worker.call({ type: "execute-each", executions: wire }, [...transfer], this.#executionLimit());
-    } catch (error) {
-      if (!(error instanceof CallTimeoutError)) throw error;
-      // As executeRequests answers a timed-out execution: UNAVAILABLE, the instance restarts.
-      const response: BackendResponse = { error: { code: "UNAVAILABLE", message: error.message } };
-      const endNs = process.hrtime.bigint();
-      return executions.map((requests) => ({
-        startNs, endNs, result: { responses: requests.map(() => response), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 },
-      }));
-    } finally {
-      this.#modelCalls.end();
+  async #wireExecutions(executions: readonly BackendExecution[], transfer: Set<ArrayBuffer>): Promise<WireRequest[][]> {
+    const wire: WireRequest[][] = [];
+    for (const requests of executions) {
+      const execution: WireRequest[] = [];
+      for (const request of requests) {
+        execution.push({
+          inputs: postableTensors(await gatherInputs([request]), transfer), parameters: request.parameters, requestedOutputs: request.requestedOutputs,
+          stream: this.#decoupled ? this.#streams.open(request.responder) : undefined,
+        });
+      }
+      wire.push(execution);
     }
-    if (reply.type !== "each-results") throw new Error(`the worker answered ${reply.type} to execute-each`);
-    return reply.results.map((result) => ({
-      startNs: result.startNs, endNs: result.endNs, result: result.type === "execute-error" ? new Error(result.message) : requestsResult(result),
-    }));
-  }
-
-  /** One request without parameters (model warmup): its outputs, or its error thrown. */
-  async execute(inputs: TensorMap, outputNames: readonly string[]): Promise<ExecutionResult> {
-    const result = await this.executeRequests([{ inputs, parameters: {}, requestedOutputs: outputNames }]);
-    const response = result.responses[0]!;
-    if ("error" in response) throw new Error(response.error.message);
-    return { outputs: response.outputs, computeInputNs: result.computeInputNs, computeInferNs: result.computeInferNs, computeOutputNs: result.computeOutputNs };
+    return wire;
   }
 
   async close(): Promise<void> {

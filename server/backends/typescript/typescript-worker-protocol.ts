@@ -44,30 +44,31 @@ export type WireResponse =
   | { readonly error: { readonly code: ErrorCode; readonly message: string } };
 
 /**
- * Main thread -> worker: a batch to execute, or several executions to run one after the other (each its own
- * execute() call), answered with the call's id; or the request to finalize and exit.
+ * Main thread -> worker: executions to run one after the other (each its own execute() call), answered together
+ * with the call's id; or the request to finalize and exit.
  */
 export type TypeScriptWorkerRequest =
-  | { readonly type: "execute"; readonly id: number; readonly requests: readonly WireRequest[] }
-  | { readonly type: "execute-each"; readonly id: number; readonly executions: readonly (readonly WireRequest[])[] }
+  | { readonly type: "execute"; readonly id: number; readonly executions: readonly (readonly WireRequest[])[] }
   | { readonly type: "finalize" };
 
 export type TypeScriptStartupMessage = StartupMessage<null>;
 
-/** How one execute() call ended. */
-export type ExecutionReply =
+/** How one execute() call ended: a decoupled model's responses went out as stream responses, none here. */
+export type ExecutionEnd =
   | {
       readonly type: "responses"; readonly responses: readonly WireResponse[];
       readonly computeInputNs: number; readonly computeInferNs: number; readonly computeOutputNs: number;
     }
   | { readonly type: "execute-error"; readonly message: string };
 
-/** One execution of an `execute-each`, with when it began and ended (process.hrtime.bigint(), one clock for all threads). */
-export type TimedExecutionReply = ExecutionReply & { readonly startNs: bigint; readonly endNs: bigint };
+/** One execute() call's end, with when it began and ended (process.hrtime.bigint(), one clock for all threads). */
+export type ExecutionReply = ExecutionEnd & { readonly startNs: bigint; readonly endNs: bigint };
 
-export type TypeScriptWorkerReply =
-  | (ExecutionReply & { readonly id: number })
-  | { readonly type: "each-results"; readonly id: number; readonly results: readonly TimedExecutionReply[] };
+export interface TypeScriptWorkerReply {
+  readonly type: "executed";
+  readonly id: number;
+  readonly results: readonly ExecutionReply[];
+}
 
 /** Worker -> main thread, for a decoupled model: one response of the stream `stream`, and whether it is the last. */
 export interface StreamResponseMessage {

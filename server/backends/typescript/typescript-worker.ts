@@ -13,7 +13,7 @@ import type { ModelCallAnswer } from "./model-call-protocol";
 import { backendTensor, modelTensor } from "./model-tensors";
 import type { ExecuteRequest, ExecuteResponse, TypeScriptModel } from "./typescript-model";
 import type {
-  ExecutionReply, StreamResponseMessage, TimedExecutionReply, TypeScriptStartupMessage, TypeScriptWorkerData, TypeScriptWorkerReply, TypeScriptWorkerRequest,
+  ExecutionEnd, ExecutionReply, StreamResponseMessage, TypeScriptStartupMessage, TypeScriptWorkerData, TypeScriptWorkerReply, TypeScriptWorkerRequest,
   WireRequest, WireResponse,
 } from "./typescript-worker-protocol";
 import { WorkerResponseSender } from "./worker-response-sender";
@@ -78,8 +78,10 @@ function closeSenders(requests: readonly ExecuteRequest[]): void {
   for (const request of requests) (request.responseSender as WorkerResponseSender | undefined)?.close();
 }
 
-/** Runs one execute() call: how it ended, and the buffers its responses move to the main thread. */
-async function execute(model: TypeScriptModel, wire: readonly WireRequest[], group?: { readonly requestOffset: number }): Promise<{ reply: ExecutionReply; transfer: ArrayBuffer[] }> {
+/** Runs one execute() call: how it ended (its times aside), and the buffers its responses move to the main thread. */
+async function execute(
+  model: TypeScriptModel, wire: readonly WireRequest[], group?: { readonly requestOffset: number },
+): Promise<{ reply: ExecutionEnd; transfer: ArrayBuffer[] }> {
   let endCalls = (): void => undefined;
   try {
     const t0 = process.hrtime.bigint();
@@ -121,24 +123,22 @@ async function execute(model: TypeScriptModel, wire: readonly WireRequest[], gro
   }
 }
 
-async function executeOne(model: TypeScriptModel, id: number, wire: readonly WireRequest[]): Promise<void> {
-  const { reply, transfer } = await execute(model, wire);
-  post({ ...reply, id }, transfer);
-}
-
-/** The executions one after the other, in order, answered together; a model call names its request across all of them. */
-async function executeEach(model: TypeScriptModel, id: number, executions: readonly (readonly WireRequest[])[]): Promise<void> {
-  const results: TimedExecutionReply[] = [];
+/**
+ * The executions one after the other, in order, answered together. A model call names its request across all of
+ * them; in a group, the calls of an execution that ended are cancelled here (the main thread sees the group end only).
+ */
+async function executeAll(model: TypeScriptModel, id: number, executions: readonly (readonly WireRequest[])[]): Promise<void> {
+  const results: ExecutionReply[] = [];
   const transfer: ArrayBuffer[] = [];
   let requestOffset = 0;
   for (const wire of executions) {
     const startNs = process.hrtime.bigint();
-    const outcome = await execute(model, wire, { requestOffset });
+    const outcome = await execute(model, wire, executions.length > 1 ? { requestOffset } : undefined);
     results.push({ ...outcome.reply, startNs, endNs: process.hrtime.bigint() });
     transfer.push(...outcome.transfer);
     requestOffset += wire.length;
   }
-  post({ type: "each-results", id, results }, transfer);
+  post({ type: "executed", id, results }, transfer);
 }
 
 async function main(): Promise<void> {
@@ -161,9 +161,7 @@ async function main(): Promise<void> {
     if (request.type === "model-call-answer") {
       modelCalls.settle(request);
     } else if (request.type === "execute") {
-      void executeOne(model, request.id, request.requests);
-    } else if (request.type === "execute-each") {
-      void executeEach(model, request.id, request.executions);
+      void executeAll(model, request.id, request.executions);
     } else {
       Promise.resolve(model.finalize?.()).catch((error: unknown) => console.error(`TypeScript model finalize() failed: ${messageOf(error)}`))
         .finally(() => process.exit(0));

@@ -2,7 +2,8 @@ import { randomFillSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { BackendInstance } from "../../backends/backend";
-import { assembleBatch, batchSignature } from "../scheduling/batch-tensors";
+import { type ExecutionContext, runExecutions } from "../scheduling/batch-execution";
+import { batchSignature } from "../scheduling/batch-tensors";
 import { type DataType, dataTypeFromConfig, ELEMENT_BYTE_SIZE } from "../../../protocol/datatypes";
 import type { ModelWarmup, ModelWarmupInput } from "../model-config/model-config";
 import { isInside, type ModelDirectory, resolveInsideModel } from "./model-repository";
@@ -126,16 +127,14 @@ export async function warmUpInstances(
   samples: readonly WarmupSample[], instances: readonly BackendInstance[], signature: ModelSignature,
 ): Promise<void> {
   if (samples.length === 0) return;
-  const outputNames = signature.outputs.map((output) => output.name);
-  const batch = batchSignature(signature);
+  // Warmup takes the first response, whatever the model's transaction policy: nothing waits for a stream's end.
+  const context: ExecutionContext = { signature: batchSignature(signature), decoupled: false };
   await Promise.all(instances.map(async (instance, index) => {
     for (const sample of samples) {
       for (let run = 0; run < sample.runs; run++) {
-        try {
-          await instance.execute(await assembleBatch([sample.request], batch), outputNames);
-        } catch (error) {
-          throw new Error(`model_warmup sample '${sample.name}' failed on instance ${index}: ${(error as Error).message}`, { cause: error });
-        }
+        const { results } = await runExecutions(instance, [[{ request: sample.request, parameters: {} }]], context, process.hrtime.bigint());
+        const result = results[0]![0];
+        if (result instanceof Error) throw new Error(`model_warmup sample '${sample.name}' failed on instance ${index}: ${result.message}`, { cause: result });
       }
     }
   }));

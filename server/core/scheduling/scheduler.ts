@@ -2,11 +2,11 @@ import { monotonicClock, type SchedulerClock } from "./clock";
 import { DrainLatch } from "./drain-latch";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance, ModelCaller } from "../../backends/backend";
-import { executeEachItem, executeItems, type ExecutionItem, executionTimings } from "./batch-execution";
-import { type BatchSignature, batchSignature } from "./batch-tensors";
+import { type ExecutionContext, type ExecutionItem, executionTimings, type ItemResult, runExecutions } from "./batch-execution";
+import { batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
-import { asInferenceError, InferenceError } from "../errors";
-import type { CallLink, CancellationSignal, InferenceTrace, OutputTensor, ParameterValue } from "../request/inference-request";
+import { InferenceError } from "../errors";
+import type { CallLink, CancellationSignal, InferenceTrace, ParameterValue } from "../request/inference-request";
 import type { RequestTimes } from "../request/request-times";
 import type { CallOrigin } from "./model-calls";
 import type { InstancePool } from "./instance-pool";
@@ -27,7 +27,8 @@ export interface SchedulerSettings {
   readonly preserveOrdering: boolean;
   /**
    * Without a dynamic batcher: how many queued requests one idle instance may take at once, each still its own
-   * execution, where its backend offers {@link BackendInstance.executeEach} (one thread hop for all). 1: one at a time.
+   * execution, where its backend takes several in one call ({@link BackendInstance.groupsExecutions}: one thread hop
+   * for all). 1: one at a time.
    */
   readonly groupLimit: number;
   /** The model is decoupled: its responses reach each request's sink from the backend, during or after the execution. */
@@ -63,12 +64,11 @@ interface QueueEntry extends PendingView {
  * are never executed.
  */
 export class Scheduler implements RequestScheduler {
-  readonly #signature: BatchSignature;
+  readonly #context: ExecutionContext;
   readonly #settings: SchedulerSettings;
   readonly #pool: InstancePool;
   readonly #listener: SchedulerListener;
   readonly #queue: PriorityQueue<QueueEntry>;
-  readonly #outputNames: readonly string[];
   readonly #clock: SchedulerClock;
   readonly #wake: WakeTimer;
   readonly #drain = new DrainLatch();
@@ -81,14 +81,13 @@ export class Scheduler implements RequestScheduler {
   constructor(
     signature: ModelSignature, settings: SchedulerSettings, pool: InstancePool, listener: SchedulerListener, clock: SchedulerClock = monotonicClock,
   ) {
-    this.#signature = batchSignature(signature);
+    this.#context = { signature: batchSignature(signature), decoupled: settings.decoupled, callerFor: listener.callerFor };
     this.#settings = settings;
     this.#pool = pool;
     this.#listener = listener;
     this.#clock = clock;
     this.#wake = new WakeTimer(() => this.#schedule(), clock);
     this.#queue = new PriorityQueue(settings.levels, settings.defaultLevel, clock);
-    this.#outputNames = signature.outputs.map((o) => o.name);
     pool.listen({
       available: () => this.#schedule(),
       allDown: (why) => this.#failQueued(new InferenceError("UNAVAILABLE", why)),
@@ -178,17 +177,18 @@ export class Scheduler implements RequestScheduler {
       }
       const share = Math.min(this.#settings.groupLimit, Math.ceil(this.#queue.length / this.#pool.idleCount));
       const instance = this.#pool.acquire()!;
-      const grouped = decision.count === 1 && share > 1 && instance.executeEach !== undefined;
+      const grouped = decision.count === 1 && share > 1 && instance.groupsExecutions;
       const entries = this.#queue.take(grouped ? share : decision.count);
       for (const entry of entries) entry.signal?.removeEventListener("abort", entry.onAbort);
-      this.#dispatch(instance, entries, grouped && entries.length > 1);
+      this.#dispatch(instance, grouped ? entries.map((entry) => [entry]) : [entries]);
     }
     this.#wake.armAt(this.#queue.nextDeadlineUs());
   }
 
-  #dispatch(instance: BackendInstance, entries: QueueEntry[], grouped: boolean): void {
+  /** `executions`: one batch, or (grouped) each request an execution of its own, all in one call to the instance. */
+  #dispatch(instance: BackendInstance, executions: readonly (readonly QueueEntry[])[]): void {
     const seq = this.#nextDispatchSeq++;
-    void (grouped ? this.#executeEach(instance, entries) : this.#execute(instance, entries)).then((deliver) => {
+    void this.#execute(instance, executions).then((deliver) => {
       this.#pool.release(instance);
       if (this.#settings.preserveOrdering) {
         this.#finished.set(seq, deliver);
@@ -204,57 +204,38 @@ export class Scheduler implements RequestScheduler {
     });
   }
 
-  /** Runs one batch; resolves (never rejects) with the function that hands each request its result. */
-  async #execute(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
-    // On the clock the queue stamped its entries with, so their queue time is exact under a test's clock too.
-    const startNs = this.#clock.now();
-    for (const entry of entries) entry.times.computeStartNs = startNs;
-    try {
-      const outcome = await executeItems(instance, entries.map((entry) => itemOf(entry, this.#settings.decoupled)), this.#signature, this.#outputNames, this.#listener.callerFor);
-      this.#listener.executed(executionTimings(startNs, outcome, entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), entries.length));
-      for (const entry of entries) if (entry.trace !== undefined) entry.times.execution = outcome;
-      return () => entries.forEach((entry, i) => settle(entry, outcome.results[i]));
-    } catch (error) {
-      const failure = asInferenceError(error);
-      return () => entries.forEach((entry) => entry.sink.send(failure, true));
-    }
-  }
-
   /**
-   * Runs each request as its own execution, handed to the instance at once: each is counted, timed and traced as
-   * one execution of batch size 1, and fails on its own. The instance failing as a whole fails them all.
+   * Runs the executions; resolves (never rejects) with the function that hands each request its answer. Each
+   * execution is counted, timed and traced on its own, and fails on its own; the instance failing fails them all.
    */
-  async #executeEach(instance: BackendInstance, entries: readonly QueueEntry[]): Promise<() => void> {
-    // Until the backend tells when each began, each is taken to start when the group leaves for the instance.
-    const handedNs = this.#clock.now();
-    for (const entry of entries) entry.times.computeStartNs = handedNs;
-    try {
-      const executions = await executeEachItem(instance, entries.map((entry) => itemOf(entry, this.#settings.decoupled)), this.#signature, this.#listener.callerFor);
-      executions.forEach(({ startNs, outcome }, i) => {
-        if (outcome instanceof InferenceError) return;
-        const entry = entries[i]!;
-        this.#listener.executed(executionTimings(startNs, outcome, entry.request.batchSize, 1));
-        // Queued behind the group's earlier executions on the instance: its queue time ends where its own began.
-        entry.times.computeStartNs = startNs;
+  async #execute(instance: BackendInstance, executions: readonly (readonly QueueEntry[])[]): Promise<() => void> {
+    // On the clock the queue stamped its entries with, so their queue time is exact under a test's clock too. Until
+    // the backend tells when each execution began, each is taken to start when the call leaves for the instance.
+    const startNs = this.#clock.now();
+    for (const entries of executions) for (const entry of entries) entry.times.computeStartNs = startNs;
+    const run = await runExecutions(instance, executions.map((entries) => entries.map(itemOf)), this.#context, startNs);
+    run.outcomes.forEach((outcome, e) => {
+      if (outcome === undefined) return;
+      const entries = executions[e]!;
+      this.#listener.executed(executionTimings(outcome, entries.reduce((sum, entry) => sum + entry.request.batchSize, 0), entries.length));
+      for (const entry of entries) {
+        // Queued behind the call's earlier executions on the instance: its queue time ends where its own began.
+        entry.times.computeStartNs = outcome.startNs;
         if (entry.trace !== undefined) entry.times.execution = outcome;
-      });
-      return () => executions.forEach(({ outcome }, i) => settle(entries[i]!, outcome instanceof InferenceError ? outcome : outcome.results[0]));
-    } catch (error) {
-      const failure = asInferenceError(error);
-      return () => entries.forEach((entry) => entry.sink.send(failure, true));
-    }
+      }
+    });
+    return () => executions.forEach((entries, e) => entries.forEach((entry, i) => settle(entry, run.results[e]![i])));
   }
 }
 
-/** A queued request as an execution item: a decoupled model's backend answers the request's sink itself. */
-function itemOf(entry: QueueEntry, decoupled: boolean): ExecutionItem {
-  return { request: entry.request, parameters: entry.parameters, sink: decoupled ? entry.sink : undefined, signal: entry.signal, trace: entry.trace, chain: entry.chain };
+function itemOf(entry: QueueEntry): ExecutionItem {
+  return { request: entry.request, parameters: entry.parameters, sink: entry.sink, signal: entry.signal, trace: entry.trace, chain: entry.chain };
 }
 
 /**
  * Answers a request whose execution ended: its outputs or error, final; nothing for a decoupled request, whose
  * responses went to its sink (and whose failure as a whole, should the backend report one, ends it here).
  */
-function settle(entry: QueueEntry, result: OutputTensor[] | InferenceError | undefined): void {
+function settle(entry: QueueEntry, result: ItemResult): void {
   if (result !== undefined) entry.sink.send(result, true);
 }

@@ -2,8 +2,8 @@ import { DrainLatch } from "./drain-latch";
 import { monotonicClock } from "./clock";
 import { WakeTimer } from "./wake-timer";
 import type { BackendInstance } from "../../backends/backend";
-import { executeItems, type ExecutionItem, executionTimings } from "./batch-execution";
-import { type BatchSignature, batchSignature } from "./batch-tensors";
+import { type ExecutionContext, type ExecutionItem, executionTimings, runExecutions } from "./batch-execution";
+import { batchSignature } from "./batch-tensors";
 import { type BatchPolicy, decide, type PendingView } from "./batcher";
 import { type DirectPolicy, directBatch } from "./direct-batch";
 import { asInferenceError, InferenceError, invalidArg } from "../errors";
@@ -66,8 +66,7 @@ export class SequenceBatcher implements RequestScheduler {
   readonly #modelName: string;
   readonly #settings: SequenceBatcherSettings;
   readonly #batching: boolean;
-  readonly #signature: BatchSignature;
-  readonly #outputNames: readonly string[];
+  readonly #context: ExecutionContext;
   readonly #pool: InstancePool;
   readonly #listener: SchedulerListener;
   readonly #nowUs: () => number;
@@ -89,12 +88,13 @@ export class SequenceBatcher implements RequestScheduler {
       name: state.outputName, datatype: state.datatype, dims: state.initial.shape.slice(this.#batching ? 1 : 0), reshape: undefined, optional: false, labels: undefined,
     }));
     // The state inputs are among the signature's controls; the state outputs are the server's to read.
-    this.#signature = {
+    const executionSignature = {
       ...base,
       outputs: [...base.outputs, ...stateOutputs],
       outputsByName: new Map([...base.outputsByName, ...stateOutputs.map((output) => [output.name, output] as const)]),
     };
-    this.#outputNames = this.#signature.outputs.map((output) => output.name);
+    // A sequence model is never decoupled (the config validation refuses both).
+    this.#context = { signature: executionSignature, decoupled: false, callerFor: listener.callerFor };
     this.#pool = pool;
     this.#listener = listener;
     this.#nowUs = nowUs;
@@ -289,7 +289,7 @@ export class SequenceBatcher implements RequestScheduler {
     }
     return {
       request: { ...base.request, inputs, outputs: [...base.request.outputs, ...stateOutputs] },
-      parameters: entry?.parameters ?? NO_PARAMETERS, signal: entry?.signal, trace: entry?.trace, chain: entry?.chain,
+      parameters: entry?.parameters ?? NO_PARAMETERS, sink: entry?.sink, signal: entry?.signal, trace: entry?.trace, chain: entry?.chain,
     };
   }
 
@@ -315,19 +315,14 @@ export class SequenceBatcher implements RequestScheduler {
     const startNs = process.hrtime.bigint();
     const entries = positions.filter((entry) => entry !== undefined);
     for (const entry of entries) entry.times.computeStartNs = startNs;
-    try {
-      const outcome = await executeItems(instance, items, this.#signature, this.#outputNames, this.#listener.callerFor);
-      this.#listener.executed(executionTimings(startNs, outcome, positions.length, entries.length));
-      positions.forEach((entry, i) => {
-        if (entry === undefined) return;
-        if (entry.trace !== undefined) entry.times.execution = outcome;
-        const result = outcome.results[i];
-        if (result !== undefined) entry.sink.send(result instanceof InferenceError ? result : this.#keepState(entry, result), true);
-      });
-    } catch (error) {
-      const failure = asInferenceError(error);
-      for (const entry of entries) entry.sink.send(failure, true);
-    }
+    const { outcomes: [outcome], results: [results] } = await runExecutions(instance, [items], this.#context, startNs);
+    if (outcome !== undefined) this.#listener.executed(executionTimings(outcome, positions.length, entries.length));
+    positions.forEach((entry, i) => {
+      if (entry === undefined) return;
+      if (entry.trace !== undefined && outcome !== undefined) entry.times.execution = outcome;
+      const result = results![i];
+      if (result !== undefined) entry.sink.send(result instanceof InferenceError ? result : this.#keepState(entry, result), true);
+    });
   }
 
   /** Stores the request's state outputs as its sequence's next state inputs; returns the outputs the client may see. */

@@ -6,6 +6,7 @@ import type { BackendInstance, InstanceSpec, TensorMap } from "../../../server/b
 import { INLINE_MODEL_MAX_BYTES, OnnxruntimeBackend } from "../../../server/backends/onnxruntime/onnxruntime-backend";
 import { publicOrtMessage } from "../../../server/backends/onnxruntime/ort-error-message";
 import { OnnxGraphBuilder } from "../../../tools/model-builder/index";
+import { executeBatch } from "../../helpers/backend-execution";
 import { EXAMPLE_REPOSITORY } from "../../helpers/server-process";
 
 const spec = (modelPath: string): InstanceSpec => ({
@@ -48,12 +49,12 @@ describe("ONNX Runtime backend: where instances execute", () => {
       ["INPUT0", { datatype: "INT32", shape: [1, 16], data: int32(Array.from({ length: 16 }, (_, i) => i)) }],
       ["INPUT1", { datatype: "INT32", shape: [1, 16], data: int32(Array(16).fill(2)) }],
     ]);
-    const result = await instance.execute(inputs, ["OUTPUT0", "OUTPUT1"]);
-    const out0 = result.outputs.get("OUTPUT0")!;
+    const outputs = await executeBatch(instance, inputs, ["OUTPUT0", "OUTPUT1"]);
+    const out0 = outputs.get("OUTPUT0")!;
     expect(out0.shape).toEqual([1, 16]);
     expect([...new Int32Array(out0.data.slice().buffer)]).toEqual(Array.from({ length: 16 }, (_, i) => i + 2));
     expect(instance.io?.inputs.map((t) => t.name)).toEqual(["INPUT0", "INPUT1"]);
-    for (let i = 0; i < 5; i++) await instance.execute(inputs, ["OUTPUT0"]);
+    for (let i = 0; i < 5; i++) await executeBatch(instance, inputs, ["OUTPUT0"]);
     expect(instance.executionThread).toBe("main");
   });
 
@@ -65,11 +66,11 @@ describe("ONNX Runtime backend: where instances execute", () => {
     expect(instance.executionThread).toBe("main");
     const identity = new Float32Array(384 * 384);
     for (let i = 0; i < 384; i++) identity[i * 384 + i] = 1;
-    const run = (): Promise<unknown> => instance.execute(new Map([["X", { datatype: "FP32", shape: [384, 384], data: new Uint8Array(identity.slice().buffer) }]]), ["Y"]);
+    const run = (): Promise<unknown> => executeBatch(instance, new Map([["X", { datatype: "FP32", shape: [384, 384], data: new Uint8Array(identity.slice().buffer) }]]), ["Y"]);
     for (let i = 0; i < 3; i++) await run();
-    const result = (await instance.execute(new Map([["X", { datatype: "FP32", shape: [384, 384], data: new Uint8Array(identity.slice().buffer) }]]), ["Y"]));
+    const outputs = await executeBatch(instance, new Map([["X", { datatype: "FP32", shape: [384, 384], data: new Uint8Array(identity.slice().buffer) }]]), ["Y"]);
     expect(instance.executionThread).toBe("worker");
-    const y = new Float32Array(result.outputs.get("Y")!.data.slice().buffer);
+    const y = new Float32Array(outputs.get("Y")!.data.slice().buffer);
     expect(y[0]).toBe(1);
     expect(y[1]).toBe(0);
     expect(y[385]).toBe(1);
@@ -94,7 +95,7 @@ describe("ONNX Runtime backend: error messages", () => {
         ["INPUT0", { datatype: "INT32", shape: [2, 16], data: int32(Array(32).fill(1)) }],
         ["INPUT1", { datatype: "INT32", shape: [3, 16], data: int32(Array(48).fill(1)) }],
       ]);
-      const error = await instance.execute(inputs, ["OUTPUT0", "OUTPUT1"]).then(() => undefined, (e: unknown) => e as Error);
+      const error = await executeBatch(instance, inputs, ["OUTPUT0", "OUTPUT1"]).then(() => undefined, (e: unknown) => e as Error);
       expect(error?.message).toMatch(/^onnxruntime execution failed: Non-zero status code returned while running (Add|Sub) node\. Name:'OUTPUT[01]' Status Message: axis == 1 \|\| axis == largest was false\. Attempting to broadcast an axis by a dimension other than 1\. 2 by 3$/);
     } finally {
       await instance.close();

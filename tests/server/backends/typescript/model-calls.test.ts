@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendInstance, BackendRequest, ModelCall, ModelCaller, ModelCallResult } from "../../../../server/backends/backend";
 import { TypeScriptBackend } from "../../../../server/backends/typescript/typescript-backend";
+import { executeRequests, type TestRequest } from "../../../helpers/backend-execution";
 
 /**
  * Calls `TARGET` (a request parameter) with INPUT0, for the request itself unless `anonymous` is set; answers the
@@ -60,7 +61,7 @@ function startInstance(repository: string, name: string, js: string): Promise<Ba
   });
 }
 
-const request = (values: number[], parameters: BackendRequest["parameters"], caller?: ModelCaller): BackendRequest => ({
+const request = (values: number[], parameters: BackendRequest["parameters"], caller?: ModelCaller): TestRequest => ({
   inputs: new Map([["INPUT0", { datatype: "FP32", shape: [1, values.length], data: floats(values) }]]), parameters, requestedOutputs: ["OUTPUT0"], caller,
 });
 
@@ -80,7 +81,7 @@ describe("TypeScript backend: a model's calls to other models", () => {
   it("sends each call through the caller of the request it names, inputs in buffers of their own, outputs moved back", async () => {
     const first = recordingCaller();
     const second = recordingCaller();
-    const result = await instance.executeRequests!([request([1, 2], { target: "b" }, first.caller), request([3, 4], { target: "c" }, second.caller)]);
+    const result = await executeRequests(instance, [request([1, 2], { target: "b" }, first.caller), request([3, 4], { target: "c" }, second.caller)]);
     expect(result.responses.map((r) => ("error" in r ? r.error : valuesOf(r.outputs.get("OUTPUT0")!.data)))).toEqual([[11, 12], [13, 14]]);
     expect(first.calls).toMatchObject([{ modelName: "b", modelVersion: "2", parameters: { p: 1 }, outputs: ["OUTPUT0"] }]);
     expect(second.calls).toMatchObject([{ modelName: "c" }]);
@@ -94,7 +95,7 @@ describe("TypeScript backend: a model's calls to other models", () => {
 
   it("rejects a failed call with a ModelCallError carrying the callee's code, message and name", async () => {
     const failing = recordingCaller({ error: { code: "NOT_FOUND", message: "Request for unknown model: 'nowhere' is not found" } });
-    const result = await instance.executeRequests!([request([1, 2], { target: "nowhere" }, failing.caller)]);
+    const result = await executeRequests(instance, [request([1, 2], { target: "nowhere" }, failing.caller)]);
     const response = result.responses[0]!;
     expect("error" in response && JSON.parse(response.error.message)).toEqual({
       name: "ModelCallError", code: "NOT_FOUND", model: "nowhere", message: "Request for unknown model: 'nowhere' is not found",
@@ -103,15 +104,15 @@ describe("TypeScript backend: a model's calls to other models", () => {
 
   it("links a call to the only request of a batch of one, and refuses to guess in a batch of several", async () => {
     const only = recordingCaller();
-    const one = await instance.executeRequests!([request([5, 6], { target: "b", anonymous: true }, only.caller)]);
+    const one = await executeRequests(instance, [request([5, 6], { target: "b", anonymous: true }, only.caller)]);
     expect("error" in one.responses[0]!).toBe(false);
     expect(only.calls).toHaveLength(1);
-    await expect(instance.executeRequests!([request([1, 2], { target: "b", anonymous: true }, only.caller), request([1, 2], { target: "b" }, only.caller)]))
+    await expect(executeRequests(instance, [request([1, 2], { target: "b", anonymous: true }, only.caller), request([1, 2], { target: "b" }, only.caller)]))
       .rejects.toThrow("context.infer() needs options.request in a batch of 2 requests");
   });
 
   it("answers a call made for a request without a caller (a warmup) with UNAVAILABLE", async () => {
-    const result = await instance.executeRequests!([request([1, 2], { target: "b" })]);
+    const result = await executeRequests(instance, [request([1, 2], { target: "b" })]);
     const response = result.responses[0]!;
     expect("error" in response && JSON.parse(response.error.message)).toMatchObject({ code: "UNAVAILABLE", model: "b" });
   });
@@ -184,7 +185,7 @@ describe("TypeScript backend: a model's streamed calls to other models", () => {
   });
 
   async function run(caller: ModelCaller, parameters: BackendRequest["parameters"] = {}): Promise<unknown> {
-    const response = (await instance.executeRequests!([request([1], parameters, caller)])).responses[0]!;
+    const response = (await executeRequests(instance, [request([1], parameters, caller)])).responses[0]!;
     return "error" in response ? JSON.parse(response.error.message) : response;
   }
 

@@ -5,6 +5,7 @@ import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendResponse } from "../../../../server/backends/backend";
 import { TypeScriptBackend } from "../../../../server/backends/typescript/typescript-backend";
+import { executeRequests } from "../../../helpers/backend-execution";
 import { fromFloat16Array } from "../../../../protocol/float16";
 import { compileTypeScriptModel } from "../../../../tools/model-builder/compile-typescript-model";
 import { REPO_ROOT } from "../../../helpers/server-process";
@@ -114,7 +115,7 @@ describe("the published TypeScript-backend contract (gcp-inference-stack/typescr
     });
     try {
       const input = (values: number[]) => new Map([["INPUT0", { datatype: "FP32", shape: [1, values.length], data: new Uint8Array(Float32Array.from(values).buffer) }]]);
-      const result = await instance.executeRequests!([
+      const result = await executeRequests(instance, [
         { inputs: input([1, 2.5]), parameters: {}, requestedOutputs: ["OUTPUT0", "NOTE"] },
         { inputs: input([]), parameters: {}, requestedOutputs: ["OUTPUT0"] },
       ]);

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendInstance, BackendRequest, BackendResponse, BackendTensor, InstanceSpec, TensorMap } from "../../../../server/backends/backend";
 import { TypeScriptBackend } from "../../../../server/backends/typescript/typescript-backend";
+import { executeRequests, type TestRequest } from "../../../helpers/backend-execution";
 import { joinBytesElements } from "../../../../protocol/tensor-bytes";
 import { writeProbeModel } from "../../../helpers/typescript-test-models";
 
@@ -29,7 +30,7 @@ async function start(model: string, parameters: Record<string, string> = {}): Pr
 const bytes = (view: ArrayBufferView): Uint8Array => new Uint8Array(view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
-function request(inputs: Record<string, BackendTensor>, parameters: BackendRequest["parameters"] = {}): BackendRequest {
+function request(inputs: Record<string, BackendTensor>, parameters: BackendRequest["parameters"] = {}): TestRequest {
   return { inputs: new Map(Object.entries(inputs)), parameters, requestedOutputs: ["OUTPUT0", "INFO"] };
 }
 
@@ -77,7 +78,7 @@ describe("TypeScript backend: tensors and requests", () => {
       ["FP64", "Float64Array", bytes(Float64Array.from([-1.5, Math.PI, 1e300]))],
       ["BYTES", "Array", joinBytesElements([utf8(""), utf8("héllo"), Uint8Array.from([0, 255])])],
     ];
-    const result = await instance.executeRequests!(cases.map(([datatype, , data]) => request({ INPUT0: { datatype, shape: [1, 3], data: data.slice() } })));
+    const result = await executeRequests(instance, cases.map(([datatype, , data]) => request({ INPUT0: { datatype, shape: [1, 3], data: data.slice() } })));
     cases.forEach(([datatype, arrayClass, data], i) => {
       const output = outputsOf(result.responses[i]).get("OUTPUT0")!;
       expect(output, datatype).toEqual({ datatype, shape: [1, 3], data });
@@ -87,7 +88,7 @@ describe("TypeScript backend: tensors and requests", () => {
 
   it("gives the model its initialize() args and each request's parameters and requested outputs", async () => {
     const instance = await start("probe");
-    const result = await instance.executeRequests!([
+    const result = await executeRequests(instance, [
       request({ INPUT0: fp32([1]) }, { k: 3, label: "x", exact: true, big: 2n ** 60n }),
       request({ INPUT0: fp32([2]) }),
     ]);
@@ -105,7 +106,7 @@ describe("TypeScript backend: tensors and requests", () => {
 
   it("fails only the request the model refuses, with the model's code, or INTERNAL without one", async () => {
     const instance = await start("probe");
-    const result = await instance.executeRequests!([
+    const result = await executeRequests(instance, [
       request({ INPUT0: fp32([1]) }, { behave: "invalid" }),
       request({ INPUT0: fp32([2]) }),
       request({ INPUT0: fp32([3]) }, { behave: "internal" }),
@@ -121,9 +122,9 @@ describe("TypeScript backend: tensors and requests", () => {
 
   it("fails the whole batch when execute() throws, and keeps serving", async () => {
     const instance = await start("probe");
-    await expect(instance.executeRequests!([request({ INPUT0: fp32([1]) }), request({ INPUT0: fp32([2]) }, { behave: "throw" })]))
+    await expect(executeRequests(instance, [request({ INPUT0: fp32([1]) }), request({ INPUT0: fp32([2]) }, { behave: "throw" })]))
       .rejects.toThrow("TypeScript model execute() failed: execute exploded");
-    const again = await instance.executeRequests!([request({ INPUT0: fp32([7]) })]);
+    const again = await executeRequests(instance, [request({ INPUT0: fp32([7]) })]);
     expect(outputsOf(again.responses[0]).get("OUTPUT0")).toEqual(fp32([7]));
   });
 
@@ -145,15 +146,15 @@ describe("TypeScript backend: tensors and requests", () => {
 
   it("reports a worker that exits in execute(): the execution fails with the reason and `lost` resolves", async () => {
     const instance = await start("probe");
-    await expect(instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "exit" })]))
+    await expect(executeRequests(instance, [request({ INPUT0: fp32([1]) }, { behave: "exit" })]))
       .rejects.toThrow("the instance's worker thread exited with code 3");
     expect((await instance.lost!).message).toBe("the instance's worker thread exited with code 3");
-    await expect(instance.executeRequests!([request({ INPUT0: fp32([1]) })])).rejects.toThrow("exited with code 3");
+    await expect(executeRequests(instance, [request({ INPUT0: fp32([1]) })])).rejects.toThrow("exited with code 3");
   });
 
   it("reports a worker that runs out of its max_heap_size_mb", async () => {
     const instance = await start("probe", { max_heap_size_mb: "16" });
-    await expect(instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "grow" })])).rejects.toThrow(/worker thread crashed: .*memory limit/);
+    await expect(executeRequests(instance, [request({ INPUT0: fp32([1]) }, { behave: "grow" })])).rejects.toThrow(/worker thread crashed: .*memory limit/);
     expect((await instance.lost!).message).toMatch(/memory limit/);
   });
 
@@ -163,7 +164,7 @@ describe("TypeScript backend: tensors and requests", () => {
 
   it("caps a worker's heap at 1024 MiB when the model sets no max_heap_size_mb", async () => {
     const limits = async (instance: BackendInstance): Promise<unknown> => {
-      const { responses } = await instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "limits" })]);
+      const { responses } = await executeRequests(instance, [request({ INPUT0: fp32([1]) }, { behave: "limits" })]);
       return JSON.parse((responses[0] as { error: { message: string } }).error.message);
     };
     expect(await limits(await start("probe"))).toMatchObject({ maxOldGenerationSizeMb: 1024 });
@@ -172,9 +173,9 @@ describe("TypeScript backend: tensors and requests", () => {
 
   it("refuses process.kill() in a model, which would signal the whole server", async () => {
     const instance = await start("probe");
-    await expect(instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "kill" })]))
+    await expect(executeRequests(instance, [request({ INPUT0: fp32([1]) }, { behave: "kill" })]))
       .rejects.toThrow("TypeScript model execute() failed: process.kill() is not allowed in a TypeScript model");
-    const again = await instance.executeRequests!([request({ INPUT0: fp32([7]) })]);
+    const again = await executeRequests(instance, [request({ INPUT0: fp32([7]) })]);
     expect(outputsOf(again.responses[0]).get("OUTPUT0")).toEqual(fp32([7]));
   });
 });
@@ -182,7 +183,7 @@ describe("TypeScript backend: tensors and requests", () => {
 describe("TypeScript backend: an execute() that never returns", () => {
   it.each(["spin", "hang", "wait"])("ends a '%s' execute() past execution_timeout_ms with UNAVAILABLE, and the instance is lost", async (behave) => {
     const instance = await start("probe", { execution_timeout_ms: "300" });
-    const result = await instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave }), request({ INPUT0: fp32([2]) })]);
+    const result = await executeRequests(instance, [request({ INPUT0: fp32([1]) }, { behave }), request({ INPUT0: fp32([2]) })]);
     const error = { code: "UNAVAILABLE", message: "TypeScript model execute() did not finish within 300 ms (execution_timeout_ms): its instance is restarted" };
     expect(result.responses).toEqual([{ error }, { error }]);
     expect((await instance.lost!).message).toBe(error.message);
@@ -190,13 +191,13 @@ describe("TypeScript backend: an execute() that never returns", () => {
 
   it("serves executions shorter than execution_timeout_ms as usual", async () => {
     const instance = await start("probe", { execution_timeout_ms: "60000" });
-    const result = await instance.executeRequests!([request({ INPUT0: fp32([3]) })]);
+    const result = await executeRequests(instance, [request({ INPUT0: fp32([3]) })]);
     expect(outputsOf(result.responses[0]).get("OUTPUT0")).toEqual(fp32([3]));
   });
 
   it("ends an execution still running unload_timeout_ms after the model began to unload, and close() then returns", async () => {
     const instance = await start("probe", { unload_timeout_ms: "300" });
-    const running = instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "spin" })]);
+    const running = executeRequests(instance, [request({ INPUT0: fp32([1]) }, { behave: "spin" })]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     instance.draining!();
     expect((await running).responses).toEqual([{ error: {
@@ -207,7 +208,7 @@ describe("TypeScript backend: an execute() that never returns", () => {
 
   it("close() during a spinning execute() ends the worker after unload_timeout_ms, failing the execution with why", async () => {
     const instance = await backend.createInstance(spec("probe", { unload_timeout_ms: "300" }));
-    const running = instance.executeRequests!([request({ INPUT0: fp32([1]) }, { behave: "spin" })]);
+    const running = executeRequests(instance, [request({ INPUT0: fp32([1]) }, { behave: "spin" })]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     // Expected before close(), which rejects it: a rejection nobody handles yet would count as unhandled.
     const failed = expect(running).rejects.toThrow("the instance was closed (model unloaded or server shutting down) before its execution finished");

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { BackendInstance, ExecutionResult, TensorMap } from "../../../../server/backends/backend";
+import type { BackendExecution, BackendInstance, ExecutionTimes } from "../../../../server/backends/backend";
+import { gatherInputs, scatterOutputs } from "../../../../server/backends/batch-io";
 import { InferenceError } from "../../../../server/core/errors";
 import type { ModelSignature } from "../../../../server/core/model-config/model-signature";
 import type { ValidatedRequest } from "../../../../server/core/request/request-validation";
@@ -94,6 +95,7 @@ class HeldInstance implements BackendInstance {
   readonly io = undefined;
   readonly executionThread = "main";
   readonly executionProvider = "cpu";
+  readonly groupsExecutions = false;
   readonly #index: number;
   readonly #clock: FakeClock;
   readonly #batches: Batch[];
@@ -105,13 +107,14 @@ class HeldInstance implements BackendInstance {
     this.#batches = batches;
   }
 
-  execute(inputs: TensorMap): Promise<ExecutionResult> {
-    const input = inputs.get("INPUT")!;
+  async execute([requests]: readonly BackendExecution[]): Promise<ExecutionTimes[]> {
+    const input = (await gatherInputs(requests!)).get("INPUT")!;
     const ids = int32Values(input.data).filter((_, i) => i % input.shape[1]! === 0);
     this.#batches.push({ atUs: this.#clock.nowUs(), instance: this.#index, requests: ids.filter((id, row) => row === 0 || id !== ids[row - 1]) });
-    return new Promise((resolve) => {
-      this.#running = () => resolve({ outputs: new Map([["OUTPUT", input]]), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 });
-    });
+    await new Promise<void>((resolve) => (this.#running = resolve));
+    scatterOutputs(new Map([["OUTPUT", input]]), requests!);
+    const now = process.hrtime.bigint();
+    return [{ startNs: now, endNs: now, computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 }];
   }
 
   finish(): void {

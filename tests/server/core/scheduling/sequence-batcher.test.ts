@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { BackendInstance, ExecutionResult, TensorMap } from "../../../../server/backends/backend";
+import type { BackendExecution, BackendInstance, ExecutionTimes, TensorMap } from "../../../../server/backends/backend";
+import { gatherInputs, scatterOutputs } from "../../../../server/backends/batch-io";
 import { InstancePool } from "../../../../server/core/scheduling/instance-pool";
 import type { ModelSignature } from "../../../../server/core/model-config/model-signature";
 import type { ValidatedRequest } from "../../../../server/core/request/request-validation";
@@ -20,17 +21,20 @@ class SteppedInstance implements BackendInstance {
   readonly io = undefined;
   readonly executionThread = "main";
   readonly executionProvider = "cpu";
+  readonly groupsExecutions = false;
   readonly executions: TensorMap[] = [];
   readonly #pending: (() => void)[] = [];
 
-  execute(inputs: TensorMap): Promise<ExecutionResult> {
+  async execute([requests]: readonly BackendExecution[]): Promise<ExecutionTimes[]> {
+    const inputs = await gatherInputs(requests!);
     this.executions.push(inputs);
     const input = int32Values(inputs.get("INPUT")!.data);
     const state = inputs.has("STATE_IN") ? int32Values(inputs.get("STATE_IN")!.data) : input.map(() => 0);
     const sum = { datatype: "INT32", shape: [input.length, 1], data: int32(input.map((v, i) => v + state[i]!)) } as const;
-    return new Promise((resolve) => this.#pending.push(() => resolve({
-      outputs: new Map([["OUTPUT", sum], ["STATE_OUT", { ...sum, data: sum.data.slice() }]]), computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0,
-    })));
+    await new Promise<void>((resolve) => this.#pending.push(resolve));
+    scatterOutputs(new Map([["OUTPUT", sum], ["STATE_OUT", { ...sum, data: sum.data.slice() }]]), requests!);
+    const now = process.hrtime.bigint();
+    return [{ startNs: now, endNs: now, computeInputNs: 0, computeInferNs: 0, computeOutputNs: 0 }];
   }
 
   /** Finishes the oldest running execution and lets the batcher react (assembling a batch is asynchronous). */
