@@ -89,6 +89,11 @@ export interface Backend {
    * {@link defaultModelFilename}, as Triton recognises `model.onnx`. Absent: false.
    */
   readonly recognizedByModelFile?: boolean;
+  /**
+   * Whether the backend can answer a request with any number of responses (a decoupled model,
+   * `model_transaction_policy { decoupled: true }`). Absent: false, and such a model is refused at load.
+   */
+  readonly servesDecoupled?: boolean;
   /** Whether a version whose model file is missing fails before any instance starts (`model file ... not found`). */
   readonly requiresModelFile?: boolean;
   /** Instances of a KIND_CPU group whose config gives no count. Absent: 1. */

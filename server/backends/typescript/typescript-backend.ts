@@ -70,6 +70,7 @@ export class TypeScriptBackend implements Backend {
   readonly name = "typescript";
   readonly usesGpu = false;
   readonly runsModelCode = true;
+  readonly servesDecoupled = true;
   readonly defaultModelFilename = "model.js";
   readonly #startWorker: WorkerFactory;
 

@@ -137,6 +137,9 @@ async function loadVersion(
 ): Promise<ModelVersion> {
   // Triton's Model::Init; with auto-complete off the repository manager has made this check already.
   validateModelIoConfig(baseConfig);
+  if (baseConfig.model_transaction_policy?.decoupled === true && backend.servesDecoupled !== true) {
+    throw new Error(`backend '${backend.name}' cannot serve a decoupled model (model_transaction_policy { decoupled: true }): its executions answer each request once`);
+  }
   const modelPath = modelFilePath(directory, version, modelFilename(baseConfig, backend));
   const autoOnGpu = settings.gpuCount > 0 && backend.usesGpu;
   let created: CreatedInstances;
