@@ -17,7 +17,6 @@ import type { ApiRestrictions } from "./frontends/api-restrictions";
 import { startGrpcServer } from "./frontends/grpc/grpc-server";
 import { RESTRICTED_PROTOCOL_PREFIX } from "./frontends/grpc/restricted-protocol-interceptor";
 import { buildHttpServer } from "./frontends/http/http-server";
-import { closeUnsentEventStreams } from "./frontends/http/routes/generate-routes";
 import { RequestBytesBudget } from "./frontends/request-bytes-budget";
 import { SystemSharedMemory } from "./frontends/shared-memory/system-shared-memory";
 import { detectGpus, hideSoftwareVulkanDrivers } from "./backends/gpu-detection";
@@ -158,12 +157,7 @@ async function run(options: ServerOptions): Promise<void> {
     const address = http.server.address() as AddressInfo;
     logger.info({ service: "http", port: address.port, tls: options.httpTls !== undefined }, `Started HTTPService at ${address.address}:${address.port}`);
     frontendClosers.push(() => http.close());
-    // Idle to Node: no request in progress; and the event streams that are over but wait behind a full socket. Not
-    // a connection whose request still runs: it gets its answer.
-    frontendForcers.push(() => {
-      http.server.closeIdleConnections();
-      closeUnsentEventStreams();
-    });
+    frontendForcers.push(() => http.closeAllButWorking());
   }
 
   if (options.allowGrpc) {

@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync } from "node:fs";
-import path from "node:path";
+import { workerScript } from "../../common/worker-script";
 import type { StressServer } from "./stress-server";
 
 /**
@@ -9,7 +8,8 @@ import type { StressServer } from "./stress-server";
  * before `send` is called) until what `send` returns settles.
  */
 export async function healthDuring<T>(server: StressServer, send: () => Promise<T>): Promise<{ result: T; healthMs: number[] }> {
-  const poller = spawn(process.execPath, [...pollerEntry(), server.httpUrl], { stdio: ["ignore", "pipe", "inherit"] });
+  const script = workerScript(__dirname, "health-poller-process");
+  const poller = spawn(process.execPath, [...script.execArgv, script.file, server.httpUrl], { stdio: ["ignore", "pipe", "inherit"] });
   let output = "";
   const exited = once(poller, "exit");
   const ready = new Promise<void>((resolve) => {
@@ -29,10 +29,4 @@ export async function healthDuring<T>(server: StressServer, send: () => Promise<
   const [first, latencies] = output.split("\n");
   if (first !== "ready" || latencies === undefined) throw new Error(`the health poller failed: ${output.slice(0, 300)}`);
   return { result, healthMs: JSON.parse(latencies) as number[] };
-}
-
-/** The poller's compiled file, or, run from TypeScript sources (the test suite), its source with tsx's loader. */
-function pollerEntry(): string[] {
-  const compiled = path.join(__dirname, "health-poller-process.js");
-  return existsSync(compiled) ? [compiled] : ["--require", "tsx/cjs", path.join(__dirname, "health-poller-process.ts")];
 }

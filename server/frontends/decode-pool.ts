@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
 import os from "node:os";
 import { move, Piscina, transferableSymbol, valueSymbol } from "piscina";
+import { workerScript } from "../../common/worker-script";
 
 /** `value`, marked so that piscina moves `buffers` with it instead of copying them. */
 export function movable(value: object, buffers: readonly ArrayBufferLike[]): unknown {
@@ -17,35 +17,31 @@ export function ownedBytes(view: Uint8Array, slack = 0): Uint8Array {
   return view.buffer.byteLength - view.byteLength <= slack ? view : new Uint8Array(view);
 }
 
-/** The worker's compiled file, or, run from TypeScript sources (tests, tsx), its source with the same loader. */
-function workerEntry(modulePath: string): { filename: string; execArgv: string[] } {
-  const compiled = `${modulePath}.js`;
-  if (existsSync(compiled)) return { filename: compiled, execArgv: [] };
-  return { filename: `${modulePath}.ts`, execArgv: ["--require", "tsx/cjs"] };
-}
-
 /**
  * A small pool of worker threads that decode large requests, so that parsing and converting tens of megabytes does
  * not stop the event loop (health checks and every other request) for as long: started on first use, at most half
  * the cores, idle threads ended after a minute. The buffers handed to {@link run} move to the worker.
  */
 export class DecodePool {
-  readonly #modulePath: string;
+  readonly #directory: string;
+  readonly #name: string;
   #pool: Piscina | undefined;
 
-  /** @param modulePath the worker module's path without its extension; its default export is the task. */
-  constructor(modulePath: string) {
-    this.#modulePath = modulePath;
+  /** @param name the worker module beside `directory`'s modules, without its extension; its default export is the task. */
+  constructor(directory: string, name: string) {
+    this.#directory = directory;
+    this.#name = name;
   }
 
   async run<Result>(task: object, buffers: readonly ArrayBufferLike[]): Promise<Result> {
-    this.#pool ??= new Piscina({
-      ...workerEntry(this.#modulePath),
-      minThreads: 0,
-      maxThreads: Math.max(1, Math.floor(os.availableParallelism() / 2)),
-      idleTimeout: 60_000,
-    });
-    return (await this.#pool.run(movable(task, buffers))) as Result;
+    return (await this.#started().run(movable(task, buffers))) as Result;
+  }
+
+  #started(): Piscina {
+    if (this.#pool !== undefined) return this.#pool;
+    const { file, execArgv } = workerScript(this.#directory, this.#name);
+    this.#pool = new Piscina({ filename: file, execArgv, minThreads: 0, maxThreads: Math.max(1, Math.floor(os.availableParallelism() / 2)), idleTimeout: 60_000 });
+    return this.#pool;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,3 @@
-import path from "node:path";
 import { InferenceError } from "../../core/index";
 import type { ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
 import { DecodePool, ownedBytes } from "../decode-pool";
@@ -34,7 +33,7 @@ export function offThreadDeserializer(deserialize: (bytes: Buffer) => ModelInfer
 
 /** Decodes large ModelInfer messages on a small pool of worker threads (started on first use). */
 export class GrpcInferRequestDecoder {
-  readonly #pool = new DecodePool(path.join(__dirname, "infer-request-worker"));
+  readonly #pool = new DecodePool(__dirname, "infer-request-worker");
 
   /** The message decoded; rejects when it is not a ModelInferRequest at all. Its bytes must not be used afterwards. */
   async decode(message: UndecodedInferRequest): Promise<PreDecodedInferRequest> {

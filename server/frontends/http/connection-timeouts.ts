@@ -12,11 +12,26 @@ import type { Server, Socket } from "node:net";
  */
 export class ConnectionTimeouts {
   readonly #working = new WeakSet<Socket>();
+  readonly #open = new Set<Socket>();
 
   constructor(server: Server, private readonly idleTimeoutMs: number, private readonly writeTimeoutMs: number) {
     server.on("timeout", (socket: Socket) => {
       if (!this.#working.has(socket)) socket.destroy();
     });
+    server.on("connection", (socket: Socket) => {
+      this.#open.add(socket);
+      socket.once("close", () => this.#open.delete(socket));
+    });
+  }
+
+  /**
+   * Closes every connection but those whose request the server still works on (they get their answers): for a
+   * shutdown past its deadline. An answer its client has not taken (an event stream ended by the shutdown, a large
+   * response) counts as busy to Node, which would keep its connection up to the write timeout; a connection that
+   * closed the server early would not stop to wait for it.
+   */
+  closeAllButWorking(): void {
+    for (const socket of this.#open) if (!this.#working.has(socket)) socket.destroy();
   }
 
   /** The request on this connection has arrived whole and is being worked on: its client owes nothing now. */

@@ -53,6 +53,13 @@ const ROUTE_GROUPS = [
  * CORS headers, and refuses the requests that change the server (repository, logging, trace settings, shared
  * memory, and inference into shared memory) when a page on another site could have made them.
  */
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Closes every connection but those whose request the server still works on (a shutdown past its deadline). */
+    closeAllButWorking(): void;
+  }
+}
+
 export function buildHttpServer(core: InferenceCore, options: HttpServerOptions): FastifyInstance {
   const app = createFastify(options);
   const timeouts = new ConnectionTimeouts(app.server, options.limits.idleTimeoutMs, options.limits.writeTimeoutMs);
@@ -93,5 +100,6 @@ export function buildHttpServer(core: InferenceCore, options: HttpServerOptions)
     crossSite: new CrossSiteGuard(options.allowedHosts), decoder,
   };
   for (const routes of ROUTE_GROUPS) app.register(routes, groupOptions);
+  app.decorate("closeAllButWorking", () => timeouts.closeAllButWorking());
   return app;
 }

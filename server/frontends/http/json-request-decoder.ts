@@ -1,4 +1,3 @@
-import path from "node:path";
 import { InferenceError, type InferRequest } from "../../core/index";
 import type { GenerateModel } from "./generate-mapping";
 import { type DecodedInferRequest, decodeInferRequest, type RawBodyContext } from "./infer-request-codec";
@@ -19,7 +18,7 @@ export const OFF_THREAD_JSON_BYTES = 64 * 1024;
  * move to the worker.
  */
 export class InferRequestDecoder {
-  readonly #pool = new DecodePool(path.join(__dirname, "json-request-worker"));
+  readonly #pool = new DecodePool(__dirname, "json-request-worker");
 
   async decode(body: Uint8Array, headerLength: number | undefined, context: RawBodyContext): Promise<DecodedInferRequest> {
     if (headerLength === 0 || (headerLength ?? body.byteLength) < OFF_THREAD_JSON_BYTES) return decodeInferRequest(body, headerLength, context);

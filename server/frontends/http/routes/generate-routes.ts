@@ -1,4 +1,3 @@
-import type { ServerResponse } from "node:http";
 import { PassThrough } from "node:stream";
 import type { FastifyPluginCallback, FastifyReply } from "fastify";
 import { asInferenceError, type CancellationSignal, InferenceError, type InferRequest, type ModelHandle, type StreamResponse } from "../../../core/index";
@@ -61,23 +60,6 @@ async function generateOnce(model: ModelHandle, request: InferRequest, reply: Fa
   return reply.code(answer?.status ?? 200).type("application/json").send(body);
 }
 
-/** Event streams whose model ended them while their client had not taken every event yet. */
-const unsentStreams = new Set<ServerResponse>();
-
-function awaitingClient(raw: ServerResponse): void {
-  if (raw.writableFinished || raw.destroyed) return;
-  unsentStreams.add(raw);
-  raw.once("close", () => unsentStreams.delete(raw));
-}
-
-/**
- * Closes the connections of event streams that are over but whose clients have not taken them (a shutdown past its
- * deadline ended them): their answers wait behind a full socket, where Node would keep them up to the write timeout.
- */
-export function closeUnsentEventStreams(): void {
-  for (const raw of unsentStreams) raw.destroy();
-}
-
 const EVENT_PREFIX = Buffer.from("data: ");
 const EVENT_END = Buffer.from("\n\n");
 
@@ -110,9 +92,7 @@ async function generateStream(model: ModelHandle, request: InferRequest, reply: 
     resolveFirst(formatted);
     if (body.writableEnded || body.destroyed) return;
     if (formatted !== undefined) body.write(eventOf(formatted.json));
-    if (!event.final) return;
-    body.end();
-    awaitingClient(reply.raw);
+    if (event.final) body.end();
   });
   submitting = false;
   const first = await firstEvent;
