@@ -22,18 +22,24 @@ export async function copyInSlices(target: Uint8Array, source: Uint8Array, offse
   }
 }
 
+/** Memory for `byteLength` bytes of a batch, in a buffer the backend owns. */
+export type BatchAllocator = (byteLength: number) => Uint8Array<ArrayBuffer>;
+
+const freshBuffer: BatchAllocator = (byteLength) => new Uint8Array(new ArrayBuffer(byteLength));
+
 /**
- * The requests' inputs concatenated along the batch dimension, in fresh buffers the backend owns (and may move to
- * its thread). With one request this is the single copy that makes its bytes aligned and transferable. An optional
- * input the first request omits is left out (requests without it never batch with those that have it).
+ * The requests' inputs concatenated along the batch dimension, in buffers the backend owns (and may move to its
+ * thread): fresh ones, or from `allocate` (each input at the start of a buffer of its own). With one request this is
+ * the single copy that makes its bytes aligned and transferable. An optional input the first request omits is left
+ * out (requests without it never batch with those that have it).
  */
-export async function gatherInputs(requests: BackendExecution): Promise<TensorMap> {
+export async function gatherInputs(requests: BackendExecution, allocate: BatchAllocator = freshBuffer): Promise<TensorMap> {
   const batch: TensorMap = new Map();
   const batchSize = requests.reduce((sum, request) => sum + request.batchSize, 0);
   for (const [name, first] of requests[0]?.inputs ?? []) {
     let byteLength = 0;
     for (const request of requests) byteLength += request.inputs.get(name)?.data.byteLength ?? 0;
-    const data = new Uint8Array(new ArrayBuffer(byteLength));
+    const data = allocate(byteLength);
     let offset = 0;
     for (const request of requests) {
       const part = request.inputs.get(name);
@@ -102,17 +108,18 @@ export interface BatchRun {
 
 /**
  * Runs each execution as one batch, in order, for a backend whose model takes whole batches: gathers its requests'
- * inputs, hands them to `run` with the outputs they ask for, and scatters the outputs back. `run` throwing fails the
- * execution with its message (INTERNAL).
+ * inputs (into memory from `allocate`), hands them to `run` with the outputs they ask for, and scatters the outputs
+ * back. `run` throwing fails the execution with its message (INTERNAL).
  */
 export async function executeBatches(
   executions: readonly BackendExecution[], run: (inputs: TensorMap, outputNames: readonly string[]) => Promise<BatchRun>,
+  allocate?: BatchAllocator,
 ): Promise<(ExecutionTimes | undefined)[]> {
   const times: (ExecutionTimes | undefined)[] = [];
   for (const requests of executions) {
     const startNs = process.hrtime.bigint();
     try {
-      const inputs = await gatherInputs(requests);
+      const inputs = await gatherInputs(requests, allocate);
       const gatheredNs = process.hrtime.bigint();
       const result = await run(inputs, requestedOutputNames(requests));
       scatterOutputs(result.outputs, requests);

@@ -3,6 +3,7 @@ import * as ort from "onnxruntime-node";
 import type { Backend, BackendExecution, BackendInstance, ExecutionTimes, InstanceSpec, ModelIo, TensorMap } from "../backend";
 import { type BatchRun, executeBatches } from "../batch-io";
 import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory } from "../instance-worker";
+import { SpareBuffers } from "../spare-buffers";
 import { workerScript } from "../../../common/worker-script";
 import { chooseExecutionProviders, type ExecutionProviderName, runsOnWebgpu, webgpuUnavailable } from "./execution-providers";
 import { openOnDeviceThread, type OrtSessionChannel } from "./ort-device-thread";
@@ -228,6 +229,7 @@ function setEnvironment(values: Readonly<Record<string, string | undefined>>): R
 class OrtInstance implements BackendInstance {
   readonly executionThread = "worker";
   readonly #worker: OrtSessionChannel;
+  readonly #spareBuffers = new SpareBuffers();
 
   private constructor(worker: OrtSessionChannel, readonly io: ModelIo, readonly executionProvider: ExecutionProviderName) {
     this.#worker = worker;
@@ -251,13 +253,16 @@ class OrtInstance implements BackendInstance {
   readonly groupsExecutions = false;
 
   execute(executions: readonly BackendExecution[]): Promise<(ExecutionTimes | undefined)[]> {
-    return executeBatches(executions, (inputs, outputNames) => this.#run(inputs, outputNames));
+    return executeBatches(executions, (inputs, outputNames) => this.#run(inputs, outputNames), (byteLength) => this.#spareBuffers.take(byteLength));
   }
 
   async #run(inputs: TensorMap, outputNames: readonly string[]): Promise<BatchRun> {
+    // The batch's buffers are this instance's own (gathered from its spares): they move to the thread whole, and
+    // the views on them keep their lengths.
     const transfer = new Set<ArrayBuffer>();
-    const tensors = postableTensors(inputs, transfer);
-    const reply = await this.#worker.call({ inputs: tensors, outputNames }, [...transfer]);
+    for (const tensor of inputs.values()) if (tensor.data.buffer instanceof ArrayBuffer) transfer.add(tensor.data.buffer);
+    const reply = await this.#worker.call({ inputs: postableTensors(inputs, transfer), outputNames }, [...transfer]);
+    this.#spareBuffers.give(reply.inputBuffers);
     if (reply.type === "run-error") throw executionFailed(reply.message);
     const outputs: TensorMap = new Map();
     for (const output of reply.outputs) outputs.set(output.name, output);

@@ -37,7 +37,7 @@ async function open(sessionId: number, settings: Extract<DeviceThreadRequest, { 
 async function run(sessionId: number, request: Extract<DeviceThreadRequest, { type: "run" }>["request"]): Promise<void> {
   const session = sessions.get(sessionId);
   if (session === undefined) {
-    post({ type: "ran", sessionId, reply: { type: "run-error", id: request.id, message: "the instance's session is closed" } });
+    post({ type: "ran", sessionId, reply: { type: "run-error", id: request.id, message: "the instance's session is closed", inputBuffers: [] } });
     return;
   }
   const { reply, transfer } = await runSession(session, request);

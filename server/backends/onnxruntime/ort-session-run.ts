@@ -3,12 +3,21 @@ import type { NamedTensor } from "../instance-worker";
 import { fromOrtTensor, toOrtTensor } from "./ort-tensors";
 import type { OrtWorkerReply, WorkerRequest } from "./ort-worker-protocol";
 
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
 /**
  * One execution of `session` on the calling worker thread, as the reply the main thread waits for (never throws: a
  * failure is a `run-error`) and the output buffers that move with it. Shared by the per-instance worker
  * (ort-worker.ts) and the per-device worker that hosts every WebGPU session of a device (ort-device-worker.ts).
  */
 export async function runSession(session: ort.InferenceSession, request: WorkerRequest): Promise<{ reply: OrtWorkerReply; transfer: ArrayBuffer[] }> {
+  const { reply, transfer } = await runOnce(session, request);
+  const inputBuffers = [...new Set(request.inputs.map((input) => input.data.buffer))]
+    .filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer && !transfer.includes(buffer));
+  return { reply: { ...reply, inputBuffers }, transfer: [...transfer, ...inputBuffers] };
+}
+
+async function runOnce(session: ort.InferenceSession, request: WorkerRequest): Promise<{ reply: DistributiveOmit<OrtWorkerReply, "inputBuffers">; transfer: ArrayBuffer[] }> {
   try {
     const t0 = process.hrtime.bigint();
     const feeds: Record<string, ort.Tensor> = {};

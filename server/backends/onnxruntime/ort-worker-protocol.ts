@@ -38,12 +38,16 @@ export type WorkerRequest = { readonly id: number; readonly inputs: NamedTensor[
 /** The worker's start-up message carries the session's I/O description. */
 export type OrtStartupMessage = StartupMessage<ModelIo>;
 
-export type OrtWorkerReply =
+/**
+ * The answer to one run. `inputBuffers` are the request's input buffers, moved back once the run no longer needs
+ * them, so that the main thread gathers its next batch into memory it has used before (backends/spare-buffers.ts).
+ */
+export type OrtWorkerReply = { readonly inputBuffers: ArrayBuffer[] } & (
   | {
       readonly type: "result"; readonly id: number; readonly outputs: NamedTensor[];
       readonly computeInputNs: number; readonly computeInferNs: number; readonly computeOutputNs: number;
     }
-  | { readonly type: "run-error"; readonly id: number; readonly message: string };
+  | { readonly type: "run-error"; readonly id: number; readonly message: string });
 
 /**
  * Messages to the thread that hosts every WebGPU session of one device (ort-device-worker.ts): each names the

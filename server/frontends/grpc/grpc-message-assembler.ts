@@ -1,4 +1,5 @@
 import type { BudgetLease, RequestBytesBudget } from "../request-bytes-budget";
+import { requestBuffers } from "../request-buffers";
 
 /** Bytes before each gRPC message: a compressed flag and a 4-byte big-endian length. */
 const PREFIX_BYTES = 5;
@@ -15,7 +16,8 @@ const PREFIX_BYTES = 5;
  * Each message holds its bytes against the in-flight budget as they arrive (not its announced length: a client that
  * announces much and sends little holds only what it sent), from its first byte until it is handed over, whole,
  * to be decompressed and decoded (which hold it again). The buffer is left uninitialised, so its pages take memory
- * only as the message's bytes are copied in. A message refused (over the limit, or the budget full) ends the call;
+ * only as the message's bytes are copied in; a mid-sized one comes from {@link requestBuffers}, to which modelInfer
+ * gives it back once answered. A message refused (over the limit, or the budget full) ends the call;
  * what else its stream sends is dropped.
  */
 export class GrpcMessageAssembler {
@@ -72,7 +74,7 @@ export class GrpcMessageAssembler {
         }
         this.#lease = this.budget?.lease();
         this.#lease?.refuseIfNeverFits(PREFIX_BYTES + length);
-        this.#message = Buffer.allocUnsafe(PREFIX_BYTES + length);
+        this.#message = requestBuffers.take(PREFIX_BYTES + length);
         this.#prefix.copy(this.#message, 0);
         this.#messageBytesSeen = PREFIX_BYTES;
         this.#prefixBytesSeen = 0;

@@ -1,6 +1,7 @@
 import { type CancellationSignal, type InferenceCore, InferenceError, type InferenceTrace, type ModelHandle } from "../../core/index";
 import type { BudgetLease } from "../request-bytes-budget";
 import { type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
+import { requestBuffers } from "../request-buffers";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
 import { type DecodedModelInferRequest, decodeModelInferRequest } from "./infer-request-decoder";
@@ -48,7 +49,10 @@ export async function modelInfer(
   try {
     const decoded = decodeHeld(lease, message);
     const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => model.infer({ ...request, signal, trace }));
-    return encodeModelInferResponse(response, placed);
+    const encoded = encodeModelInferResponse(response, placed);
+    // Answered: the backend read copies of the tensors, so the message's memory can take the next one.
+    if (!("decoded" in message)) requestBuffers.give(message.raw_input_contents[0]);
+    return encoded;
   } finally {
     lease.release();
     releaseTensors(message);

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { errorCodes } from "fastify";
 import { InferenceError } from "../../core/index";
+import { requestBuffers } from "../request-buffers";
 import { budgetLeaseOf } from "./request-budget-hook";
 
 type Done = (error: Error | null, body?: Buffer) => void;
@@ -26,7 +27,8 @@ function bodyTooLarge(request: FastifyRequest, bytes: number, limit: number): In
  *
  * A body that announces its length is read straight into a buffer of that size: fastify's own reader keeps every
  * chunk and copies them into one buffer at the end, twice a 64 MiB body's memory at its peak. The buffer is left
- * uninitialised, so its pages take memory only as the body's bytes are written into them.
+ * uninitialised, so its pages take memory only as the body's bytes are written into them; a mid-sized one comes from
+ * {@link requestBuffers}, to which the infer route gives it back once answered.
  */
 export function bodyReader(limit: number) {
   return (request: FastifyRequest, payload: NodeJS.ReadableStream, done: Done): void => {
@@ -43,7 +45,7 @@ export function bodyReader(limit: number) {
       done(error as Error);
       return;
     }
-    const whole = known ? Buffer.allocUnsafe(declared) : undefined;
+    const whole = known ? requestBuffers.take(declared) : undefined;
     const chunks: Buffer[] = [];
     let received = 0;
     const finish = (error: Error | null, body?: Buffer): void => {

@@ -7,6 +7,7 @@ import { inferWithSharedMemory } from "../../shared-memory/tensor-shared-memory"
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "../content-encoding";
 import { sendError } from "../error-reply";
 import { retainedBytes } from "../../request-bytes-budget";
+import { requestBuffers } from "../../request-buffers";
 import { budgetLeaseOf } from "../request-budget-hook";
 import { traceHttpExchange } from "../http-trace";
 import { type EncodedInferResponse, encodeInferResponse } from "../infer-response-codec";
@@ -87,6 +88,9 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       }
       const signal = clientGone(reply);
       const { response, placed } = await inferWithSharedMemory(sharedMemory, tensorsInSharedMemory, inferRequest, (ready) => handle.infer({ ...ready, signal, trace }));
+      // Answered: the backend read copies of the inputs; once the response (which may still be written) is out,
+      // the body's memory can take the next one.
+      reply.raw.once("finish", () => requestBuffers.give(request.body));
       trace?.timestamp("HTTP_SEND_START", process.hrtime.bigint());
       return sendInferResponse(reply, await encodeInferResponse(response, encoding, placed), chooseResponseEncoding(request.headers["accept-encoding"]));
     });
