@@ -39,7 +39,7 @@ function variantRepository(exampleRepository: string): string {
 export async function runBatchingSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options, log } = context;
   const repository = variantRepository(context.modelRepository);
-  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--allow-grpc", "false"]);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--allow-grpc", "false"], context.options.serverRoot);
   const client = new InferenceClient({ url: server.httpUrl });
   const features = MLP_FEATURES.input;
   const input: InferInput[] = [{ name: "INPUT0", datatype: "FP32", shape: [1, features], data: Float32Array.from({ length: features }, (_, i) => Math.sin(i)) }];

@@ -40,6 +40,8 @@ export interface BenchOptions {
   readonly outDir: string;
   /** `tuned`: read inference-tune's results from `<dir>/<model>/` instead of tuning first. */
   readonly tunedDir: string | undefined;
+  /** The checkout whose built server (`dist/server/main.js`) is measured; this one's when undefined. */
+  readonly serverRoot: string | undefined;
 }
 
 /** Parses `npm run bench -- <flags>`; `--quick` picks short windows and small sweeps so the run fits in 2 minutes. */
@@ -58,6 +60,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     .option("--image-concurrency <list>", "concurrencies to pick each side of the image comparison's best from (default 2,4,8,16; quick 4,8)", positiveIntegerList)
     .option("--out <dir>", "where JSON, CSV and the chart go", path.join(repositoryRoot, "bench", "results"))
     .option("--tuned-dir <dir>", "tuned: use the inference-tune results in <dir>/mlp and <dir>/resnet50 (written with --out) instead of tuning first")
+    .option("--server-root <dir>", "measure the server built in another checkout (its root, after `npm run build` there) with this checkout's load generators and baselines: an earlier commit side by side with this one")
     .exitOverride()
     .parse([...argv], { from: "user" });
   const o = command.opts();
@@ -79,5 +82,6 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     imageConcurrency: o.imageConcurrency ?? (quick ? [4, 8] : [2, 4, 8, 16]),
     outDir: o.out,
     tunedDir: o.tunedDir === undefined ? undefined : path.resolve(o.tunedDir),
+    serverRoot: o.serverRoot === undefined ? undefined : path.resolve(o.serverRoot),
   };
 }

@@ -33,7 +33,7 @@ async function pipelineComparison(context: BenchContext): Promise<ComparisonResu
   const { options, log } = context;
   const server = await startInferenceServerProcess(context.modelRepository, [
     "--allow-metrics", "false", "--allow-grpc", "false", "--model-control-mode", "explicit", "--load-model", "image_classifier", "--load-model", "image_classifier_bls",
-  ]);
+  ], context.options.serverRoot);
   const client = new InferenceClient({ url: server.httpUrl });
   try {
     const photos = PHOTOS.map((name) => new Uint8Array(readFileSync(path.join(context.repositoryRoot, "..", "shared", "data", "images", name))));
@@ -85,7 +85,7 @@ async function callOverheadComparison(context: BenchContext): Promise<Comparison
     writeFileSync(path.join(repository, name, "config.pbtxt"), identityConfig(name, backend));
   }
   copyFileSync(path.join(__dirname, "bls-call-loop-model.js"), path.join(repository, "call_loop", "1", "model.js"));
-  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--allow-grpc", "false"]);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--allow-grpc", "false"], context.options.serverRoot);
   const client = new InferenceClient({ url: server.httpUrl });
   try {
     const inputs: InferInput[] = [{ name: "INPUT0", datatype: "FP32", shape: [1, 16], data: Float32Array.from({ length: 16 }, (_, i) => i) }];

@@ -80,7 +80,7 @@ export async function runGpuStandinSuite(context: BenchContext): Promise<Compari
   const { options, log } = context;
   const repository = mkdtempSync(path.join(os.tmpdir(), "bench-gpu-standin-"));
   const modelPath = writeStandinRepository(repository);
-  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", MODEL]);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", MODEL], context.options.serverRoot);
   const http = new InferenceClient({ url: server.httpUrl });
   const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
   const inputs: InferInput[] = [{ name: "input", datatype: "FP32", shape: [1, ...ELEMENT_SHAPE], data: Float32Array.from({ length: ELEMENT_VALUES }, () => Math.random()) }];

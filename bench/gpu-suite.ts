@@ -49,7 +49,7 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
   const { options, log } = context;
   const repository = mkdtempSync(path.join(os.tmpdir(), "bench-gpu-"));
   await buildExampleRepository(repository, { gpu: true });
-  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", "*"]);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", "*"], context.options.serverRoot);
   const http = new InferenceClient({ url: server.httpUrl });
   const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
   const image = Float32Array.from({ length: ELEMENT_SHAPE.reduce((a, b) => a * b, 1) }, () => Math.random());

@@ -50,7 +50,7 @@ export async function runImageClassifierSuite(context: BenchContext): Promise<Co
   const { options, log } = context;
   const server = await startInferenceServerProcess(context.modelRepository, [
     "--allow-metrics", "false", "--allow-grpc", "false", "--model-control-mode", "explicit", "--load-model", "image_classifier",
-  ]);
+  ], context.options.serverRoot);
   const client = new InferenceClient({ url: server.httpUrl });
   try {
     const photos = PHOTOS.map((name) => new Uint8Array(readFileSync(path.join(context.repositoryRoot, "..", "shared", "data", "images", name))));

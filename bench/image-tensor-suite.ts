@@ -19,8 +19,8 @@ const HTTP2_DEFAULT_WINDOW = 65_535;
 export async function runImageTensorSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options, log } = context;
   const flags = ["--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", MODEL];
-  const wide = await startInferenceServerProcess(context.modelRepository, flags);
-  const narrow = await startInferenceServerProcess(context.modelRepository, [...flags, "--grpc-flow-control-window", String(HTTP2_DEFAULT_WINDOW)]);
+  const wide = await startInferenceServerProcess(context.modelRepository, flags, context.options.serverRoot);
+  const narrow = await startInferenceServerProcess(context.modelRepository, [...flags, "--grpc-flow-control-window", String(HTTP2_DEFAULT_WINDOW)], context.options.serverRoot);
   const clients = {
     http: new InferenceClient({ url: wide.httpUrl }),
     grpc: new InferenceClient({ url: `grpc://${wide.grpcAddress}` }),

@@ -92,7 +92,7 @@ async function runSideChannelComparison(context: BenchContext, comparison: SideC
   const modelFlags = ["--model-control-mode", "explicit", "--load-model", "simple"];
   const start = async (side: SideChannelSide): Promise<{ httpUrl: string; metricsUrl?: string; stop(): Promise<void> }> => {
     if (comparison.quiet === true) return startQuietServerProcess(context.modelRepository, [...modelFlags, ...side.flags]);
-    const server = await startInferenceServerProcess(context.modelRepository, ["--allow-grpc", "false", ...modelFlags, ...side.flags]);
+    const server = await startInferenceServerProcess(context.modelRepository, ["--allow-grpc", "false", ...modelFlags, ...side.flags], context.options.serverRoot);
     return { httpUrl: server.httpUrl, metricsUrl: server.metricsUrl, stop: () => server.process.stop() };
   };
   const inputs: InferInput[] = ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }));

@@ -40,7 +40,7 @@ const nowNs = (): number => Number(process.hrtime.bigint());
 export async function runMetricsScrapeSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options, log } = context;
   const repository = identityRepository(SCRAPED_MODELS);
-  const server = await startInferenceServerProcess(repository, ["--allow-grpc", "false"]);
+  const server = await startInferenceServerProcess(repository, ["--allow-grpc", "false"], context.options.serverRoot);
   const client = new InferenceClient({ url: server.httpUrl });
   const metricsUrl = `${server.metricsUrl!}/metrics`;
   const inputs: InferInput[] = [{ name: "INPUT0", datatype: "INT32", shape: [16], data: Int32Array.from({ length: 16 }, (_, i) => i) }];

@@ -74,11 +74,12 @@ async function run(options: BenchOptions, root: string): Promise<void> {
   const served = options.models.filter((model) => model === "resnet50" || model === "simple");
   const server = await startInferenceServerProcess(modelRepository, [
     "--allow-metrics", "false", "--model-control-mode", "explicit", ...served.flatMap((model) => ["--load-model", model]),
-  ]);
+  ], options.serverRoot);
   const context: BenchContext = {
     serverUrl: server.httpUrl, serverGrpcAddress: server.grpcAddress!, repositoryRoot: root, modelRepository, options,
     setup: describeSystem(root), log, notes: [], chartPoints: [],
   };
+  if (options.serverRoot !== undefined) context.notes.push(`server under test: the build in ${options.serverRoot} (--server-root)`);
   log(`server ready at ${context.serverUrl} and grpc://${context.serverGrpcAddress} (pid ${server.process.pid})`);
   const results: ComparisonResult[] = [];
   try {

@@ -18,7 +18,7 @@ export async function runStreamingSuite(context: BenchContext): Promise<Comparis
   const { options, log } = context;
   const server = await startInferenceServerProcess(context.modelRepository, [
     "--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", "text_generator",
-  ]);
+  ], context.options.serverRoot);
   const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress!}` });
   const http = new InferenceClient({ url: server.httpUrl });
   try {

@@ -27,7 +27,7 @@ export async function runTypeScriptBackendSuite(context: BenchContext): Promise<
     writeFileSync(path.join(repository, name, "config.pbtxt"), identityConfig(backend));
   }
   copyFileSync(path.join(__dirname, "typescript-identity-model.js"), path.join(repository, "identity_typescript", "1", "model.js"));
-  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--allow-grpc", "false"]);
+  const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--allow-grpc", "false"], context.options.serverRoot);
   const client = new InferenceClient({ url: server.httpUrl });
   try {
     const concurrency = options.simpleConcurrency;
