@@ -1,4 +1,5 @@
-import { InferenceError } from "../core/index";
+import { type DataType, ELEMENT_BYTE_SIZE, InferenceError, type InferRequest, type ModelHandle } from "../core/index";
+import { releaseMemoryNow } from "./release-memory";
 
 /**
  * The budget is full: answered as a full queue is (HTTP 503), but RESOURCE_EXHAUSTED over gRPC, which tells
@@ -22,8 +23,9 @@ export class RequestLargerThanBudget extends InferenceError {
 
 /**
  * Bytes held by one request against the server-wide budget: its body or message as its bytes arrive (and as a
- * decompressor produces them), then its decoded tensors. Grows as the request is read and decoded; released once,
- * when it is answered or abandoned.
+ * decompressor produces them), the copies made while it is read (a joined body, its JSON text), then its decoded
+ * tensors and, once admitted, the copies it will cost later ({@link bytesAfterAdmission}). Grows as the request is
+ * read and decoded; released once, when it is answered or abandoned.
  */
 export class BudgetLease {
   #held = 0;
@@ -43,6 +45,16 @@ export class BudgetLease {
     if (this.#released || bytes <= this.#held) return;
     this.budget.take(bytes - this.#held, bytes);
     this.#held = bytes;
+  }
+
+  /**
+   * Holds `bytes` beside what is held: a copy of bytes already held (a body's chunks joined, its JSON text, the
+   * batch copy of its tensors), which {@link holdAtLeast} would take for the same bytes. Throws as it does.
+   */
+  holdMore(bytes: number): void {
+    if (this.#released || bytes <= 0) return;
+    this.budget.take(bytes, this.#held + bytes);
+    this.#held += bytes;
   }
 
   /** Throws {@link RequestLargerThanBudget} when `bytes` (a size announced before its bytes arrive) can never be held. */
@@ -96,6 +108,23 @@ export class RequestBytesBudget {
 }
 
 /**
+ * Runs `hold` (holds of a request not queued yet: its JSON text, its decoded tensors and later copies); when the
+ * budget refuses the request, the memory of its large buffers (`views`: its body or message and its decoded
+ * tensors, which nothing else shares) goes at once ({@link releaseMemoryNow}), as its bytes leave the budget, and
+ * the refusal is thrown on.
+ */
+export function holdOrLetGo(views: readonly (ArrayBufferView | undefined)[], hold: () => void): void {
+  try {
+    hold();
+  } catch (error) {
+    if (error instanceof RequestBudgetExceeded || error instanceof RequestLargerThanBudget) {
+      for (const buffer of new Set(views.map((view) => view?.buffer))) if (buffer !== undefined) releaseMemoryNow(buffer);
+    }
+    throw error;
+  }
+}
+
+/**
  * Bytes of memory the views keep alive: each distinct buffer once, so tensors that view a body (binary data, gRPC
  * raw contents) are not counted twice.
  */
@@ -108,4 +137,35 @@ export function retainedBytes(views: Iterable<ArrayBufferView | undefined>): num
     bytes += view.buffer.byteLength;
   }
   return bytes;
+}
+
+/**
+ * What an admitted request will still cost beyond its decoded tensors, held with them before it is queued (the last
+ * point where a refusal is clean: an admitted request is never failed for memory):
+ *
+ * - the batch copy of its inputs, which every backend makes (gatherInputs, server/backends/batch-io.ts);
+ * - its outputs: exactly where the config fixes their shape (the batch dimension from the request's first input),
+ *   else, for an output of variable shape or of BYTES, as much as its inputs once for all of them (an estimate:
+ *   outputs larger than their inputs are counted short by the difference);
+ * - with `framedResponse` (gRPC), the response message, which copies the outputs once more
+ *   (framed-infer-response.ts). A REST response streams its outputs without copying them.
+ */
+export function bytesAfterAdmission(model: Pick<ModelHandle, "inputs" | "tensors">, request: Pick<InferRequest, "inputs" | "outputs">, framedResponse: boolean): number {
+  let inputBytes = 0;
+  for (const input of request.inputs) inputBytes += input.data.byteLength;
+  const batching = model.inputs().batching;
+  const batchSize = request.inputs[0]?.shape[0] ?? 1;
+  const requested = request.outputs === undefined || request.outputs.length === 0 ? undefined : new Set(request.outputs.map((output) => output.name));
+  let outputBytes = 0;
+  let variable = false;
+  for (const output of model.tensors().outputs) {
+    if (requested !== undefined && !requested.has(output.name)) continue;
+    // Metadata's shape leads with -1 for the batch dimension of a model that batches.
+    const shape = batching ? [batchSize, ...output.shape.slice(1)] : output.shape;
+    const elementBytes = ELEMENT_BYTE_SIZE[output.datatype as DataType] ?? 0;
+    if (elementBytes === 0 || shape.some((dim) => dim < 0)) variable = true;
+    else outputBytes += shape.reduce((product, dim) => product * dim, elementBytes);
+  }
+  if (variable) outputBytes += inputBytes;
+  return inputBytes + (framedResponse ? 2 : 1) * outputBytes;
 }

@@ -39,17 +39,18 @@ class DecompressesPastLimit extends Error {}
 
 /**
  * Inflates a gzip or deflate message (its 5-byte prefix included), holding the message and what it inflates to
- * against `budget` as it is produced: a small bomb is refused RESOURCE_EXHAUSTED once its output passes the message
- * limit (grpc-js's text) or the budget, without producing the rest. Let go of once inflated, when the message is
- * decoded and held by its request (model-infer.ts). Rejects with the status that ends the call, as grpc-js's does.
+ * (and its chunks' join) against `budget` as it is produced: a small bomb is refused RESOURCE_EXHAUSTED once its
+ * output passes the message limit (grpc-js's text) or the budget, without producing the rest. Let go of once
+ * inflated, when the message is held by its request (model-infer.ts). Rejects with the status that ends the call,
+ * as grpc-js's does.
  */
 async function inflateMessage(message: Buffer, encoding: "gzip" | "deflate", maxMessageBytes: number, budget: RequestBytesBudget): Promise<Buffer> {
   const lease = budget.lease();
   try {
     lease.holdAtLeast(message.byteLength);
-    return await inflateChecked(message.subarray(5), encoding, (produced) => {
+    return await inflateChecked(message.subarray(5), encoding, (produced, joined) => {
       if (maxMessageBytes !== -1 && produced > maxMessageBytes) throw new DecompressesPastLimit(`Received message that decompresses to a size larger than ${maxMessageBytes}`);
-      lease.holdAtLeast(message.byteLength + produced);
+      lease.holdAtLeast(message.byteLength + produced + joined);
     });
   } catch (error) {
     if (error instanceof DecompressesPastLimit) throw callStatus(status.RESOURCE_EXHAUSTED, error.message);

@@ -1,4 +1,5 @@
 import type { BudgetLease, RequestBytesBudget } from "../request-bytes-budget";
+import { releaseMemoryNow } from "../release-memory";
 
 /** Bytes before each gRPC message: a compressed flag and a 4-byte big-endian length. */
 const PREFIX_BYTES = 5;
@@ -49,8 +50,17 @@ export class GrpcMessageAssembler {
     }
   }
 
-  /** Lets go of the message being assembled and of its bytes in the budget (once whole, or its stream closed). */
+  /**
+   * Lets go of the message being assembled, part-way (refused, or its stream closed), and of its bytes in the
+   * budget; its memory goes with them, not at a later collection, since others may take those bytes at once.
+   */
   letGo(): void {
+    if (this.#message !== undefined) releaseMemoryNow(this.#message.buffer);
+    this.#handedOver();
+  }
+
+  /** The message is whole and handed over (or dropped): its bytes leave the budget with it. */
+  #handedOver(): void {
     this.#lease?.release();
     this.#lease = undefined;
     this.#message = undefined;
@@ -85,7 +95,7 @@ export class GrpcMessageAssembler {
       }
       if (this.#messageBytesSeen === this.#message.byteLength) {
         messages.push(this.#message);
-        this.letGo();
+        this.#handedOver();
       }
     }
     return messages;

@@ -1,6 +1,5 @@
 import { type CancellationSignal, type InferenceCore, InferenceError, type InferenceTrace, type ModelHandle } from "../../core/index";
-import type { BudgetLease } from "../request-bytes-budget";
-import { type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
+import { type BudgetLease, bytesAfterAdmission, holdOrLetGo, type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
 import { type DecodedModelInferRequest, decodeModelInferRequest } from "./infer-request-decoder";
@@ -17,41 +16,58 @@ export function modelOf(core: InferenceCore, message: Pick<InferRequestHeader, "
 }
 
 /**
- * Decodes a message's tensors (or takes those a worker decoded), holding the message and then its decoded tensors
- * against `budget`'s `lease` (which the caller releases once the request is answered). Throws the decoder's
- * InferenceError.
+ * Decodes a message's tensors (or takes those a worker decoded), holding the message, then its decoded tensors and
+ * the copies `model` will make of them and of its outputs ({@link bytesAfterAdmission}), against `lease` (which the
+ * caller releases once the request is answered). Throws the decoder's InferenceError, or the budget's refusal.
  */
-export function decodeHeld(lease: BudgetLease, message: ModelInferMessage): DecodedModelInferRequest {
+export function decodeHeld(lease: BudgetLease, message: ModelInferMessage, model: ModelHandle): DecodedModelInferRequest {
+  const admit = (decoded: DecodedModelInferRequest, views: readonly Uint8Array[]): DecodedModelInferRequest => {
+    holdOrLetGo(views, () => {
+      lease.holdAtLeast(retainedBytes(views));
+      lease.holdMore(bytesAfterAdmission(model, decoded.request, true));
+    });
+    return decoded;
+  };
   if ("decoded" in message) {
     if (message.decoded instanceof InferenceError) throw message.decoded;
-    lease.holdAtLeast(retainedBytes(message.decoded.request.inputs.map((input) => input.data)));
-    return message.decoded;
+    return admit(message.decoded, message.decoded.request.inputs.map((input) => input.data));
   }
-  lease.holdAtLeast(retainedBytes(message.raw_input_contents));
+  holdOrLetGo(message.raw_input_contents, () => lease.holdAtLeast(retainedBytes(message.raw_input_contents)));
   const decoded = decodeModelInferRequest(message);
-  lease.holdAtLeast(retainedBytes([...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]));
-  return decoded;
+  return admit(decoded, [...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]);
 }
 
 /**
  * Runs one `ModelInferRequest` on a model that answers once, for ModelInfer and for each such message of
- * ModelStreamInfer. Tensors in shared memory are read from and written to `sharedMemory`'s regions. The message and
- * then its decoded tensors are held against `budget` until the response is encoded; then the message lets go of its
+ * ModelStreamInfer. Tensors in shared memory are read from and written to `sharedMemory`'s regions. The message,
+ * its decoded tensors and the copies they will cost are held on `lease`, which the caller releases once the
+ * response is framed (the frame is one of those copies); once the response is encoded the message lets go of its
  * tensors ({@link releaseTensors}). `signal` drops the request while it is still queued; `trace` is a sampled
  * request's. Rejects with the core's InferenceError.
  */
+export async function modelInferHeld(
+  model: ModelHandle, sharedMemory: SystemSharedMemory, lease: BudgetLease, message: ModelInferMessage, signal: CancellationSignal,
+  trace?: InferenceTrace,
+): Promise<EncodedModelInferResponse> {
+  try {
+    const decoded = decodeHeld(lease, message, model);
+    const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => model.infer({ ...request, signal, trace }));
+    return encodeModelInferResponse(response, placed);
+  } finally {
+    releaseTensors(message);
+  }
+}
+
+/** {@link modelInferHeld} on a lease of its own, released once the response is encoded. */
 export async function modelInfer(
   model: ModelHandle, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, message: ModelInferMessage, signal: CancellationSignal,
   trace?: InferenceTrace,
 ): Promise<EncodedModelInferResponse> {
   const lease = budget.lease();
   try {
-    const decoded = decodeHeld(lease, message);
-    const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => model.infer({ ...request, signal, trace }));
-    return encodeModelInferResponse(response, placed);
+    return await modelInferHeld(model, sharedMemory, lease, message, signal, trace);
   } finally {
     lease.release();
-    releaseTensors(message);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { errorCodes } from "fastify";
 import { InferenceError } from "../../core/index";
+import { releaseMemoryNow } from "../release-memory";
 import { budgetLeaseOf } from "./request-budget-hook";
 
 type Done = (error: Error | null, body?: Buffer) => void;
@@ -20,8 +21,8 @@ function bodyTooLarge(request: FastifyRequest, bytes: number, limit: number): In
 /**
  * The content-type parser of every body: reads it as one Buffer, refusing it past `limit` bytes (400, as Triton)
  * and when it does not match its Content-Length (400, as fastify). Each chunk is held against the request's
- * budget lease as it arrives, so a body is counted by what it sent, chunked or not; one that the budget cannot
- * hold is refused there (503, or 400 when larger than the whole budget). Fastify answers a parser's error with
+ * budget lease as it arrives, so a body is counted by what it sent, chunked or not (a chunked one twice once whole,
+ * for the join of its chunks); one that the budget cannot hold is refused there (503, or 400 when larger than the whole budget). Fastify answers a parser's error with
  * `Connection: close`, so the rest of a refused body is not read.
  *
  * A body that announces its length is read straight into a buffer of that size: fastify's own reader keeps every
@@ -50,6 +51,8 @@ export function bodyReader(limit: number) {
       payload.removeListener("data", onData);
       payload.removeListener("end", onEnd);
       payload.removeListener("error", onEnd);
+      // Its bytes are given back to the budget with the refusal: its memory goes now, not at a later collection.
+      if (error !== null && whole !== undefined) releaseMemoryNow(whole.buffer);
       done(error, body);
     };
     function onData(chunk: Buffer | string): void {
@@ -79,8 +82,17 @@ export function bodyReader(limit: number) {
         finish(error);
       } else if (whole !== undefined && received !== whole.byteLength) {
         finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+      } else if (whole !== undefined) {
+        finish(null, whole);
       } else {
-        finish(null, whole ?? Buffer.concat(chunks, received));
+        try {
+          // Joined, a chunked body's chunks are held twice a moment: the join is held beside them.
+          lease?.holdMore(received);
+        } catch (error) {
+          finish(error as Error);
+          return;
+        }
+        finish(null, Buffer.concat(chunks, received));
       }
     }
     payload.on("data", onData);
