@@ -147,10 +147,11 @@ export function retainedBytes(views: Iterable<ArrayBufferView | undefined>): num
  * - its outputs: exactly where the config fixes their shape (the batch dimension from the request's first input),
  *   else, for an output of variable shape or of BYTES, as much as its inputs once for all of them (an estimate:
  *   outputs larger than their inputs are counted short by the difference);
- * - with `framedResponse` (gRPC), the response message, which copies the outputs once more
- *   (framed-infer-response.ts). A REST response streams its outputs without copying them.
+ * - with `frame` (gRPC), the response message, which copies the outputs once more (framed-infer-response.ts),
+ *   beyond the request's own memory it is made after, freed by then (`frame.reusesBytes`). A REST response streams
+ *   its outputs without copying them.
  */
-export function bytesAfterAdmission(model: Pick<ModelHandle, "inputs" | "tensors">, request: Pick<InferRequest, "inputs" | "outputs">, framedResponse: boolean): number {
+export function bytesAfterAdmission(model: Pick<ModelHandle, "inputs" | "tensors">, request: Pick<InferRequest, "inputs" | "outputs">, frame?: { readonly reusesBytes: number }): number {
   let inputBytes = 0;
   for (const input of request.inputs) inputBytes += input.data.byteLength;
   const batching = model.inputs().batching;
@@ -167,5 +168,5 @@ export function bytesAfterAdmission(model: Pick<ModelHandle, "inputs" | "tensors
     else outputBytes += shape.reduce((product, dim) => product * dim, elementBytes);
   }
   if (variable) outputBytes += inputBytes;
-  return inputBytes + (framedResponse ? 2 : 1) * outputBytes;
+  return inputBytes + outputBytes + (frame === undefined ? 0 : Math.max(0, outputBytes - frame.reusesBytes));
 }

@@ -1,5 +1,6 @@
 import { type CancellationSignal, type InferenceCore, InferenceError, type InferenceTrace, type ModelHandle } from "../../core/index";
 import { type BudgetLease, bytesAfterAdmission, holdOrLetGo, type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
+import { releaseMemoryNow } from "../release-memory";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
 import { type DecodedModelInferRequest, decodeModelInferRequest } from "./infer-request-decoder";
@@ -17,14 +18,18 @@ export function modelOf(core: InferenceCore, message: Pick<InferRequestHeader, "
 
 /**
  * Decodes a message's tensors (or takes those a worker decoded), holding the message, then its decoded tensors and
- * the copies `model` will make of them and of its outputs ({@link bytesAfterAdmission}), against `lease` (which the
- * caller releases once the request is answered). Throws the decoder's InferenceError, or the budget's refusal.
+ * the copies `model` will make of them and of its outputs, its response's frame included ({@link
+ * bytesAfterAdmission}), against `lease` (which the caller releases once the request is answered). With
+ * `freedBeforeFrame`, the request's tensors and message are freed before its response is framed
+ * ({@link releaseTensors}), and the frame reuses their memory. Throws the decoder's InferenceError, or the budget's
+ * refusal.
  */
-export function decodeHeld(lease: BudgetLease, message: ModelInferMessage, model: ModelHandle): DecodedModelInferRequest {
+export function decodeHeld(lease: BudgetLease, message: ModelInferMessage, model: ModelHandle, freedBeforeFrame: boolean): DecodedModelInferRequest {
   const admit = (decoded: DecodedModelInferRequest, views: readonly Uint8Array[]): DecodedModelInferRequest => {
     holdOrLetGo(views, () => {
-      lease.holdAtLeast(retainedBytes(views));
-      lease.holdMore(bytesAfterAdmission(model, decoded.request, true));
+      const retained = retainedBytes(views);
+      lease.holdAtLeast(retained);
+      lease.holdMore(bytesAfterAdmission(model, decoded.request, { reusesBytes: freedBeforeFrame ? retained : 0 }));
     });
     return decoded;
   };
@@ -49,12 +54,14 @@ export async function modelInferHeld(
   model: ModelHandle, sharedMemory: SystemSharedMemory, lease: BudgetLease, message: ModelInferMessage, signal: CancellationSignal,
   trace?: InferenceTrace,
 ): Promise<EncodedModelInferResponse> {
+  let answered = false;
   try {
-    const decoded = decodeHeld(lease, message, model);
+    const decoded = decodeHeld(lease, message, model, true);
     const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => model.infer({ ...request, signal, trace }));
+    answered = true;
     return encodeModelInferResponse(response, placed);
   } finally {
-    releaseTensors(message);
+    releaseTensors(message, answered);
   }
 }
 
@@ -77,8 +84,16 @@ export async function modelInfer(
  * objects (its node:http2 stream, grpc-js call and their closures) are often promoted to V8's old generation, where
  * only a mark-compact frees them. A 600 KB tensor's message buffer promoted with them is external memory, for which
  * V8 ran a mark-compact every 50-70 such calls; without it the calls' objects alone cost no measurable GC.
+ *
+ * Once `answered` (the model's response came: its execution, which copied the inputs, is over), the memory of the
+ * message's large buffers and of its decoded tensors goes at once ({@link releaseMemoryNow}): the response's frame,
+ * made next, reuses it in the budget (decodeHeld). Not before: a request dropped while queued may be gathered still.
  */
-function releaseTensors(message: ModelInferMessage): void {
+function releaseTensors(message: ModelInferMessage, answered: boolean): void {
+  const views = "decoded" in message
+    ? (message.decoded instanceof InferenceError ? [] : message.decoded.request.inputs.map((input) => input.data))
+    : message.raw_input_contents;
+  if (answered) for (const buffer of new Set(views.map((view) => view.buffer))) releaseMemoryNow(buffer);
   // A message decoded on a worker is this call's alone: nothing else keeps it.
   if ("decoded" in message) return;
   message.raw_input_contents = [];

@@ -86,7 +86,7 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       const held = [request.body, body, ...inferRequest.inputs.map((input) => input.data)];
       holdOrLetGo(held, () => {
         lease?.holdAtLeast(retainedBytes(held));
-        lease?.holdMore(bytesAfterAdmission(handle, inferRequest, false));
+        lease?.holdMore(bytesAfterAdmission(handle, inferRequest));
       });
       // Writing an output into a region changes a file of this host: refused as the other changing APIs are.
       if (tensorsInSharedMemory !== undefined && Object.keys(tensorsInSharedMemory.outputs).length > 0) {
