@@ -57,6 +57,17 @@ export class BudgetLease {
     this.#held += bytes;
   }
 
+  /**
+   * Holds `bytes` in all (at least what is held) even past the budget, never refusing: for bytes that cannot be
+   * refused where they arrive (a ModelStreamInfer message: refused part-way, its whole stream would end). The others
+   * in flight are refused while they are held.
+   */
+  overdrawAtLeast(bytes: number): void {
+    if (this.#released || bytes <= this.#held) return;
+    this.budget.overdraw(bytes - this.#held);
+    this.#held = bytes;
+  }
+
   /** Throws {@link RequestLargerThanBudget} when `bytes` (a size announced before its bytes arrive) can never be held. */
   refuseIfNeverFits(bytes: number): void {
     this.budget.refuseIfNeverFits(bytes);
@@ -98,6 +109,11 @@ export class RequestBytesBudget {
   take(bytes: number, requestBytes: number): void {
     this.refuseIfNeverFits(requestBytes);
     if (this.#inFlight + bytes > this.limitBytes) throw new RequestBudgetExceeded(this.limitBytes, requestBytes);
+    this.#inFlight += bytes;
+  }
+
+  /** @internal for {@link BudgetLease}: takes `bytes` whether they fit or not. */
+  overdraw(bytes: number): void {
     this.#inFlight += bytes;
   }
 

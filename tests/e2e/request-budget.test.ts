@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect as connectHttp2 } from "node:http2";
 import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -252,6 +253,31 @@ describe("--max-inflight-request-bytes: a server-wide budget for bytes of reques
     expect(grpcError.details).toMatch(neverFits);
     const [streamed] = await streamResponses(grpc.modelStreamInfer(), [{ ...grpcInfer("fast", elements), id: "copies" }]);
     expect(streamed).toMatchObject({ error_message: expect.stringMatching(neverFits) as unknown, infer_response: { id: "copies" } });
+    await budgetGivenBack();
+  });
+
+  it("holds a ModelStreamInfer message as it arrives, without ending its stream: the others are refused meanwhile", async () => {
+    // A stream whose message announces most of the budget and has sent all of it but a byte.
+    const session = connectHttp2(`http://${server.grpcAddress}`);
+    const stream = session.request({
+      ":method": "POST", ":path": "/inference.GRPCInferenceService/ModelStreamInfer", "content-type": "application/grpc", te: "trailers",
+    });
+    const length = BUDGET - 200_000;
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(length, 1);
+    stream.write(Buffer.concat([prefix, Buffer.alloc(length - 1)]));
+    try {
+      await waitFor("the stream's message to be held", 30_000, async () => {
+        const answer = await binaryInfer(server.httpUrl, "fast", ELEMENTS);
+        await answer.arrayBuffer();
+        return answer.status === 503 ? true : undefined;
+      });
+      // The stream was not refused for it.
+      expect(stream.closed).toBe(false);
+    } finally {
+      stream.close();
+      session.close();
+    }
     await budgetGivenBack();
   });
 

@@ -31,8 +31,9 @@ export class GrpcMessageAssembler {
    * @param maxMessageBytes the longest message body accepted; -1 for no limit.
    * @param budget the server's in-flight budget, which each message holds as it arrives; none for a client's
    * reading of its responses.
+   * @param overdraw hold the bytes even past the budget, never refusing them (a ModelStreamInfer call's messages).
    */
-  constructor(private readonly maxMessageBytes: number, private readonly budget?: RequestBytesBudget) {}
+  constructor(private readonly maxMessageBytes: number, private readonly budget?: RequestBytesBudget, private readonly overdraw = false) {}
 
   /**
    * Takes the next chunk of the stream; returns the messages it completed, each with its 5-byte prefix. Throws
@@ -81,14 +82,15 @@ export class GrpcMessageAssembler {
           throw new Error(`Received message larger than max (${length} vs ${this.maxMessageBytes})`);
         }
         this.#lease = this.budget?.lease();
-        this.#lease?.refuseIfNeverFits(PREFIX_BYTES + length);
+        if (!this.overdraw) this.#lease?.refuseIfNeverFits(PREFIX_BYTES + length);
         this.#message = Buffer.allocUnsafe(PREFIX_BYTES + length);
         this.#prefix.copy(this.#message, 0);
         this.#messageBytesSeen = PREFIX_BYTES;
         this.#prefixBytesSeen = 0;
       } else {
         const taken = Math.min(this.#message.byteLength - this.#messageBytesSeen, chunk.byteLength - offset);
-        this.#lease?.holdAtLeast(this.#messageBytesSeen + taken);
+        if (this.overdraw) this.#lease?.overdrawAtLeast(this.#messageBytesSeen + taken);
+        else this.#lease?.holdAtLeast(this.#messageBytesSeen + taken);
         chunk.copy(this.#message, this.#messageBytesSeen, offset, offset + taken);
         this.#messageBytesSeen += taken;
         offset += taken;

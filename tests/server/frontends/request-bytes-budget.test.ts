@@ -34,6 +34,18 @@ describe("holdMore", () => {
   });
 });
 
+describe("overdrawAtLeast", () => {
+  it("holds bytes past the budget without refusing them, and the others are refused until they are given back", () => {
+    const budget = new RequestBytesBudget(1000);
+    const streamed = budget.lease();
+    streamed.overdrawAtLeast(1200);
+    expect(budget.inFlightBytes).toBe(1200);
+    expect(() => budget.lease().holdAtLeast(1)).toThrow(RequestBudgetExceeded);
+    streamed.release();
+    expect(budget.inFlightBytes).toBe(0);
+  });
+});
+
 describe("bytesAfterAdmission", () => {
   /** A model as the function reads it: whether it batches, and its outputs as metadata lists them. */
   const model = (batching: boolean, outputs: TensorMetadata[]): Pick<ModelHandle, "inputs" | "tensors"> => ({
