@@ -40,5 +40,27 @@ export function round(value: number, digits = 1): number {
   return Math.round(value * scale) / scale;
 }
 
+/**
+ * The in-flight budget's stated bound (docs/security.md, "Memory per request and requests in flight"): under any
+ * number of requests at once, the server's peak RSS above its resident set before them is at most the budget plus
+ * this many times the largest request's body (what the budget does not hold: memory freed a moment after its bytes
+ * leave the budget, decode workers' garbage, socket buffers), plus {@link BUDGET_SLACK_FIXED_BYTES}. Memory, not
+ * time: the verdict does not depend on the machine's speed.
+ */
+export const BUDGET_SLACK_LARGEST_REQUESTS = 3;
+
+/** What a first burst costs a freshly started server whatever its requests' sizes: decode worker threads, allocator arenas. */
+export const BUDGET_SLACK_FIXED_BYTES = 64 * 1024 * 1024;
+
+/** Checks `peakBytes` against the budget's stated bound for a burst whose largest request body is `largestRequestBytes`. */
+export function budgetBoundCheck(name: string, peakBytes: number, budgetBytes: number, largestRequestBytes: number): ScenarioCheck {
+  const MiB = 1024 * 1024;
+  const bound = budgetBytes + BUDGET_SLACK_LARGEST_REQUESTS * largestRequestBytes + BUDGET_SLACK_FIXED_BYTES;
+  return check(
+    `${name}: peak RSS <= the budget + ${BUDGET_SLACK_LARGEST_REQUESTS}x the largest request + ${BUDGET_SLACK_FIXED_BYTES / MiB} MiB (${round(bound / MiB)} MiB)`,
+    peakBytes <= bound, `+${round(peakBytes / MiB)} MiB`,
+  );
+}
+
 /** Progress lines go to stderr, so the report on stdout stays clean. */
 export type StressLog = (line: string) => void;

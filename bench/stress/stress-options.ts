@@ -70,8 +70,8 @@ export function stressProfile(short: boolean, seed: number, outDir: string): Str
       unreadMs: short ? 2_000 : 10_000, maxHealthP99Ms: 100, maxUnreadGrowthMiB: 128, exitTimeoutSecs: 2, timeoutMs: 60_000,
     },
     budgetEvasion: short
-      ? { budgetBytes: 64 * MiB, bombs: 12, bombInflatedBytes: 16 * MiB, chunkedBodies: 6, chunkedBodyBytes: 24 * MiB, slowSenders: 16, slowSenderBytes: 16 * MiB, maxRssPerBudgetByte: 4, timeoutMs: 60_000 }
-      : { budgetBytes: 256 * MiB, bombs: 24, bombInflatedBytes: 64 * MiB, chunkedBodies: 8, chunkedBodyBytes: 60 * MiB, slowSenders: 16, slowSenderBytes: 64 * MiB, maxRssPerBudgetByte: 4, timeoutMs: 120_000 },
+      ? { budgetBytes: 64 * MiB, bombs: 12, bombInflatedBytes: 16 * MiB, chunkedBodies: 6, chunkedBodyBytes: 24 * MiB, slowSenders: 16, slowSenderBytes: 16 * MiB, timeoutMs: 60_000 }
+      : { budgetBytes: 256 * MiB, bombs: 24, bombInflatedBytes: 64 * MiB, chunkedBodies: 8, chunkedBodyBytes: 60 * MiB, slowSenders: 16, slowSenderBytes: 64 * MiB, timeoutMs: 120_000 },
     blsCycles: { rounds: short ? 3 : 20, timeoutMs: 30_000 },
     outDir,
   };

@@ -29,27 +29,28 @@ export class RequestBufferPool {
     if (byteLength < MIN_POOLED_BYTES || byteLength > MAX_POOLED_BYTES) return Buffer.allocUnsafe(byteLength);
     const capacity = Math.ceil(byteLength / CAPACITY_STEP) * CAPACITY_STEP;
     let buffer = this.#free.get(capacity)?.pop();
-    if (buffer === undefined) {
-      buffer = Buffer.allocUnsafeSlow(capacity).buffer as ArrayBuffer;
-    } else {
-      this.#freeBytes -= capacity;
-    }
+    if (buffer !== undefined) this.#freeBytes -= capacity;
+    // One freed meanwhile (moved away by releaseMemoryNow) has no memory left to lend.
+    if (buffer === undefined || buffer.byteLength === 0) buffer = Buffer.allocUnsafeSlow(capacity).buffer as ArrayBuffer;
     this.#lent.add(buffer);
     return Buffer.from(buffer, 0, byteLength);
   }
 
   /**
    * Takes back the memory of a body or message from {@link take} (anything else is ignored, as is one given back
-   * twice or moved to another thread meanwhile). Call only when no view of it will be read again.
+   * twice or moved to another thread meanwhile). Call only when no view of it will be read again. True when the
+   * memory was one of this pool's and is kept for the next request; otherwise it is the caller's still (to free).
    */
-  give(view: ArrayBufferView | undefined): void {
+  give(view: ArrayBufferView | undefined): boolean {
     const buffer = view?.buffer;
-    if (!(buffer instanceof ArrayBuffer) || !this.#lent.delete(buffer) || buffer.byteLength === 0) return;
-    if (this.#freeBytes + buffer.byteLength > this.maxFreeBytes) return;
+    if (!(buffer instanceof ArrayBuffer) || !this.#lent.has(buffer) || buffer.byteLength === 0) return false;
+    if (this.#freeBytes + buffer.byteLength > this.maxFreeBytes) return false;
+    this.#lent.delete(buffer);
     const free = this.#free.get(buffer.byteLength);
     if (free === undefined) this.#free.set(buffer.byteLength, [buffer]);
     else free.push(buffer);
     this.#freeBytes += buffer.byteLength;
+    return true;
   }
 
   get freeBytes(): number {

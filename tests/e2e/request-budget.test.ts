@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect as connectHttp2 } from "node:http2";
 import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -11,8 +12,11 @@ import { waitFor } from "../helpers/wait-for";
 import { grpcCallError, GrpcTestClient, streamResponses } from "./grpc-transport";
 
 const BUDGET = 1 << 20;
-/** INT32 elements of one request: 600 KB of tensor, so that one fits the budget and two do not. */
-const ELEMENTS = 150_000;
+/**
+ * INT32 elements of one request: 240 KB of tensor, so that one fits the budget with the copies it costs once admitted
+ * (the batch copy of its input, its output and, over gRPC, the response message: 960 KB in all) and two do not.
+ */
+const ELEMENTS = 60_000;
 const refusal = /^requests in flight hold more than the server's budget of 1048576 bytes \(--max-inflight-request-bytes\); this request needs \d+: retry later$/;
 const neverFits = /^request of at least \d+ bytes exceeds the server's in-flight budget of 1048576 bytes \(--max-inflight-request-bytes\)$/;
 
@@ -215,7 +219,7 @@ describe("--max-inflight-request-bytes: a server-wide budget for bytes of reques
     }
     // One that fits the budget alone is refused beside a body that holds most of it: its output was counted, not
     // only its compressed bytes (which fit).
-    const holder = await holdingBody("content-length", ELEMENTS * 4);
+    const holder = await holdingBody("content-length", BUDGET - ELEMENTS * 4);
     try {
       const refused = await fetch(`${server.httpUrl}/v2/models/fast/infer`, {
         method: "POST", body: deflateSync(Buffer.alloc(ELEMENTS * 4)), headers: { "content-type": "application/json", "content-encoding": "deflate" },
@@ -237,6 +241,46 @@ describe("--max-inflight-request-bytes: a server-wide budget for bytes of reques
     expect(await errorOf(answer)).toMatch(neverFits);
   });
 
+  it("holds the copies an admitted request will cost: one whose body fits the budget but whose copies do not is refused before it is queued", async () => {
+    // 600 KB of INT32, within the budget as a body or message; with the batch copy of its input and its output
+    // (and over gRPC the response message), beyond the whole of it: too large, not run and then out of memory.
+    const elements = 150_000;
+    const http = await binaryInfer(server.httpUrl, "fast", elements);
+    expect(http.status).toBe(400);
+    expect(await errorOf(http)).toMatch(neverFits);
+    const grpcError = await grpcCallError(grpc.unary("ModelInfer", grpcInfer("fast", elements)));
+    expect(grpcError.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(grpcError.details).toMatch(neverFits);
+    const [streamed] = await streamResponses(grpc.modelStreamInfer(), [{ ...grpcInfer("fast", elements), id: "copies" }]);
+    expect(streamed).toMatchObject({ error_message: expect.stringMatching(neverFits) as unknown, infer_response: { id: "copies" } });
+    await budgetGivenBack();
+  });
+
+  it("holds a ModelStreamInfer message as it arrives, without ending its stream: the others are refused meanwhile", async () => {
+    // A stream whose message announces most of the budget and has sent all of it but a byte.
+    const session = connectHttp2(`http://${server.grpcAddress}`);
+    const stream = session.request({
+      ":method": "POST", ":path": "/inference.GRPCInferenceService/ModelStreamInfer", "content-type": "application/grpc", te: "trailers",
+    });
+    const length = BUDGET - 200_000;
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(length, 1);
+    stream.write(Buffer.concat([prefix, Buffer.alloc(length - 1)]));
+    try {
+      await waitFor("the stream's message to be held", 30_000, async () => {
+        const answer = await binaryInfer(server.httpUrl, "fast", ELEMENTS);
+        await answer.arrayBuffer();
+        return answer.status === 503 ? true : undefined;
+      });
+      // The stream was not refused for it.
+      expect(stream.closed).toBe(false);
+    } finally {
+      stream.close();
+      session.close();
+    }
+    await budgetGivenBack();
+  });
+
   it("counts a gRPC message as it arrives, and what a gzip-compressed one inflates to as it is inflated", async () => {
     // 8 KB that inflate to an 8 MiB message, more than the whole budget.
     const bomb = await grpcCallError(gzipGrpc.unary("ModelInfer", grpcLongId(8 << 20)));
@@ -244,7 +288,7 @@ describe("--max-inflight-request-bytes: a server-wide budget for bytes of reques
     expect(bomb.details).toMatch(neverFits);
     // Messages that fit alone, refused beside a body that holds most of the budget: the message was counted,
     // though it carries no tensor for its request to hold.
-    const holder = await holdingBody("content-length", ELEMENTS * 4);
+    const holder = await holdingBody("content-length", BUDGET - ELEMENTS * 4);
     try {
       for (const client of [grpc, gzipGrpc]) {
         const refused = await grpcCallError(client.unary("ModelInfer", grpcLongId(ELEMENTS * 4)));

@@ -37,7 +37,7 @@ export function decoupledStreamInfer(
   const lease = budget.lease();
   let decoded: ReturnType<typeof decodeHeld>;
   try {
-    decoded = decodeHeld(lease, message);
+    decoded = decodeHeld(lease, message, model, false);
     if (decoded.sharedMemory !== undefined) {
       throw new InferenceError("UNSUPPORTED", "shared memory tensors are not supported for a decoupled model's requests here");
     }

@@ -39,17 +39,18 @@ class DecompressesPastLimit extends Error {}
 
 /**
  * Inflates a gzip or deflate message (its 5-byte prefix included), holding the message and what it inflates to
- * against `budget` as it is produced: a small bomb is refused RESOURCE_EXHAUSTED once its output passes the message
- * limit (grpc-js's text) or the budget, without producing the rest. Let go of once inflated, when the message is
- * decoded and held by its request (model-infer.ts). Rejects with the status that ends the call, as grpc-js's does.
+ * (and its chunks' join) against `budget` as it is produced: a small bomb is refused RESOURCE_EXHAUSTED once its
+ * output passes the message limit (grpc-js's text) or the budget, without producing the rest. Let go of once
+ * inflated, when the message is held by its request (model-infer.ts). Rejects with the status that ends the call,
+ * as grpc-js's does.
  */
 async function inflateMessage(message: Buffer, encoding: "gzip" | "deflate", maxMessageBytes: number, budget: RequestBytesBudget): Promise<Buffer> {
   const lease = budget.lease();
   try {
     lease.holdAtLeast(message.byteLength);
-    return await inflateChecked(message.subarray(5), encoding, (produced) => {
+    return await inflateChecked(message.subarray(5), encoding, (produced, joined) => {
       if (maxMessageBytes !== -1 && produced > maxMessageBytes) throw new DecompressesPastLimit(`Received message that decompresses to a size larger than ${maxMessageBytes}`);
-      lease.holdAtLeast(message.byteLength + produced);
+      lease.holdAtLeast(message.byteLength + produced + joined);
     });
   } catch (error) {
     if (error instanceof DecompressesPastLimit) throw callStatus(status.RESOURCE_EXHAUSTED, error.message);
@@ -61,15 +62,20 @@ async function inflateMessage(message: Buffer, encoding: "gzip" | "deflate", max
   }
 }
 
-/**
- * Has a unary call's message held against `budget` as its bytes arrive and as it is inflated. A ModelStreamInfer
- * message is not: refused there, its whole stream would end (grpc-js answers the call's status), where Triton
- * answers the one request with an error response and the stream goes on; its request holds it once it is decoded.
- */
-function countReceivedBytes(base: BaseCall, maxMessageBytes: number, budget: RequestBytesBudget): void {
-  const assembler = new GrpcMessageAssembler(maxMessageBytes, budget);
+/** Makes `assembler` the call's decoder, letting go of what it holds when the call's stream closes. */
+function assembleHeld(base: BaseCall, assembler: GrpcMessageAssembler): void {
   base.decoder = assembler;
   base.stream.once("close", () => assembler.letGo());
+}
+
+/**
+ * Has a unary call's message held against `budget` as its bytes arrive and as it is inflated. A ModelStreamInfer
+ * message is held as it arrives without being refused (refused there, its whole stream would end, where Triton
+ * answers the one request with an error response and the stream goes on): it may overdraw the budget, and the
+ * others are refused meanwhile; its request is refused, alone, once it is decoded.
+ */
+function countReceivedBytes(base: BaseCall, maxMessageBytes: number, budget: RequestBytesBudget): void {
+  assembleHeld(base, new GrpcMessageAssembler(maxMessageBytes, budget));
   const decompress = base.decompressMessage.bind(base);
   base.decompressMessage = (message: Buffer, encoding: string): Buffer | Promise<Buffer> =>
     (encoding === "gzip" || encoding === "deflate" ? inflateMessage(message, encoding, maxMessageBytes, budget) : decompress(message, encoding));
@@ -102,8 +108,9 @@ export function checkGrpcCallInternals(): void {
  *   itself, frameInferResponse) as it is, and serializes anything else as grpc-js does.
  * - for a unary call, its `decompressMessage` of gzip and deflate messages, which counts what it inflates against
  *   `budget` as it goes ({@link inflateMessage}); grpc-js's bounds only the output, by the message limit, and only
- *   once produced. The assembler of a unary call holds its message's bytes against `budget` as they arrive, and lets
- *   go of them when the call's stream closes part-way through it ({@link countReceivedBytes}).
+ *   once produced. The assembler holds each message's bytes against `budget` as they arrive (a streaming call's
+ *   without refusing them), and lets go of them when the call's stream closes part-way through it
+ *   ({@link countReceivedBytes}).
  *
  * This reaches into grpc-js's private call (as http2-servers.ts reaches its HTTP/2 servers); call
  * {@link checkGrpcCallInternals} at start-up. It must be the first interceptor: only the first is handed grpc-js's
@@ -116,7 +123,7 @@ export function grpcCallInternals(budget: RequestBytesBudget): ServerInterceptor
     // grpc-js's --grpc-max-message-size (-1: none), as its decoder was given it.
     const maxMessageBytes = base.decoder.maxReadMessageLength!;
     if (method.requestStream) {
-      base.decoder = new GrpcMessageAssembler(maxMessageBytes);
+      assembleHeld(base, new GrpcMessageAssembler(maxMessageBytes, budget, true));
     } else {
       countReceivedBytes(base, maxMessageBytes, budget);
     }

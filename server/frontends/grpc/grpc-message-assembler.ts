@@ -1,5 +1,7 @@
 import type { BudgetLease, RequestBytesBudget } from "../request-bytes-budget";
 import { requestBuffers } from "../request-buffers";
+import { OFF_THREAD_MESSAGE_BYTES } from "./off-thread-infer-request";
+import { releaseMemoryNow } from "../release-memory";
 
 /** Bytes before each gRPC message: a compressed flag and a 4-byte big-endian length. */
 const PREFIX_BYTES = 5;
@@ -16,8 +18,8 @@ const PREFIX_BYTES = 5;
  * Each message holds its bytes against the in-flight budget as they arrive (not its announced length: a client that
  * announces much and sends little holds only what it sent), from its first byte until it is handed over, whole,
  * to be decompressed and decoded (which hold it again). The buffer is left uninitialised, so its pages take memory
- * only as the message's bytes are copied in; a mid-sized one comes from {@link requestBuffers}, to which modelInfer
- * gives it back once answered. A message refused (over the limit, or the budget full) ends the call;
+ * only as the message's bytes are copied in; a mid-sized one (decoded on this thread) comes from {@link requestBuffers},
+ * to which modelInfer gives it back once answered. A message refused (over the limit, or the budget full) ends the call;
  * what else its stream sends is dropped.
  */
 export class GrpcMessageAssembler {
@@ -32,8 +34,9 @@ export class GrpcMessageAssembler {
    * @param maxMessageBytes the longest message body accepted; -1 for no limit.
    * @param budget the server's in-flight budget, which each message holds as it arrives; none for a client's
    * reading of its responses.
+   * @param overdraw hold the bytes even past the budget, never refusing them (a ModelStreamInfer call's messages).
    */
-  constructor(private readonly maxMessageBytes: number, private readonly budget?: RequestBytesBudget) {}
+  constructor(private readonly maxMessageBytes: number, private readonly budget?: RequestBytesBudget, private readonly overdraw = false) {}
 
   /**
    * Takes the next chunk of the stream; returns the messages it completed, each with its 5-byte prefix. Throws
@@ -51,8 +54,17 @@ export class GrpcMessageAssembler {
     }
   }
 
-  /** Lets go of the message being assembled and of its bytes in the budget (once whole, or its stream closed). */
+  /**
+   * Lets go of the message being assembled, part-way (refused, or its stream closed), and of its bytes in the
+   * budget; its memory goes with them, not at a later collection, since others may take those bytes at once.
+   */
   letGo(): void {
+    if (this.#message !== undefined) releaseMemoryNow(this.#message.buffer);
+    this.#handedOver();
+  }
+
+  /** The message is whole and handed over (or dropped): its bytes leave the budget with it. */
+  #handedOver(): void {
     this.#lease?.release();
     this.#lease = undefined;
     this.#message = undefined;
@@ -73,21 +85,23 @@ export class GrpcMessageAssembler {
           throw new Error(`Received message larger than max (${length} vs ${this.maxMessageBytes})`);
         }
         this.#lease = this.budget?.lease();
-        this.#lease?.refuseIfNeverFits(PREFIX_BYTES + length);
-        this.#message = requestBuffers.take(PREFIX_BYTES + length);
+        if (!this.overdraw) this.#lease?.refuseIfNeverFits(PREFIX_BYTES + length);
+        // One decoded on a worker moves there whole, so it is not the pool's to lend.
+        this.#message = PREFIX_BYTES + length < OFF_THREAD_MESSAGE_BYTES ? requestBuffers.take(PREFIX_BYTES + length) : Buffer.allocUnsafe(PREFIX_BYTES + length);
         this.#prefix.copy(this.#message, 0);
         this.#messageBytesSeen = PREFIX_BYTES;
         this.#prefixBytesSeen = 0;
       } else {
         const taken = Math.min(this.#message.byteLength - this.#messageBytesSeen, chunk.byteLength - offset);
-        this.#lease?.holdAtLeast(this.#messageBytesSeen + taken);
+        if (this.overdraw) this.#lease?.overdrawAtLeast(this.#messageBytesSeen + taken);
+        else this.#lease?.holdAtLeast(this.#messageBytesSeen + taken);
         chunk.copy(this.#message, this.#messageBytesSeen, offset, offset + taken);
         this.#messageBytesSeen += taken;
         offset += taken;
       }
       if (this.#messageBytesSeen === this.#message.byteLength) {
         messages.push(this.#message);
-        this.letGo();
+        this.#handedOver();
       }
     }
     return messages;

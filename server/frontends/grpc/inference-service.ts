@@ -13,14 +13,14 @@ import type { RepositoryIndexRequest__Output } from "../../../protocol/grpc-type
 import type { RepositoryModelLoadRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/RepositoryModelLoadRequest";
 import type { RepositoryModelUnloadRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/RepositoryModelUnloadRequest";
 import type { TraceSettingRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/TraceSettingRequest";
-import type { RequestBytesBudget } from "../request-bytes-budget";
+import type { BudgetLease, RequestBytesBudget } from "../request-bytes-budget";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { systemSharedMemoryHandlers } from "./system-shared-memory-rpcs";
 import { traceGrpcReceive, tracedCallback, traceSettingRequestOf, traceSettingResponseOf } from "./grpc-trace";
 import { logSettingsRpc } from "./log-settings-rpc";
 import { loadOverridesOf, unloadDependentsOf } from "./repository-parameters";
 import { type FramedMessage, frameInferResponse } from "./framed-infer-response";
-import { modelInfer, modelOf, refuseDecoupledModelInfer } from "./model-infer";
+import { modelInferHeld, modelOf, refuseDecoupledModelInfer } from "./model-infer";
 import { type ModelStreamInferCall, serveModelStreamInfer, type StreamInferSession } from "./model-stream-infer";
 import { type GrpcInferRequestDecoder, type ModelInferMessage, UndecodedInferRequest } from "./off-thread-infer-request";
 import { answerCall, unaryHandler } from "./unary-handler";
@@ -49,21 +49,29 @@ export function inferenceServiceHandlers(
   const logger = logSettings.logger;
   const unary = <Request, Response>(handle: (request: Request, call: ServerUnaryCall<Request, Response>) => Response | Promise<Response>) =>
     unaryHandler(logger, handle);
-  const runInfer = async (request: ModelInferMessage, call: ServerUnaryCall<unknown, FramedMessage>, trace: RequestTrace | undefined): Promise<FramedMessage> => {
-    const model = modelOf(core, request);
-    refuseDecoupledModelInfer(model);
-    return frameInferResponse(await modelInfer(model, sharedMemory, budget, request, callCancelled(call), trace), serializeInferResponse);
+  const runInfer = async (request: ModelInferMessage, call: ServerUnaryCall<unknown, FramedMessage>, trace: RequestTrace | undefined, lease: BudgetLease): Promise<FramedMessage> => {
+    try {
+      const model = modelOf(core, request);
+      refuseDecoupledModelInfer(model);
+      return await frameInferResponse(await modelInferHeld(model, sharedMemory, lease, request, callCancelled(call), trace), serializeInferResponse);
+    } finally {
+      lease.release();
+    }
   };
-  const serveInfer = (request: ModelInferMessage, call: ServerUnaryCall<unknown, FramedMessage>, callback: sendUnaryData<FramedMessage>): void => {
+  const serveInfer = (request: ModelInferMessage, call: ServerUnaryCall<unknown, FramedMessage>, callback: sendUnaryData<FramedMessage>, lease: BudgetLease): void => {
     const trace = tracer.sample(request.model_name);
     if (trace !== undefined) traceGrpcReceive(trace);
-    answerCall(logger, call, trace === undefined ? callback : tracedCallback(trace, callback), runInfer(request, call, trace));
+    answerCall(logger, call, trace === undefined ? callback : tracedCallback(trace, callback), runInfer(request, call, trace, lease));
   };
   const modelInferCall: handleUnaryCall<ModelInferRequest__Output | UndecodedInferRequest, FramedMessage> = (call, callback) => {
     const received = call.request;
-    if (!(received instanceof UndecodedInferRequest)) return serveInfer(received, call, callback);
+    const lease = budget.lease();
+    if (!(received instanceof UndecodedInferRequest)) return serveInfer(received, call, callback, lease);
     // A large message is decoded on a worker first: its model is known, and its request sampled, only then.
-    decoder.decode(received).then((request) => serveInfer(request, call, callback), (error: unknown) => answerCall(logger, call, callback, Promise.reject(error)));
+    decoder.decode(received, lease).then((request) => serveInfer(request, call, callback, lease), (error: unknown) => {
+      lease.release();
+      answerCall(logger, call, callback, Promise.reject(error));
+    });
   };
   return {
     ServerLive: unary(() => ({ live: core.isLive() })),

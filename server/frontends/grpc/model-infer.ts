@@ -1,6 +1,6 @@
 import { type CancellationSignal, type InferenceCore, InferenceError, type InferenceTrace, type ModelHandle } from "../../core/index";
-import type { BudgetLease } from "../request-bytes-budget";
-import { type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
+import { type BudgetLease, bytesAfterAdmission, holdOrLetGo, type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
+import { releaseMemoryNow } from "../release-memory";
 import { requestBuffers } from "../request-buffers";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
@@ -18,44 +18,64 @@ export function modelOf(core: InferenceCore, message: Pick<InferRequestHeader, "
 }
 
 /**
- * Decodes a message's tensors (or takes those a worker decoded), holding the message and then its decoded tensors
- * against `budget`'s `lease` (which the caller releases once the request is answered). Throws the decoder's
- * InferenceError.
+ * Decodes a message's tensors (or takes those a worker decoded), holding the message, then its decoded tensors and
+ * the copies `model` will make of them and of its outputs, its response's frame included ({@link
+ * bytesAfterAdmission}), against `lease` (which the caller releases once the request is answered). With
+ * `freedBeforeFrame`, the request's tensors and message are freed before its response is framed
+ * ({@link releaseTensors}), and the frame reuses their memory. Throws the decoder's InferenceError, or the budget's
+ * refusal.
  */
-export function decodeHeld(lease: BudgetLease, message: ModelInferMessage): DecodedModelInferRequest {
+export function decodeHeld(lease: BudgetLease, message: ModelInferMessage, model: ModelHandle, freedBeforeFrame: boolean): DecodedModelInferRequest {
+  const admit = (decoded: DecodedModelInferRequest, views: readonly Uint8Array[]): DecodedModelInferRequest => {
+    holdOrLetGo(views, () => {
+      const retained = retainedBytes(views);
+      lease.holdAtLeast(retained);
+      lease.admit(bytesAfterAdmission(model, decoded.request, { reusesBytes: freedBeforeFrame ? retained : 0 }));
+    });
+    return decoded;
+  };
   if ("decoded" in message) {
     if (message.decoded instanceof InferenceError) throw message.decoded;
-    lease.holdAtLeast(retainedBytes(message.decoded.request.inputs.map((input) => input.data)));
-    return message.decoded;
+    return admit(message.decoded, message.decoded.request.inputs.map((input) => input.data));
   }
-  lease.holdAtLeast(retainedBytes(message.raw_input_contents));
+  holdOrLetGo(message.raw_input_contents, () => lease.holdAtLeast(retainedBytes(message.raw_input_contents)));
   const decoded = decodeModelInferRequest(message);
-  lease.holdAtLeast(retainedBytes([...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]));
-  return decoded;
+  return admit(decoded, [...message.raw_input_contents, ...decoded.request.inputs.map((input) => input.data)]);
 }
 
 /**
  * Runs one `ModelInferRequest` on a model that answers once, for ModelInfer and for each such message of
- * ModelStreamInfer. Tensors in shared memory are read from and written to `sharedMemory`'s regions. The message and
- * then its decoded tensors are held against `budget` until the response is encoded; then the message lets go of its
+ * ModelStreamInfer. Tensors in shared memory are read from and written to `sharedMemory`'s regions. The message,
+ * its decoded tensors and the copies they will cost are held on `lease`, which the caller releases once the
+ * response is framed (the frame is one of those copies); once the response is encoded the message lets go of its
  * tensors ({@link releaseTensors}). `signal` drops the request while it is still queued; `trace` is a sampled
  * request's. Rejects with the core's InferenceError.
  */
+export async function modelInferHeld(
+  model: ModelHandle, sharedMemory: SystemSharedMemory, lease: BudgetLease, message: ModelInferMessage, signal: CancellationSignal,
+  trace?: InferenceTrace,
+): Promise<EncodedModelInferResponse> {
+  let answered = false;
+  try {
+    const decoded = decodeHeld(lease, message, model, true);
+    const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => model.infer({ ...request, signal, trace }));
+    answered = true;
+    return encodeModelInferResponse(response, placed);
+  } finally {
+    releaseTensors(message, answered);
+  }
+}
+
+/** {@link modelInferHeld} on a lease of its own, released once the response is encoded. */
 export async function modelInfer(
   model: ModelHandle, sharedMemory: SystemSharedMemory, budget: RequestBytesBudget, message: ModelInferMessage, signal: CancellationSignal,
   trace?: InferenceTrace,
 ): Promise<EncodedModelInferResponse> {
   const lease = budget.lease();
   try {
-    const decoded = decodeHeld(lease, message);
-    const { response, placed } = await inferWithSharedMemory(sharedMemory, decoded.sharedMemory, decoded.request, (request) => model.infer({ ...request, signal, trace }));
-    const encoded = encodeModelInferResponse(response, placed);
-    // Answered: the backend read copies of the tensors, so the message's memory can take the next one.
-    if (!("decoded" in message)) requestBuffers.give(message.raw_input_contents[0]);
-    return encoded;
+    return await modelInferHeld(model, sharedMemory, lease, message, signal, trace);
   } finally {
     lease.release();
-    releaseTensors(message);
   }
 }
 
@@ -65,8 +85,17 @@ export async function modelInfer(
  * objects (its node:http2 stream, grpc-js call and their closures) are often promoted to V8's old generation, where
  * only a mark-compact frees them. A 600 KB tensor's message buffer promoted with them is external memory, for which
  * V8 ran a mark-compact every 50-70 such calls; without it the calls' objects alone cost no measurable GC.
+ *
+ * Once `answered` (the model's response came: its execution, which copied the inputs, is over), the memory of the
+ * message's large buffers and of its decoded tensors goes at once ({@link releaseMemoryNow}): the response's frame,
+ * made next, reuses it in the budget (decodeHeld). Not before: a request dropped while queued may be gathered still.
  */
-function releaseTensors(message: ModelInferMessage): void {
+function releaseTensors(message: ModelInferMessage, answered: boolean): void {
+  const views = "decoded" in message
+    ? (message.decoded instanceof InferenceError ? [] : message.decoded.request.inputs.map((input) => input.data))
+    : message.raw_input_contents;
+  // A mid-sized message's memory serves the next request instead (requestBuffers).
+  if (answered) for (const view of new Map(views.map((view) => [view.buffer, view])).values()) if (!requestBuffers.give(view)) releaseMemoryNow(view.buffer);
   // A message decoded on a worker is this call's alone: nothing else keeps it.
   if ("decoded" in message) return;
   message.raw_input_contents = [];

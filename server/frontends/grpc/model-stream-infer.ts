@@ -9,7 +9,7 @@ import { type FramedMessage, frameInferResponse } from "./framed-infer-response"
 import { grpcErrorOf } from "./grpc-status";
 import { traceGrpcReceive, traceGrpcSend } from "./grpc-trace";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
-import { modelInfer, modelOf } from "./model-infer";
+import { modelInferHeld, modelOf } from "./model-infer";
 import { decoupledStreamInfer, type StreamedResponse } from "./decoupled-stream-infer";
 import type { RequestBytesBudget } from "../request-bytes-budget";
 import { writableFlow } from "../writable-flow";
@@ -84,8 +84,13 @@ export function serveModelStreamInfer(
   const run = async (model: ModelHandle | Error, message: ModelInferMessage, trace: RequestTrace | undefined): Promise<Outcome> => {
     try {
       if (model instanceof Error) throw model;
-      const response = await modelInfer(model, sharedMemory, budget, message, controller.signal, trace);
-      return { response: await frameInferResponse({ ...response, parameters: FINAL_RESPONSE_PARAMETERS }, serializeInferResponse, true) };
+      const lease = budget.lease();
+      try {
+        const response = await modelInferHeld(model, sharedMemory, lease, message, controller.signal, trace);
+        return { response: await frameInferResponse({ ...response, parameters: FINAL_RESPONSE_PARAMETERS }, serializeInferResponse, true) };
+      } finally {
+        lease.release();
+      }
     } catch (error) {
       const failure = grpcErrorOf(error);
       if (failure.code === status.INTERNAL) logger.error({ err: error }, "ModelStreamInfer request failed");

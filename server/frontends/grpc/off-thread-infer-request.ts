@@ -1,6 +1,7 @@
 import { InferenceError } from "../../core/index";
 import type { ModelInferRequest__Output } from "../../../protocol/grpc-types/longs-as-strings/inference/ModelInferRequest";
 import { DecodePool, ownedBytes } from "../decode-pool";
+import { type BudgetLease, holdOrLetGo } from "../request-bytes-budget";
 import { PREFIX_BYTES } from "./grpc-message-framing";
 import type { DecodedModelInferRequest } from "./infer-request-decoder";
 import type { GrpcDecodeResult, GrpcDecodeTask, InferRequestHeader } from "./infer-request-worker";
@@ -35,8 +36,14 @@ export function offThreadDeserializer(deserialize: (bytes: Buffer) => ModelInfer
 export class GrpcInferRequestDecoder {
   readonly #pool = new DecodePool(__dirname, "infer-request-worker");
 
-  /** The message decoded; rejects when it is not a ModelInferRequest at all. Its bytes must not be used afterwards. */
-  async decode(message: UndecodedInferRequest): Promise<PreDecodedInferRequest> {
+  /**
+   * The message decoded; rejects when it is not a ModelInferRequest at all. Its bytes must not be used afterwards.
+   * With a `lease` (a unary call's, which the caller releases), the message is held on it from here, while it waits
+   * for a worker: messages queued for one were counted nowhere once whole, and took the process past the budget by
+   * as many as were queued. A refusal there rejects with the budget's error, the message's memory given back.
+   */
+  async decode(message: UndecodedInferRequest, lease?: BudgetLease): Promise<PreDecodedInferRequest> {
+    holdOrLetGo([message.bytes], () => lease?.holdAtLeast(message.bytes.byteLength));
     // The message's memory holds its 5-byte prefix too (grpc-message-assembler.ts): it moves with it, uncopied.
     const bytes = ownedBytes(message.bytes, PREFIX_BYTES);
     const task: GrpcDecodeTask = { message: bytes };

@@ -8,18 +8,18 @@ const gzip = promisify(zlib.gzip);
 const deflate = promisify(zlib.deflate);
 
 /**
- * Inflates `body`, holding what it has produced (beside the compressed body, already held) against `lease` as it
- * goes: a small bomb is refused once its output passes --http-max-input-size (Triton's 400 and text,
+ * Inflates `body`, holding what it has produced (beside the compressed body, already held), and its chunks' join,
+ * against `lease` as it goes: a small bomb is refused once its output passes --http-max-input-size (Triton's 400 and text,
  * DataCompressor::DecompressData) or the in-flight budget (503, or 400 past the whole budget), without producing the
  * rest. Counting the output only once whole let 24 bombs of 65 KB take 3 GB under a 256 MiB budget.
  */
 async function inflateHeld(body: Buffer, encoding: "gzip" | "deflate", maxBytes: number, lease: BudgetLease | undefined): Promise<Buffer> {
   try {
-    return await inflateChecked(body, encoding, (produced) => {
+    return await inflateChecked(body, encoding, (produced, joined) => {
       if (produced > maxBytes) {
         throw new InferenceError("INVALID_ARG", `Decompressed data size exceeds the maximum allowed value of ${maxBytes} bytes. Use --http-max-input-size to increase the limit.`);
       }
-      lease?.holdAtLeast(body.byteLength + produced);
+      lease?.holdAtLeast(body.byteLength + produced + joined);
     });
   } catch (error) {
     if (error instanceof CorruptCompressedData) throw new InferenceError("INVALID_ARG", `failed to decompress the ${encoding} request body: ${error.message}`);

@@ -4,6 +4,7 @@ import { type GenerateModel, generateRequest } from "./generate-mapping";
 import { refuseRepeatedInputs } from "./json-top-level-keys";
 import { type DecodedInferRequest, decodeInferRequest } from "./infer-request-codec";
 import { parseRepositoryBody } from "./repository-requests";
+import { releaseMemoryNow } from "../release-memory";
 
 /** One infer body to decode off the main thread: never a raw binary body (that needs the model's metadata). */
 export interface JsonDecodeTask {
@@ -73,7 +74,12 @@ export default function decodeJsonRequest(task: JsonDecodeTask | GenerateDecodeT
       result = { decoded };
     }
   } catch (error) {
+    releaseMemoryNow(task.body.buffer);
     return decodeError(error);
   }
-  return movable(result, [...new Set(request.inputs.map((input) => input.data.buffer))]);
+  const buffers = new Set(request.inputs.map((input) => input.data.buffer));
+  // A body no tensor views is this thread's garbage now, which its next collection (it may be long in coming on an
+  // idle worker) would free: its bytes have left the budget, so its memory goes too.
+  if (!buffers.has(task.body.buffer)) releaseMemoryNow(task.body.buffer);
+  return movable(result, [...buffers]);
 }

@@ -20,11 +20,11 @@ describe("RequestBufferPool", () => {
   it("takes each buffer back once, and none it did not hand out", () => {
     const pool = new RequestBufferPool();
     const body = pool.take(100 * KIB);
-    pool.give(body);
-    pool.give(body);
+    expect(pool.give(body)).toBe(true);
+    expect(pool.give(body)).toBe(false);
     expect(pool.freeBytes).toBe(128 * KIB);
-    pool.give(Buffer.allocUnsafeSlow(128 * KIB));
-    pool.give(undefined);
+    expect(pool.give(Buffer.allocUnsafeSlow(128 * KIB))).toBe(false);
+    expect(pool.give(undefined)).toBe(false);
     expect(pool.freeBytes).toBe(128 * KIB);
     const a = pool.take(100 * KIB);
     const b = pool.take(100 * KIB);
@@ -46,6 +46,18 @@ describe("RequestBufferPool", () => {
     const bodies = Array.from({ length: 5 }, () => pool.take(256 * KIB));
     for (const body of bodies) pool.give(body);
     expect(pool.freeBytes).toBe(1024 * KIB);
+  });
+
+  it("lends fresh memory in place of a kept buffer that was freed meanwhile", () => {
+    const pool = new RequestBufferPool();
+    const body = pool.take(100 * KIB);
+    expect(pool.give(body)).toBe(true);
+    const { port1, port2 } = new MessageChannel();
+    port1.postMessage(null, [body.buffer as ArrayBuffer]);
+    port2.close();
+    const next = pool.take(100 * KIB);
+    expect(next.byteLength).toBe(100 * KIB);
+    expect(next.buffer.byteLength).toBe(128 * KIB);
   });
 
   it("does not take back a buffer that moved to another thread", () => {

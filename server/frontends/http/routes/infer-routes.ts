@@ -6,7 +6,7 @@ import { Cancellation, InferenceError } from "../../../core/index";
 import { inferWithSharedMemory } from "../../shared-memory/tensor-shared-memory";
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "../content-encoding";
 import { sendError } from "../error-reply";
-import { retainedBytes } from "../../request-bytes-budget";
+import { bytesAfterAdmission, holdOrLetGo, retainedBytes } from "../../request-bytes-budget";
 import { requestBuffers } from "../../request-buffers";
 import { budgetLeaseOf } from "../request-budget-hook";
 import { traceHttpExchange } from "../http-trace";
@@ -76,11 +76,19 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       if (handle.decoupled) throw new InferenceError("UNSUPPORTED", "HTTP end point doesn't support models with decoupled transaction policy");
       const lease = budgetLeaseOf(request);
       const body = await decodeRequestBody(request.body, request.headers["content-encoding"], maxInputBytes, lease);
-      const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLengthOf(request.headers), {
+      const headerLength = headerLengthOf(request.headers);
+      // The JSON text the body (or its binary header) is parsed from is a copy of it, as long as its bytes at most.
+      holdOrLetGo([request.body, body], () => lease?.holdMore(headerLength ?? body.byteLength));
+      const { request: inferRequest, encoding, sharedMemory: tensorsInSharedMemory } = await decoder.decode(body, headerLength, {
         modelName: model, modelVersion, modelInputs: () => handle.inputs(),
       });
-      // The decoded tensors join the body (which binary ones view) in the budget, before the request is queued.
-      lease?.holdAtLeast(retainedBytes([request.body, body, ...inferRequest.inputs.map((input) => input.data)]));
+      // The decoded tensors join the body (which binary ones view) in the budget, and the copies they will cost once
+      // admitted with them, before the request is queued: past this point it is never refused for memory.
+      const held = [request.body, body, ...inferRequest.inputs.map((input) => input.data)];
+      holdOrLetGo(held, () => {
+        lease?.holdAtLeast(retainedBytes(held));
+        lease?.admit(bytesAfterAdmission(handle, inferRequest));
+      });
       // Writing an output into a region changes a file of this host: refused as the other changing APIs are.
       if (tensorsInSharedMemory !== undefined && Object.keys(tensorsInSharedMemory.outputs).length > 0) {
         const refusal = crossSite.refusal(request.headers);
