@@ -42,6 +42,8 @@ export interface BenchOptions {
   readonly tunedDir: string | undefined;
   /** The checkout whose built server (`dist/server/main.js`) is measured; this one's when undefined. */
   readonly serverRoot: string | undefined;
+  /** gpu-standin and --gpu: load generator processes for the server sides (1: this process's own JS thread). */
+  readonly loadProcesses: number;
 }
 
 /** Parses `npm run bench -- <flags>`; `--quick` picks short windows and small sweeps so the run fits in 2 minutes. */
@@ -60,6 +62,7 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     .option("--image-concurrency <list>", "concurrencies to pick each side of the image comparison's best from (default 2,4,8,16; quick 4,8)", positiveIntegerList)
     .option("--out <dir>", "where JSON, CSV and the chart go", path.join(repositoryRoot, "bench", "results"))
     .option("--tuned-dir <dir>", "tuned: use the inference-tune results in <dir>/mlp and <dir>/resnet50 (written with --out) instead of tuning first")
+    .option("--load-processes <n>", "gpu-standin and --gpu: send the server's load from n child processes (default 1: this process), where one JS thread would limit it", positiveInteger, 1)
     .option("--server-root <dir>", "measure the server built in another checkout (its root, after `npm run build` there) with this checkout's load generators and baselines: an earlier commit side by side with this one")
     .exitOverride()
     .parse([...argv], { from: "user" });
@@ -83,5 +86,6 @@ export function parseBenchOptions(argv: readonly string[], repositoryRoot: strin
     outDir: o.out,
     tunedDir: o.tunedDir === undefined ? undefined : path.resolve(o.tunedDir),
     serverRoot: o.serverRoot === undefined ? undefined : path.resolve(o.serverRoot),
+    loadProcesses: o.loadProcesses,
   };
 }

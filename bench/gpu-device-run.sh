@@ -25,6 +25,6 @@ step() {
 }
 { date -u; nproc; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1; node --version; git log -1 --format='%H %s' 2>/dev/null; } > "$out/machine.txt"
 step gpu-check 150 node dist/bench/gpu-check.js
-step gpu-bench 320 node dist/bench/run-bench.js --gpu --models "" --rounds 3 --window-ms 3000 --warmup-ms 1000 --out "${TMPDIR:-/tmp}/gpu-bench"
-step gpu-standin 90 node dist/bench/run-bench.js --models gpu-standin --rounds 3 --window-ms 2000 --warmup-ms 500 --out "${TMPDIR:-/tmp}/gpu-standin"
+step gpu-bench 320 node dist/bench/run-bench.js --gpu --models "" --load-processes 4 --rounds 3 --window-ms 3000 --warmup-ms 1000 --out "${TMPDIR:-/tmp}/gpu-bench"
+step gpu-standin 90 node dist/bench/run-bench.js --models gpu-standin --load-processes 4 --rounds 3 --window-ms 2000 --warmup-ms 500 --out "${TMPDIR:-/tmp}/gpu-standin"
 exit "$status"

@@ -6,6 +6,7 @@ import { OnnxGraphBuilder } from "../tools/model-builder/index";
 import { type ComparisonResult, measureThroughput, preparedSender, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
+import { type LoadProcesses, startSpreadLoads, stopSpreadLoads } from "./load-processes";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { MainThreadCpuPerRequest } from "./main-thread-cpu";
 import { sweepForBest } from "./sweep-for-best";
@@ -60,13 +61,13 @@ function writeStandinRepository(repository: string): string {
 }
 
 /** The load generator's own CPU (this process, all threads) while `measure` runs, as a share of one core. */
-async function withLoadCpu(measure: () => Promise<SideMeasurement>): Promise<{ measured: SideMeasurement; coreShare: number }> {
+async function withLoadCpu(measure: () => Promise<SideMeasurement>): Promise<{ measured: SideMeasurement; coreShares: number[] }> {
   const cpuBefore = process.cpuUsage();
   const wallBefore = process.hrtime.bigint();
   const measured = await measure();
   const cpu = process.cpuUsage(cpuBefore);
   const wallUs = Number(process.hrtime.bigint() - wallBefore) / 1000;
-  return { measured, coreShare: (cpu.user + cpu.system) / wallUs };
+  return { measured, coreShares: [(cpu.user + cpu.system) / wallUs] };
 }
 
 /**
@@ -74,7 +75,8 @@ async function withLoadCpu(measure: () => Promise<SideMeasurement>): Promise<{ m
  * and next to no compute, batched up to 32 by the dynamic batcher on one instance, through the server over HTTP
  * binary and gRPC at its best concurrency, against in-process ONNX Runtime running the same model at batch 32; with
  * the server main thread's CPU per 600 KB request and the load generator's own CPU (one JS thread: when it nears a
- * whole core, the load generator and not the server is the limit, and the note says so).
+ * whole core, the load generator and not the server is the limit, and the note says so; `--load-processes n` spreads
+ * the load over n child processes then).
  */
 export async function runGpuStandinSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options, log } = context;
@@ -87,15 +89,21 @@ export async function runGpuStandinSuite(context: BenchContext): Promise<Compari
   const senders: Record<"http" | "grpc", RequestSender> = { http: preparedSender(http, MODEL, inputs), grpc: preparedSender(grpc, MODEL, inputs) };
   const serverCpu = new MainThreadCpuPerRequest(server.process.pid!);
   const loadCpu = new Map<string, number[]>();
+  let spread: ReadonlyMap<"http" | "grpc", LoadProcesses> = new Map();
   const serverAt = (protocol: "http" | "grpc", concurrency: number, durationMs = options.windowMs) => async (): Promise<SideMeasurement> => {
-    const { measured, coreShare } = await withLoadCpu(() =>
-      serverCpu.measure(protocol === "http" ? "HTTP binary" : "gRPC", senders[protocol], (send) => measureThroughput(send, { concurrency, warmupMs: options.warmupMs, durationMs })));
-    loadCpu.set(protocol, [...(loadCpu.get(protocol) ?? []), coreShare]);
+    const label = protocol === "http" ? "HTTP binary" : "gRPC";
+    const load = { concurrency, warmupMs: options.warmupMs, durationMs };
+    const processes = spread.get(protocol);
+    const { measured, coreShares } = processes === undefined
+      ? await withLoadCpu(() => serverCpu.measure(label, senders[protocol], (send) => measureThroughput(send, load)))
+      : await serverCpu.measureCounted(label, () => processes.measure(load)).then(({ measured, cpuShares }) => ({ measured, coreShares: [...cpuShares] }));
+    loadCpu.set(protocol, [...(loadCpu.get(protocol) ?? []), ...coreShares]);
     return measured;
   };
   const baseline = await OrtBaseline.start({ instance: cpuInstance(modelPath, 1), inputName: "input", inputDatatype: "FP32", elementShape: ELEMENT_SHAPE });
   const results: ComparisonResult[] = [];
   try {
+    spread = await startSpreadLoads({ http: server.httpUrl, grpc: `grpc://${server.grpcAddress}` }, { model: MODEL, inputName: "input", inputDatatype: "FP32", inputShape: [1, ...ELEMENT_SHAPE] }, options.loadProcesses);
     const inProcess = { label: "in-process ORT", measure: () => baseline.measure({ batchSize: BATCH, warmupMs: options.warmupMs, durationMs: options.windowMs }) };
     for (const protocol of ["http", "grpc"] as const) {
       const { setting: concurrency } = await sweepForBest(context, {
@@ -120,10 +128,11 @@ export async function runGpuStandinSuite(context: BenchContext): Promise<Compari
       `gpu-standin: what the main thread alone allows (1 / its CPU per request): ${(["HTTP binary", "gRPC"] as const).map((label) => `${label} ${(1000 / (serverCpu.medianMs(label) ?? Infinity)).toFixed(0)} infer/s`).join(", ")}; ` +
       `to stay under 0.95 of a GPU's rate the server needs ${(H200_RESNET50_RATE / 0.95).toFixed(0)} infer/s for the H200's in-process resnet50 (${H200_RESNET50_RATE} img/s at batch 32). ` +
       "The in-process side runs no copy at all (Reshape is a view), so its figure is a ceiling, not a GPU's rate",
-      `gpu-standin: load generator CPU (this process, share of one core, over windows): HTTP ${share("http")}, gRPC ${share("grpc")}`,
+      `gpu-standin: load generator CPU (${options.loadProcesses > 1 ? `each of ${options.loadProcesses} load processes` : "this process"}, share of one core, over windows): HTTP ${share("http")}, gRPC ${share("grpc")}`,
     );
     return results;
   } finally {
+    await stopSpreadLoads(spread);
     await baseline.stop();
     await http.close();
     await grpc.close();

@@ -8,6 +8,7 @@ import { buildExampleRepository } from "../tools/model-builder/index";
 import { type ComparisonResult, measureThroughput, preparedSender, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
+import { type LoadProcesses, startSpreadLoads, stopSpreadLoads } from "./load-processes";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { MainThreadCpuPerRequest } from "./main-thread-cpu";
 import { sweepForBest } from "./sweep-for-best";
@@ -68,7 +69,19 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
   const serverCpu = new MainThreadCpuPerRequest(server.process.pid!);
   const results: ComparisonResult[] = [];
   let baseline: OrtBaseline | undefined;
+  let spread: ReadonlyMap<"http" | "grpc", LoadProcesses> = new Map();
+  /** The FP32 model over `protocol`, from the load processes where there are some; `counted` charges the server's CPU per request. */
+  const fp32At = async (protocol: "http" | "grpc", concurrency: number, durationMs: number, counted = false): Promise<SideMeasurement> => {
+    const processes = spread.get(protocol);
+    if (processes === undefined) {
+      const send = senders[`${FP32} ${protocol}`]!;
+      return counted ? serverCpu.measure(protocol, send, (counting) => serverWindow(counting, concurrency, durationMs)) : serverWindow(send, concurrency, durationMs);
+    }
+    const load = { concurrency, warmupMs: options.warmupMs, durationMs };
+    return (counted ? await serverCpu.measureCounted(protocol, () => processes.measure(load)) : await processes.measure(load)).measured;
+  };
   try {
+    spread = await startSpreadLoads({ http: server.httpUrl, grpc: `grpc://${server.grpcAddress}` }, { model: FP32, inputName: "input", inputDatatype: "FP32", inputShape: [1, ...ELEMENT_SHAPE] }, options.loadProcesses);
     const accelerators = await servedAccelerators(http, FP32);
     const shipped = await http.modelConfig(FP32);
     baseline = await OrtBaseline.start({
@@ -82,7 +95,7 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
       await loadWithInstances(http, shipped, instances);
       const found = await sweepForBest(context, {
         label: `gpu sweep (${instances} GPU instances): server concurrency`, series: `resnet50 GPU server (binary, ${instances} instances)`, settings: concurrencies,
-        measure: (level) => serverAt(`${FP32} http`, level, options.calibrationWindowMs)(),
+        measure: (level) => fp32At("http", level, options.calibrationWindowMs),
       });
       if (best === undefined || found.throughput > best.throughput) best = { instances, concurrency: found.setting, throughput: found.throughput };
     }
@@ -99,13 +112,16 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
         `resnet50 GPU over ${protocol === "http" ? "HTTP binary" : "gRPC"}`, `server concurrency ${concurrency}, ${instances} GPU instances, ORT batch ${batchSize}`,
         {
           label: `server ${protocol}`,
-          measure: () => serverCpu.measure(protocol, senders[`${FP32} ${protocol}`]!, (send) => serverWindow(send, concurrency)),
+          measure: () => fp32At(protocol, concurrency, options.windowMs, true),
         },
         inProcess, options.rounds,
         (round, r) => log(`gpu round ${round}: server ${protocol} ${r.a.throughput.toFixed(1)}, in-process ${r.b.throughput.toFixed(1)} infer/s (${r.ratio.toFixed(2)})`),
       ));
     }
-    context.notes.push(`gpu: server main-thread CPU per request (median, range over rounds): ${serverCpu.summary()}`);
+    context.notes.push(
+      `gpu: server main-thread CPU per request (median, range over rounds): ${serverCpu.summary()}`,
+      `gpu: server sides' load from ${options.loadProcesses > 1 ? `${options.loadProcesses} load processes (--load-processes)` : "this process"}`,
+    );
     await baseline.stop();
     baseline = undefined;
     // Batching and precision are compared at the shipped single instance, as the unbatched and FP16 models have.
@@ -124,6 +140,7 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
     ));
     return results;
   } finally {
+    await stopSpreadLoads(spread);
     await baseline?.stop();
     await http.close();
     await grpc.close();

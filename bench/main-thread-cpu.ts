@@ -19,11 +19,16 @@ export class MainThreadCpuPerRequest {
       sent++;
       return send();
     };
+    return (await this.measureCounted(label, async () => ({ measured: await measure(counted), sent }))).measured;
+  }
+
+  /** Runs `measure`, which counts the requests it sends itself (in other processes), recording as {@link measure} does. */
+  async measureCounted<Measured extends { readonly sent: number }>(label: string, measure: () => Promise<Measured>): Promise<Measured> {
     const before = this.cpuMs();
-    const measured = await measure(counted);
-    if (sent === 0) return measured;
+    const measured = await measure();
+    if (measured.sent === 0) return measured;
     const values = this.#msPerRequest.get(label) ?? [];
-    values.push((this.cpuMs() - before) / sent);
+    values.push((this.cpuMs() - before) / measured.sent);
     this.#msPerRequest.set(label, values);
     return measured;
   }

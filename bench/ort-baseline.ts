@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
 import type { InstanceSpec } from "../server/index";
 import { type SideMeasurement, summarizeLatencies } from "../tools/perf/index";
+import { nextChildMessage, stopChild } from "./child-messages";
 import type { OrtBaselineMessage, OrtBaselineRequest, OrtBaselineSettings } from "./ort-baseline-protocol";
 
 /** A KIND_CPU instance of a model file with the server's defaults but `intraOpThreads` (for the baseline's session). */
@@ -42,28 +43,11 @@ export class OrtBaseline {
     return { throughput: (message.runLatenciesNs.length * message.batchSize) / (message.durationNs / 1e9), p50Ms: ms(50), p90Ms: ms(90), p99Ms: ms(99) };
   }
 
-  async stop(): Promise<void> {
-    if (this.#child.exitCode !== null) return;
-    const exited = new Promise((resolve) => this.#child.once("exit", resolve));
-    this.#child.disconnect();
-    await exited;
+  stop(): Promise<void> {
+    return stopChild(this.#child);
   }
 
   #next(): Promise<Exclude<OrtBaselineMessage, { type: "failed" }>> {
-    return new Promise((resolve, reject) => {
-      const onMessage = (message: OrtBaselineMessage): void => {
-        cleanup();
-        if (message.type === "failed") reject(new Error(`ORT baseline failed: ${message.message}`));
-        else resolve(message);
-      };
-      const onExit = (code: number | null): void => {
-        cleanup();
-        reject(new Error(`ORT baseline exited with code ${code}`));
-      };
-      const cleanup = (): void => {
-        this.#child.off("message", onMessage).off("exit", onExit);
-      };
-      this.#child.on("message", onMessage).on("exit", onExit);
-    });
+    return nextChildMessage<OrtBaselineMessage>(this.#child, "ORT baseline");
   }
 }

@@ -1,0 +1,86 @@
+import { type ChildProcess, fork } from "node:child_process";
+import path from "node:path";
+import type { SideMeasurement } from "../tools/perf/index";
+import { nextChildMessage, stopChild } from "./child-messages";
+import type { LoadProcessMessage, LoadProcessRequest, LoadProcessSettings } from "./load-process-protocol";
+
+/** What the load processes measured together. */
+export interface SpreadMeasurement {
+  /** Throughput summed over the processes; each latency percentile the highest any of them saw. */
+  readonly measured: SideMeasurement;
+  /** Requests sent by all of them, warm-up included. */
+  readonly sent: number;
+  /** Each process's CPU as a share of one core. */
+  readonly cpuShares: readonly number[];
+}
+
+/**
+ * Several load-generating child processes that measure at once, the concurrency split between them: the load at
+ * GPU rates without one JS thread as the limit (bench/load-process.ts).
+ */
+export class LoadProcesses {
+  private constructor(private readonly children: readonly ChildProcess[]) {}
+
+  static async start(settings: LoadProcessSettings, count: number): Promise<LoadProcesses> {
+    const children = Array.from({ length: count }, () =>
+      fork(path.join(__dirname, "load-process.js"), [JSON.stringify(settings)], { stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+    const processes = new LoadProcesses(children);
+    try {
+      await Promise.all(children.map((child) => nextChildMessage<LoadProcessMessage>(child, "load process")));
+    } catch (error) {
+      await processes.stop();
+      throw error;
+    }
+    return processes;
+  }
+
+  /** Every process measures the same window; `concurrency` in all, spread as evenly as it divides. */
+  async measure(request: LoadProcessRequest): Promise<SpreadMeasurement> {
+    const count = this.children.length;
+    const replies = this.children.map((child, i) => {
+      const reply = nextChildMessage<LoadProcessMessage>(child, "load process");
+      const share = Math.floor(request.concurrency / count) + (i < request.concurrency % count ? 1 : 0);
+      child.send({ ...request, concurrency: Math.max(1, share) } satisfies LoadProcessRequest);
+      return reply;
+    });
+    const measured = (await Promise.all(replies)).map((message) => {
+      if (message.type !== "measured") throw new Error(`unexpected message from a load process: ${message.type}`);
+      return message;
+    });
+    const highest = (pick: (m: SideMeasurement) => number): number => Math.max(...measured.map((m) => pick(m.measured)));
+    return {
+      measured: {
+        throughput: measured.reduce((sum, m) => sum + m.measured.throughput, 0),
+        p50Ms: highest((m) => m.p50Ms), p90Ms: highest((m) => m.p90Ms), p99Ms: highest((m) => m.p99Ms),
+      },
+      sent: measured.reduce((sum, m) => sum + m.sent, 0),
+      cpuShares: measured.map((m) => m.cpuShare),
+    };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.children.map((child) => stopChild(child)));
+  }
+}
+
+/**
+ * Load processes per protocol (`urls`: http://... and grpc://...) sending `request`, when `count` is more than 1;
+ * none when it is 1, and the caller's own thread sends. Stop them with {@link stopSpreadLoads}.
+ */
+export async function startSpreadLoads<Protocol extends string>(
+  urls: Readonly<Record<Protocol, string>>, request: Omit<LoadProcessSettings, "url">, count: number,
+): Promise<Map<Protocol, LoadProcesses>> {
+  const spread = new Map<Protocol, LoadProcesses>();
+  if (count <= 1) return spread;
+  try {
+    for (const [protocol, url] of Object.entries(urls) as [Protocol, string][]) spread.set(protocol, await LoadProcesses.start({ ...request, url }, count));
+  } catch (error) {
+    await stopSpreadLoads(spread);
+    throw error;
+  }
+  return spread;
+}
+
+export async function stopSpreadLoads(spread: ReadonlyMap<string, LoadProcesses>): Promise<void> {
+  await Promise.all([...spread.values()].map((processes) => processes.stop()));
+}
