@@ -256,6 +256,22 @@ describe("--max-inflight-request-bytes: a server-wide budget for bytes of reques
     await budgetGivenBack();
   });
 
+  it("lets a request's copies pass the budget while no admitted request holds any: bodies still arriving cannot refuse everyone", async () => {
+    // The body fits beside the one still coming (with room for the 64 KiB steps its memory comes in), its copies
+    // (batch and output, twice the body) do not: refused there, a burst of bodies that filled the budget between
+    // them would have refused every one of them.
+    const { body } = binaryInferBody(ELEMENTS);
+    const holder = await holdingBody("content-length", BUDGET - body.byteLength - 70_000);
+    try {
+      const answer = await binaryInfer(server.httpUrl, "fast", ELEMENTS);
+      expect(answer.status).toBe(200);
+      await answer.arrayBuffer();
+    } finally {
+      holder.destroy();
+    }
+    await budgetGivenBack();
+  });
+
   it("holds a ModelStreamInfer message as it arrives, without ending its stream: the others are refused meanwhile", async () => {
     // A stream whose message announces most of the budget and has sent all of it but a byte.
     const session = connectHttp2(`http://${server.grpcAddress}`);
