@@ -1,5 +1,6 @@
 /** Messages between the bench and its load processes (Node IPC): several, so that one JS thread does not limit. */
 import type { SideMeasurement } from "../tools/perf/index";
+import type { ChildStatusMessage, MeasurementWindow } from "./child-messages";
 
 /** argv of the child, as JSON: whom it sends what. */
 export interface LoadProcessSettings {
@@ -12,19 +13,16 @@ export interface LoadProcessSettings {
   readonly inputShape: readonly number[];
 }
 
-export interface LoadProcessRequest {
+export interface LoadProcessRequest extends MeasurementWindow {
   readonly concurrency: number;
-  readonly warmupMs: number;
-  readonly durationMs: number;
 }
 
 export type LoadProcessMessage =
-  | { readonly type: "ready" }
+  | ChildStatusMessage
   | {
       readonly type: "measured"; readonly measured: SideMeasurement;
       /** Requests sent, warm-up included (for the server's CPU per request). */
       readonly sent: number;
       /** The process's CPU while it measured, as a share of one core. */
       readonly cpuShare: number;
-    }
-  | { readonly type: "failed"; readonly message: string };
+    };

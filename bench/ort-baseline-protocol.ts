@@ -1,5 +1,6 @@
 /** Messages between the bench and its in-process ONNX Runtime baseline child (Node IPC). */
 import type { InstanceSpec } from "../server/index";
+import type { ChildStatusMessage, MeasurementWindow } from "./child-messages";
 
 /** argv of the child, as JSON: the session the server would create for the model. */
 export interface OrtBaselineSettings {
@@ -12,13 +13,10 @@ export interface OrtBaselineSettings {
   readonly elementShape: readonly number[];
 }
 
-export interface OrtBaselineRequest {
+export interface OrtBaselineRequest extends MeasurementWindow {
   readonly batchSize: number;
-  readonly warmupMs: number;
-  readonly durationMs: number;
 }
 
 export type OrtBaselineMessage =
-  | { readonly type: "ready" }
-  | { readonly type: "measured"; readonly runLatenciesNs: number[]; readonly durationNs: number; readonly batchSize: number }
-  | { readonly type: "failed"; readonly message: string };
+  | ChildStatusMessage
+  | { readonly type: "measured"; readonly runLatenciesNs: number[]; readonly durationNs: number; readonly batchSize: number };
