@@ -1,6 +1,7 @@
 import os from "node:os";
 import { move, Piscina, transferableSymbol, valueSymbol } from "piscina";
 import { workerScript } from "../../common/worker-script";
+import { requestBuffers } from "./request-buffers";
 
 /** `value`, marked so that piscina moves `buffers` with it instead of copying them. */
 export function movable(value: object, buffers: readonly ArrayBufferLike[]): unknown {
@@ -9,12 +10,12 @@ export function movable(value: object, buffers: readonly ArrayBufferLike[]): unk
 
 /**
  * `view`'s memory, to move to a worker: its own buffer when it owns it (give or take `slack` bytes beside it that
- * belong to it too, such as a gRPC message's 5-byte prefix), else a copy. The copy is a Uint8Array's own: a Buffer's
+ * belong to it too, such as a gRPC message's 5-byte prefix, or a pooled body's unused tail), else a copy. The copy is a Uint8Array's own: a Buffer's
  * `slice` is a view of the same memory, and a small one's is Node's shared buffer pool, which Node 21+ refuses to
  * transfer (DataCloneError) and Node 20 would have taken from every other buffer in it.
  */
 export function ownedBytes(view: Uint8Array, slack = 0): Uint8Array {
-  return view.buffer.byteLength - view.byteLength <= slack ? view : new Uint8Array(view);
+  return requestBuffers.lends(view) || view.buffer.byteLength - view.byteLength <= slack ? view : new Uint8Array(view);
 }
 
 /**

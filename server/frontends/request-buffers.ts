@@ -38,8 +38,9 @@ export class RequestBufferPool {
 
   /**
    * Takes back the memory of a body or message from {@link take} (anything else is ignored, as is one given back
-   * twice or moved to another thread meanwhile). Call only when no view of it will be read again. True when the
-   * memory was one of this pool's and is kept for the next request; otherwise it is the caller's still (to free).
+   * twice or moved to another thread meanwhile, as one decoded on a worker is). Call only when no view of it will be
+   * read again. True when the memory was one of this pool's and is kept for the next request; otherwise it is the
+   * caller's still (to free).
    */
   give(view: ArrayBufferView | undefined): boolean {
     const buffer = view?.buffer;
@@ -51,6 +52,11 @@ export class RequestBufferPool {
     else free.push(buffer);
     this.#freeBytes += buffer.byteLength;
     return true;
+  }
+
+  /** Whether `view` is on memory this pool lent and has not taken back: the request's own, to move or keep. */
+  lends(view: ArrayBufferView): boolean {
+    return view.buffer instanceof ArrayBuffer && this.#lent.has(view.buffer);
   }
 
   get freeBytes(): number {

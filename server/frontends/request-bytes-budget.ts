@@ -175,6 +175,24 @@ export function holdOrLetGo(views: readonly (ArrayBufferView | undefined)[], hol
 }
 
 /**
+ * Admits a request before it is queued (the last point where a refusal is clean): holds the memory its `views` keep
+ * alive (body or message, decoded tensors), then what it will cost once admitted ({@link bytesAfterAdmission}; over
+ * gRPC with its response `frame`, which reuses the request's memory when that is freed before it is made). On a
+ * refusal the views' memory goes at once ({@link holdOrLetGo}) and the refusal is thrown on.
+ */
+export function admitHeld(
+  lease: BudgetLease | undefined, views: readonly (ArrayBufferView | undefined)[], model: Pick<ModelHandle, "inputs" | "tensors">,
+  request: Pick<InferRequest, "inputs" | "outputs">, frame?: { readonly reusesRequestMemory: boolean },
+): void {
+  if (lease === undefined) return;
+  holdOrLetGo(views, () => {
+    const retained = retainedBytes(views);
+    lease.holdAtLeast(retained);
+    lease.admit(bytesAfterAdmission(model, request, frame === undefined ? undefined : { reusesBytes: frame.reusesRequestMemory ? retained : 0 }));
+  });
+}
+
+/**
  * Bytes of memory the views keep alive: each distinct buffer once, so tensors that view a body (binary data, gRPC
  * raw contents) are not counted twice.
  */

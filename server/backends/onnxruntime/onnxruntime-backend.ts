@@ -260,8 +260,7 @@ class OrtInstance implements BackendInstance {
     // The batch's buffers are this instance's own (gathered from its spares): they move to the thread whole, and
     // the views on them keep their lengths.
     const transfer = new Set<ArrayBuffer>();
-    for (const tensor of inputs.values()) if (tensor.data.buffer instanceof ArrayBuffer) transfer.add(tensor.data.buffer);
-    const reply = await this.#worker.call({ inputs: postableTensors(inputs, transfer), outputNames }, [...transfer]);
+    const reply = await this.#worker.call({ inputs: postableTensors(inputs, transfer, true), outputNames }, [...transfer]);
     this.#spareBuffers.give(reply.inputBuffers);
     if (reply.type === "run-error") throw executionFailed(reply.message);
     const outputs: TensorMap = new Map();

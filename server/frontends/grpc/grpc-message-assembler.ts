@@ -1,6 +1,5 @@
 import type { BudgetLease, RequestBytesBudget } from "../request-bytes-budget";
 import { requestBuffers } from "../request-buffers";
-import { OFF_THREAD_MESSAGE_BYTES } from "./off-thread-infer-request";
 import { releaseMemoryNow } from "../release-memory";
 
 /** Bytes before each gRPC message: a compressed flag and a 4-byte big-endian length. */
@@ -18,8 +17,8 @@ const PREFIX_BYTES = 5;
  * Each message holds its bytes against the in-flight budget as they arrive (not its announced length: a client that
  * announces much and sends little holds only what it sent), from its first byte until it is handed over, whole,
  * to be decompressed and decoded (which hold it again). The buffer is left uninitialised, so its pages take memory
- * only as the message's bytes are copied in; a mid-sized one (decoded on this thread) comes from {@link requestBuffers},
- * to which modelInfer gives it back once answered. A message refused (over the limit, or the budget full) ends the call;
+ * only as the message's bytes are copied in; a mid-sized one comes from {@link requestBuffers}, to which
+ * modelInfer gives it back once answered. A message refused (over the limit, or the budget full) ends the call;
  * what else its stream sends is dropped.
  */
 export class GrpcMessageAssembler {
@@ -86,8 +85,7 @@ export class GrpcMessageAssembler {
         }
         this.#lease = this.budget?.lease();
         if (!this.overdraw) this.#lease?.refuseIfNeverFits(PREFIX_BYTES + length);
-        // One decoded on a worker moves there whole, so it is not the pool's to lend.
-        this.#message = PREFIX_BYTES + length < OFF_THREAD_MESSAGE_BYTES ? requestBuffers.take(PREFIX_BYTES + length) : Buffer.allocUnsafe(PREFIX_BYTES + length);
+        this.#message = requestBuffers.take(PREFIX_BYTES + length);
         this.#prefix.copy(this.#message, 0);
         this.#messageBytesSeen = PREFIX_BYTES;
         this.#prefixBytesSeen = 0;

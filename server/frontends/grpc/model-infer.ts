@@ -1,5 +1,5 @@
 import { type CancellationSignal, type InferenceCore, InferenceError, type InferenceTrace, type ModelHandle } from "../../core/index";
-import { type BudgetLease, bytesAfterAdmission, holdOrLetGo, type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
+import { admitHeld, type BudgetLease, holdOrLetGo, type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
 import { releaseMemoryNow } from "../release-memory";
 import { requestBuffers } from "../request-buffers";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
@@ -27,11 +27,7 @@ export function modelOf(core: InferenceCore, message: Pick<InferRequestHeader, "
  */
 export function decodeHeld(lease: BudgetLease, message: ModelInferMessage, model: ModelHandle, freedBeforeFrame: boolean): DecodedModelInferRequest {
   const admit = (decoded: DecodedModelInferRequest, views: readonly Uint8Array[]): DecodedModelInferRequest => {
-    holdOrLetGo(views, () => {
-      const retained = retainedBytes(views);
-      lease.holdAtLeast(retained);
-      lease.admit(bytesAfterAdmission(model, decoded.request, { reusesBytes: freedBeforeFrame ? retained : 0 }));
-    });
+    admitHeld(lease, views, model, decoded.request, { reusesRequestMemory: freedBeforeFrame });
     return decoded;
   };
   if ("decoded" in message) {

@@ -64,8 +64,8 @@ class ChunkedBody {
  * chunk and copies them into one buffer at the end, twice a 64 MiB body's memory at its peak. A chunked body is
  * copied into blocks of 1 MiB, joined at its end: the socket's chunks, kept until then, were many small buffers
  * that only a garbage collection frees. Buffers are left uninitialised, so their pages take memory only as the
- * body's bytes are written into them; a mid-sized binary-extension one comes from {@link requestBuffers}, to
- * which the infer route gives it back once answered.
+ * body's bytes are written into them; a mid-sized one comes from {@link requestBuffers}, to which the infer
+ * route gives it back once answered.
  */
 export function bodyReader(limit: number) {
   return (request: FastifyRequest, payload: NodeJS.ReadableStream, done: Done): void => {
@@ -82,9 +82,7 @@ export function bodyReader(limit: number) {
       done(error as Error);
       return;
     }
-    // A binary-extension body is decoded on this thread, its tensors viewing it: the pool's to lend. A JSON one of
-    // 64 KiB or more moves to a decode worker whole instead.
-    const whole = !known ? undefined : request.headers["inference-header-content-length"] === undefined ? Buffer.allocUnsafe(declared) : requestBuffers.take(declared);
+    const whole = known ? requestBuffers.take(declared) : undefined;
     const blocks = new ChunkedBody();
     let received = 0;
     const finish = (error: Error | null, body?: Buffer): void => {

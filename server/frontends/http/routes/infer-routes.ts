@@ -6,7 +6,7 @@ import { Cancellation, InferenceError } from "../../../core/index";
 import { inferWithSharedMemory } from "../../shared-memory/tensor-shared-memory";
 import { chooseResponseEncoding, decodeRequestBody, encodeResponseBody } from "../content-encoding";
 import { sendError } from "../error-reply";
-import { bytesAfterAdmission, holdOrLetGo, retainedBytes } from "../../request-bytes-budget";
+import { admitHeld, holdOrLetGo } from "../../request-bytes-budget";
 import { requestBuffers } from "../../request-buffers";
 import { budgetLeaseOf } from "../request-budget-hook";
 import { traceHttpExchange } from "../http-trace";
@@ -84,11 +84,7 @@ export const inferRoutes: FastifyPluginCallback<RouteGroupOptions> = (scope, { c
       });
       // The decoded tensors join the body (which binary ones view) in the budget, and the copies they will cost once
       // admitted with them, before the request is queued: past this point it is never refused for memory.
-      const held = [request.body, body, ...inferRequest.inputs.map((input) => input.data)];
-      holdOrLetGo(held, () => {
-        lease?.holdAtLeast(retainedBytes(held));
-        lease?.admit(bytesAfterAdmission(handle, inferRequest));
-      });
+      admitHeld(lease, [request.body, body, ...inferRequest.inputs.map((input) => input.data)], handle, inferRequest);
       // Writing an output into a region changes a file of this host: refused as the other changing APIs are.
       if (tensorsInSharedMemory !== undefined && Object.keys(tensorsInSharedMemory.outputs).length > 0) {
         const refusal = crossSite.refusal(request.headers);
