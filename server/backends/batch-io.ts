@@ -3,7 +3,8 @@
  * an execution's requests into one batch, scatter the batch's outputs back to them, or answer them all with an error.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { BackendExecution, BackendTensor, ExecutionTimes, TensorMap } from "./backend";
+import { copyBytes } from "../../common/copy-bytes";
+import type { BackendDataType, BackendExecution, BackendTensor, ExecutionTimes, TensorMap } from "./backend";
 import { type DataType, ELEMENT_BYTE_SIZE } from "../../protocol/datatypes";
 import type { ErrorCode } from "../../protocol/error-codes";
 import { bytesElementOffsets } from "../../protocol/tensor-bytes";
@@ -18,7 +19,7 @@ export const COPY_SLICE_BYTES = 4 * 1024 * 1024;
 export async function copyInSlices(target: Uint8Array, source: Uint8Array, offset: number): Promise<void> {
   for (let start = 0; start < source.byteLength; start += COPY_SLICE_BYTES) {
     if (start > 0) await yieldToEventLoop();
-    target.set(source.subarray(start, start + COPY_SLICE_BYTES), offset + start);
+    copyBytes(target, source.subarray(start, start + COPY_SLICE_BYTES), offset + start);
   }
 }
 
@@ -27,30 +28,54 @@ export type BatchAllocator = (byteLength: number) => Uint8Array<ArrayBuffer>;
 
 const freshBuffer: BatchAllocator = (byteLength) => new Uint8Array(new ArrayBuffer(byteLength));
 
+/** One input of a batch before it is gathered: each request's part, in request order (views of the core's buffers). */
+export interface BatchParts {
+  readonly datatype: BackendDataType;
+  /** The batch's shape: the first request's, with the batch dimension summed when there are several. */
+  readonly shape: readonly number[];
+  readonly parts: readonly Uint8Array[];
+}
+
+/**
+ * Each input of the execution with its requests' parts. An optional input the first request omits is left out
+ * (requests without it never batch with those that have it).
+ */
+export function batchParts(requests: BackendExecution): Map<string, BatchParts> {
+  const batch = new Map<string, BatchParts>();
+  const batchSize = requests.reduce((sum, request) => sum + request.batchSize, 0);
+  for (const [name, first] of requests[0]?.inputs ?? []) {
+    const parts: Uint8Array[] = [];
+    for (const request of requests) {
+      const part = request.inputs.get(name);
+      if (part !== undefined) parts.push(part.data);
+    }
+    batch.set(name, { datatype: first.datatype, shape: requests.length === 1 ? first.shape : [batchSize, ...first.shape.slice(1)], parts });
+  }
+  return batch;
+}
+
+/** `parts` concatenated into memory from `allocate`, a large part in slices between turns of the event loop. */
+export async function concatenateParts(parts: readonly Uint8Array[], allocate: BatchAllocator = freshBuffer): Promise<Uint8Array<ArrayBuffer>> {
+  const data = allocate(parts.reduce((sum, part) => sum + part.byteLength, 0));
+  let offset = 0;
+  for (const part of parts) {
+    // A small part in one go: no promise to wait for (the common case, paid by every request).
+    if (part.byteLength <= COPY_SLICE_BYTES) copyBytes(data, part, offset);
+    else await copyInSlices(data, part, offset);
+    offset += part.byteLength;
+  }
+  return data;
+}
+
 /**
  * The requests' inputs concatenated along the batch dimension, in buffers the backend owns (and may move to its
  * thread): fresh ones, or from `allocate` (each input at the start of a buffer of its own). With one request this is
- * the single copy that makes its bytes aligned and transferable. An optional input the first request omits is left
- * out (requests without it never batch with those that have it).
+ * the single copy that makes its bytes aligned and transferable.
  */
 export async function gatherInputs(requests: BackendExecution, allocate: BatchAllocator = freshBuffer): Promise<TensorMap> {
   const batch: TensorMap = new Map();
-  const batchSize = requests.reduce((sum, request) => sum + request.batchSize, 0);
-  for (const [name, first] of requests[0]?.inputs ?? []) {
-    let byteLength = 0;
-    for (const request of requests) byteLength += request.inputs.get(name)?.data.byteLength ?? 0;
-    const data = allocate(byteLength);
-    let offset = 0;
-    for (const request of requests) {
-      const part = request.inputs.get(name);
-      if (part === undefined) continue;
-      // A small input in one go: no promise to wait for (the common case, paid by every request).
-      if (part.data.byteLength <= COPY_SLICE_BYTES) data.set(part.data, offset);
-      else await copyInSlices(data, part.data, offset);
-      offset += part.data.byteLength;
-    }
-    const shape = requests.length === 1 ? first.shape : [batchSize, ...first.shape.slice(1)];
-    batch.set(name, { datatype: first.datatype, shape, data });
+  for (const [name, { datatype, shape, parts }] of batchParts(requests)) {
+    batch.set(name, { datatype, shape, data: await concatenateParts(parts, allocate) });
   }
   return batch;
 }
@@ -108,18 +133,18 @@ export interface BatchRun {
 
 /**
  * Runs each execution as one batch, in order, for a backend whose model takes whole batches: gathers its requests'
- * inputs (into memory from `allocate`), hands them to `run` with the outputs they ask for, and scatters the outputs
- * back. `run` throwing fails the execution with its message (INTERNAL).
+ * inputs with `gather` ({@link gatherInputs}, or a form another thread gathers), hands them to `run` with the
+ * outputs they ask for, and scatters the outputs back. `run` throwing fails the execution with its message (INTERNAL).
  */
-export async function executeBatches(
-  executions: readonly BackendExecution[], run: (inputs: TensorMap, outputNames: readonly string[]) => Promise<BatchRun>,
-  allocate?: BatchAllocator,
+export async function executeBatches<Inputs>(
+  executions: readonly BackendExecution[], gather: (requests: BackendExecution) => Promise<Inputs>,
+  run: (inputs: Inputs, outputNames: readonly string[]) => Promise<BatchRun>,
 ): Promise<(ExecutionTimes | undefined)[]> {
   const times: (ExecutionTimes | undefined)[] = [];
   for (const requests of executions) {
     const startNs = process.hrtime.bigint();
     try {
-      const inputs = await gatherInputs(requests, allocate);
+      const inputs = await gather(requests);
       const gatheredNs = process.hrtime.bigint();
       const result = await run(inputs, requestedOutputNames(requests));
       scatterOutputs(result.outputs, requests);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Backend, BackendExecution, BackendInstance, ExecutionTimes, InstanceSpec, TensorMap } from "./backend";
-import { type BatchRun, executeBatches } from "./batch-io";
+import { type BatchRun, executeBatches, gatherInputs } from "./batch-io";
 
 /**
  * Triton's identity backend, in TypeScript: output i is input i (in config order). The model parameter
@@ -36,7 +36,7 @@ class IdentityInstance implements BackendInstance {
   constructor(private readonly delayMs: number, private readonly outputNames: readonly string[]) {}
 
   execute(executions: readonly BackendExecution[]): Promise<(ExecutionTimes | undefined)[]> {
-    return executeBatches(executions, (inputs) => this.#run(inputs));
+    return executeBatches(executions, gatherInputs, (inputs) => this.#run(inputs));
   }
 
   async #run(inputs: TensorMap): Promise<BatchRun> {

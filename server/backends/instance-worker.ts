@@ -15,17 +15,16 @@ export interface NamedTensor extends BackendTensor {
 }
 
 /**
- * Tensors to post to a worker; the buffers that can move with them instead of being copied are added to `transfer`:
- * whole buffers, or with `ownsBuffers` (a batch gathered into the backend's own buffers, which may be larger than
- * the batch) every buffer. A set, as a buffer listed twice fails the post, and one message may carry the tensors of
- * several requests.
+ * Tensors to post to a worker; the buffers that can move with them instead of being copied (whole ones) are added
+ * to `transfer`. A set, as a buffer listed twice fails the post, and one message may carry the tensors of several
+ * requests.
  */
-export function postableTensors(tensors: TensorMap, transfer: Set<ArrayBuffer>, ownsBuffers = false): NamedTensor[] {
+export function postableTensors(tensors: TensorMap, transfer: Set<ArrayBuffer>): NamedTensor[] {
   const named: NamedTensor[] = [];
   for (const [name, tensor] of tensors) {
     named.push({ name, datatype: tensor.datatype, shape: tensor.shape, data: tensor.data });
     const buffer = tensor.data.buffer;
-    if (buffer instanceof ArrayBuffer && (ownsBuffers || tensor.data.byteLength === buffer.byteLength)) transfer.add(buffer);
+    if (buffer instanceof ArrayBuffer && tensor.data.byteLength === buffer.byteLength) transfer.add(buffer);
   }
   return named;
 }

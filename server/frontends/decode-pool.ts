@@ -3,14 +3,15 @@ import { move, Piscina, transferableSymbol, valueSymbol } from "piscina";
 import { workerScript } from "../../common/worker-script";
 import { requestBuffers } from "./request-buffers";
 
-/** `value`, marked so that piscina moves `buffers` with it instead of copying them. */
+/** `value`, marked so that piscina moves `buffers` with it instead of copying them (shared memory is shared as it is). */
 export function movable(value: object, buffers: readonly ArrayBufferLike[]): unknown {
-  return move({ [transferableSymbol]: [...buffers], [valueSymbol]: value });
+  return move({ [transferableSymbol]: buffers.filter((buffer) => buffer instanceof ArrayBuffer), [valueSymbol]: value });
 }
 
 /**
- * `view`'s memory, to move to a worker: its own buffer when it owns it (give or take `slack` bytes beside it that
- * belong to it too, such as a gRPC message's 5-byte prefix, or a pooled body's unused tail), else a copy. The copy is a Uint8Array's own: a Buffer's
+ * `view`'s memory, to hand to a worker: its own buffer when it owns it (give or take `slack` bytes beside it that
+ * belong to it too, such as a gRPC message's 5-byte prefix), a pooled body's or message's shared memory as it is,
+ * else a copy. The copy is a Uint8Array's own: a Buffer's
  * `slice` is a view of the same memory, and a small one's is Node's shared buffer pool, which Node 21+ refuses to
  * transfer (DataCloneError) and Node 20 would have taken from every other buffer in it.
  */

@@ -14,12 +14,15 @@ const CAPACITY_STEP = 64 * 1024;
  * and whose response went out ({@link give}): by then the core has copied its inputs for the backend (every backend
  * gathers them into a batch of its own) and nothing reads them, where a failed or abandoned request may still be
  * queued or batched, so its buffer is left to the garbage collector.
+ *
+ * The memory is shared (SharedArrayBuffer): a backend's thread reads a request's tensors where they lie, and an
+ * ONNX Runtime instance's thread gathers its batch from them itself instead of the main thread (onnxruntime-backend.ts).
  */
 export class RequestBufferPool {
-  readonly #free = new Map<number, ArrayBuffer[]>();
+  readonly #free = new Map<number, SharedArrayBuffer[]>();
   #freeBytes = 0;
   /** The buffers handed out and not yet given back: only those may come back, and only once. */
-  readonly #lent = new WeakSet<ArrayBuffer>();
+  readonly #lent = new WeakSet<SharedArrayBuffer>();
 
   /** `maxFreeBytes`: what is kept between requests at most (after a burst, until requests take it again). */
   constructor(readonly maxFreeBytes = 32 * 1024 * 1024) {}
@@ -30,21 +33,19 @@ export class RequestBufferPool {
     const capacity = Math.ceil(byteLength / CAPACITY_STEP) * CAPACITY_STEP;
     let buffer = this.#free.get(capacity)?.pop();
     if (buffer !== undefined) this.#freeBytes -= capacity;
-    // One freed meanwhile (moved away by releaseMemoryNow) has no memory left to lend.
-    if (buffer === undefined || buffer.byteLength === 0) buffer = Buffer.allocUnsafeSlow(capacity).buffer as ArrayBuffer;
+    else buffer = new SharedArrayBuffer(capacity);
     this.#lent.add(buffer);
     return Buffer.from(buffer, 0, byteLength);
   }
 
   /**
    * Takes back the memory of a body or message from {@link take} (anything else is ignored, as is one given back
-   * twice or moved to another thread meanwhile, as one decoded on a worker is). Call only when no view of it will be
-   * read again. True when the memory was one of this pool's and is kept for the next request; otherwise it is the
-   * caller's still (to free).
+   * twice). Call only when no view of it will be read again, on this thread or another. True when the memory was
+   * one of this pool's and is kept for the next request; otherwise it is the caller's still (to free).
    */
   give(view: ArrayBufferView | undefined): boolean {
     const buffer = view?.buffer;
-    if (!(buffer instanceof ArrayBuffer) || !this.#lent.has(buffer) || buffer.byteLength === 0) return false;
+    if (!(buffer instanceof SharedArrayBuffer) || !this.#lent.has(buffer)) return false;
     if (this.#freeBytes + buffer.byteLength > this.maxFreeBytes) return false;
     this.#lent.delete(buffer);
     const free = this.#free.get(buffer.byteLength);
@@ -54,9 +55,9 @@ export class RequestBufferPool {
     return true;
   }
 
-  /** Whether `view` is on memory this pool lent and has not taken back: the request's own, to move or keep. */
+  /** Whether `view` is on memory this pool lent and has not taken back: the request's own, to share or keep. */
   lends(view: ArrayBufferView): boolean {
-    return view.buffer instanceof ArrayBuffer && this.#lent.has(view.buffer);
+    return view.buffer instanceof SharedArrayBuffer && this.#lent.has(view.buffer);
   }
 
   get freeBytes(): number {

@@ -1,15 +1,15 @@
 import { statSync } from "node:fs";
 import * as ort from "onnxruntime-node";
 import type { Backend, BackendExecution, BackendInstance, ExecutionTimes, InstanceSpec, ModelIo, TensorMap } from "../backend";
-import { type BatchRun, executeBatches } from "../batch-io";
-import { InstanceWorker, postableTensors, startWorkerThread, type WorkerFactory } from "../instance-worker";
+import { batchParts, type BatchRun, concatenateParts, executeBatches, gatherInputs } from "../batch-io";
+import { InstanceWorker, startWorkerThread, type WorkerFactory } from "../instance-worker";
 import { SpareBuffers } from "../spare-buffers";
 import { workerScript } from "../../../common/worker-script";
 import { chooseExecutionProviders, type ExecutionProviderName, runsOnWebgpu, webgpuUnavailable } from "./execution-providers";
 import { openOnDeviceThread, type OrtSessionChannel } from "./ort-device-thread";
 import { publicOrtMessage } from "./ort-error-message";
 import { describeSession, fromOrtTensor, ortInputProblem, toOrtTensor } from "./ort-tensors";
-import { ortSessionOptions, type OrtSessionSettings, type OrtWorkerReply } from "./ort-worker-protocol";
+import { ortSessionOptions, type OrtSessionSettings, type OrtWorkerReply, type ThreadBatchInput } from "./ort-worker-protocol";
 
 const GRAPH_LEVELS: Readonly<Record<number, OrtSessionSettings["graphOptimizationLevel"]>> = {
   [-1]: "basic", 0: "all", 1: "extended", 2: "disabled",
@@ -161,7 +161,7 @@ class InlineOrtInstance implements BackendInstance {
     // Once a move to a worker has begun, nothing more runs inline: the session is released when the worker is up.
     const session = this.#session;
     if (this.#pendingWorker !== undefined || session === undefined) return this.#workerInstance().then((worker) => worker.execute(executions));
-    return executeBatches(executions, (inputs, outputNames) => this.#run(session, inputs, outputNames));
+    return executeBatches(executions, gatherInputs, (inputs, outputNames) => this.#run(session, inputs, outputNames));
   }
 
   async #run(session: ort.InferenceSession, inputs: TensorMap, outputNames: readonly string[]): Promise<BatchRun> {
@@ -253,14 +253,33 @@ class OrtInstance implements BackendInstance {
   readonly groupsExecutions = false;
 
   execute(executions: readonly BackendExecution[]): Promise<(ExecutionTimes | undefined)[]> {
-    return executeBatches(executions, (inputs, outputNames) => this.#run(inputs, outputNames), (byteLength) => this.#spareBuffers.take(byteLength));
+    return executeBatches(executions, (requests) => this.#inputsForThread(requests), (inputs, outputNames) => this.#run(inputs, outputNames));
   }
 
-  async #run(inputs: TensorMap, outputNames: readonly string[]): Promise<BatchRun> {
-    // The batch's buffers are this instance's own (gathered from its spares): they move to the thread whole, and
-    // the views on them keep their lengths.
-    const transfer = new Set<ArrayBuffer>();
-    const reply = await this.#worker.call({ inputs: postableTensors(inputs, transfer, true), outputNames }, [...transfer]);
+  /**
+   * The batch's inputs as the session's thread takes them. An input whose every part lies in memory both threads
+   * share (request bodies and messages from frontends/request-buffers.ts) crosses as those parts, and the thread
+   * gathers it: at GPU rates the batch's copy was a tenth of the main thread's time per request, and the main thread
+   * is what limits a GPU model. Any other input is gathered here into this instance's spare buffers, which move with
+   * the call whole (the views on them keep their lengths).
+   */
+  async #inputsForThread(requests: BackendExecution): Promise<{ inputs: ThreadBatchInput[]; transfer: ArrayBuffer[] }> {
+    const inputs: ThreadBatchInput[] = [];
+    const transfer: ArrayBuffer[] = [];
+    for (const [name, { datatype, shape, parts }] of batchParts(requests)) {
+      if (parts.every((part) => part.buffer instanceof SharedArrayBuffer)) {
+        inputs.push({ name, datatype, shape, parts });
+        continue;
+      }
+      const data = await concatenateParts(parts, (byteLength) => this.#spareBuffers.take(byteLength));
+      transfer.push(data.buffer);
+      inputs.push({ name, datatype, shape, parts: [data] });
+    }
+    return { inputs, transfer };
+  }
+
+  async #run({ inputs, transfer }: { inputs: ThreadBatchInput[]; transfer: ArrayBuffer[] }, outputNames: readonly string[]): Promise<BatchRun> {
+    const reply = await this.#worker.call({ inputs, outputNames }, transfer);
     this.#spareBuffers.give(reply.inputBuffers);
     if (reply.type === "run-error") throw executionFailed(reply.message);
     const outputs: TensorMap = new Map();

@@ -1,9 +1,14 @@
 import * as ort from "onnxruntime-node";
+import { concatenateParts } from "../batch-io";
 import type { NamedTensor } from "../instance-worker";
+import { SpareBuffers } from "../spare-buffers";
 import { fromOrtTensor, toOrtTensor } from "./ort-tensors";
-import type { OrtWorkerReply, WorkerRequest } from "./ort-worker-protocol";
+import type { OrtWorkerReply, ThreadBatchInput, WorkerRequest } from "./ort-worker-protocol";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** Batches this thread gathers from request memory it shares with the main thread, in memory it has used before. */
+const threadSpares = new SpareBuffers();
 
 /**
  * One execution of `session` on the calling worker thread, as the reply the main thread waits for (never throws: a
@@ -11,17 +16,36 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
  * (ort-worker.ts) and the per-device worker that hosts every WebGPU session of a device (ort-device-worker.ts).
  */
 export async function runSession(session: ort.InferenceSession, request: WorkerRequest): Promise<{ reply: OrtWorkerReply; transfer: ArrayBuffer[] }> {
-  const { reply, transfer } = await runOnce(session, request);
-  const inputBuffers = [...new Set(request.inputs.map((input) => input.data.buffer))]
+  const gathered: ArrayBuffer[] = [];
+  const { reply, transfer } = await runOnce(session, request, gathered);
+  threadSpares.give(gathered);
+  const inputBuffers = [...new Set(request.inputs.flatMap((input) => input.parts.map((part) => part.buffer)))]
     .filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer && !transfer.includes(buffer));
   return { reply: { ...reply, inputBuffers }, transfer: [...transfer, ...inputBuffers] };
 }
 
-async function runOnce(session: ort.InferenceSession, request: WorkerRequest): Promise<{ reply: DistributiveOmit<OrtWorkerReply, "inputBuffers">; transfer: ArrayBuffer[] }> {
+/**
+ * An input's bytes for ONNX Runtime: the batch the main thread gathered as it is, or the requests' parts in shared
+ * memory gathered into a buffer of this thread's (listed in `gathered`, to keep for later batches once the run is
+ * over). ONNX Runtime is never handed shared memory itself: Node 20's onnxruntime-node refuses it.
+ */
+async function inputBytes(input: ThreadBatchInput, gathered: ArrayBuffer[]): Promise<Uint8Array> {
+  const [first, ...rest] = input.parts;
+  if (first !== undefined && rest.length === 0 && first.buffer instanceof ArrayBuffer) return first;
+  const data = await concatenateParts(input.parts, (byteLength) => threadSpares.take(byteLength));
+  gathered.push(data.buffer);
+  return data;
+}
+
+async function runOnce(
+  session: ort.InferenceSession, request: WorkerRequest, gathered: ArrayBuffer[],
+): Promise<{ reply: DistributiveOmit<OrtWorkerReply, "inputBuffers">; transfer: ArrayBuffer[] }> {
   try {
     const t0 = process.hrtime.bigint();
     const feeds: Record<string, ort.Tensor> = {};
-    for (const input of request.inputs) feeds[input.name] = toOrtTensor(ort, input);
+    for (const input of request.inputs) {
+      feeds[input.name] = toOrtTensor(ort, { datatype: input.datatype, shape: input.shape, data: await inputBytes(input, gathered) });
+    }
     const t1 = process.hrtime.bigint();
     const results = await session.run(feeds, [...request.outputNames]);
     const t2 = process.hrtime.bigint();

@@ -33,14 +33,26 @@ export function ortSessionOptions(settings: OrtSessionSettings): Record<string, 
   };
 }
 
-export type WorkerRequest = { readonly id: number; readonly inputs: NamedTensor[]; readonly outputNames: readonly string[] };
+/**
+ * One input of a run as it crosses to the session's thread: the batch gathered on the main thread (one part, in a
+ * buffer that moves with the message), or each request's part where it lies in memory both threads share, which
+ * the thread gathers itself.
+ */
+export interface ThreadBatchInput {
+  readonly name: string;
+  readonly datatype: string;
+  readonly shape: readonly number[];
+  readonly parts: readonly Uint8Array[];
+}
+
+export type WorkerRequest = { readonly id: number; readonly inputs: readonly ThreadBatchInput[]; readonly outputNames: readonly string[] };
 
 /** The worker's start-up message carries the session's I/O description. */
 export type OrtStartupMessage = StartupMessage<ModelIo>;
 
 /**
- * The answer to one run. `inputBuffers` are the request's input buffers, moved back once the run no longer needs
- * them, so that the main thread gathers its next batch into memory it has used before (backends/spare-buffers.ts).
+ * The answer to one run. `inputBuffers` are the buffers of the inputs the main thread gathered, moved back once the
+ * run no longer needs them, so that it gathers its next batch into memory it has used before (backends/spare-buffers.ts).
  */
 export type OrtWorkerReply = { readonly inputBuffers: ArrayBuffer[] } & (
   | {

@@ -1,4 +1,5 @@
 import type { BudgetLease, RequestBytesBudget } from "../request-bytes-budget";
+import { copyBytes } from "../../../common/copy-bytes";
 import { requestBuffers } from "../request-buffers";
 import { releaseMemoryNow } from "../release-memory";
 
@@ -86,14 +87,14 @@ export class GrpcMessageAssembler {
         this.#lease = this.budget?.lease();
         if (!this.overdraw) this.#lease?.refuseIfNeverFits(PREFIX_BYTES + length);
         this.#message = requestBuffers.take(PREFIX_BYTES + length);
-        this.#prefix.copy(this.#message, 0);
+        copyBytes(this.#message, this.#prefix, 0);
         this.#messageBytesSeen = PREFIX_BYTES;
         this.#prefixBytesSeen = 0;
       } else {
         const taken = Math.min(this.#message.byteLength - this.#messageBytesSeen, chunk.byteLength - offset);
         if (this.overdraw) this.#lease?.overdrawAtLeast(this.#messageBytesSeen + taken);
         else this.#lease?.holdAtLeast(this.#messageBytesSeen + taken);
-        chunk.copy(this.#message, this.#messageBytesSeen, offset, offset + taken);
+        copyBytes(this.#message, chunk.subarray(offset, offset + taken), this.#messageBytesSeen);
         this.#messageBytesSeen += taken;
         offset += taken;
       }

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { errorCodes } from "fastify";
 import { InferenceError } from "../../core/index";
+import { copyBytes } from "../../../common/copy-bytes";
 import { requestBuffers } from "../request-buffers";
 import { releaseMemoryNow } from "../release-memory";
 import { budgetLeaseOf } from "./request-budget-hook";
@@ -111,7 +112,7 @@ export function bodyReader(limit: number) {
         return;
       }
       if (whole === undefined) blocks.append(bytes);
-      else bytes.copy(whole, received);
+      else copyBytes(whole, bytes, received);
       received = total;
     }
     function onEnd(error?: Error & { statusCode?: number }): void {

@@ -6,7 +6,7 @@ import type { BackendInstance, InstanceSpec, TensorMap } from "../../../server/b
 import { INLINE_MODEL_MAX_BYTES, OnnxruntimeBackend } from "../../../server/backends/onnxruntime/onnxruntime-backend";
 import { publicOrtMessage } from "../../../server/backends/onnxruntime/ort-error-message";
 import { OnnxGraphBuilder } from "../../../tools/model-builder/index";
-import { executeBatch } from "../../helpers/backend-execution";
+import { executeBatch, executeRequests } from "../../helpers/backend-execution";
 import { EXAMPLE_REPOSITORY } from "../../helpers/server-process";
 
 const spec = (modelPath: string): InstanceSpec => ({
@@ -82,6 +82,69 @@ describe("ONNX Runtime backend: where instances execute", () => {
     const instance = await backend.createInstance(spec(resnet));
     instances.push(instance);
     expect(instance.executionThread).toBe("worker");
+  });
+});
+
+/** A batching model (Y = X + X, FP32 `[N, 4]`) with unused weights that put it past the inline limit: it runs on a worker. */
+function doublingWorkerModel(file: string): void {
+  const g = new OnnxGraphBuilder("doubling");
+  g.addInput("X", "FLOAT", ["N", 4]);
+  g.addInitializer("padding", [INLINE_MODEL_MAX_BYTES / 4 + 1024], new Float32Array(INLINE_MODEL_MAX_BYTES / 4 + 1024));
+  g.addNode({ opType: "Add", inputs: ["X", "X"], outputs: ["Y"] });
+  g.addOutput("Y", "FLOAT", ["N", 4]);
+  writeFileSync(file, g.toModelBytes());
+}
+
+/** `rows` of FP32 `[rows.length, 4]` written into `buffer` at an odd offset, as a tensor lies in a request body. */
+function rowsIn(buffer: ArrayBufferLike, offset: number, rows: number[]): Uint8Array {
+  const bytes = new Uint8Array(buffer, offset, rows.length * 16);
+  const values = new Float32Array(rows.flatMap((row) => [row, row + 0.25, row + 0.5, row + 0.75]));
+  bytes.set(new Uint8Array(values.buffer));
+  return bytes;
+}
+
+describe("ONNX Runtime backend: batches from request memory the session's thread shares", () => {
+  let dir: string;
+  let instance: BackendInstance;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "ort-shared-"));
+    doublingWorkerModel(path.join(dir, "model.onnx"));
+    instance = await new OnnxruntimeBackend().createInstance(spec(path.join(dir, "model.onnx")));
+  });
+  afterAll(async () => {
+    await instance.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const run = async (datas: Uint8Array[]): Promise<number[][]> => {
+    const { responses } = await executeRequests(instance, datas.map((data) => ({
+      inputs: new Map([["X", { datatype: "FP32", shape: [data.byteLength / 16, 4], data }]]), batchSize: data.byteLength / 16, parameters: {}, requestedOutputs: ["Y"],
+    })));
+    return responses.map((response) => {
+      if ("error" in response) throw new Error(response.error.message);
+      return [...new Float32Array(response.outputs.get("Y")!.data.slice().buffer)];
+    });
+  };
+  const doubled = (rows: number[]): number[] => rows.flatMap((row) => [2 * row, 2 * row + 0.5, 2 * row + 1, 2 * row + 1.5]);
+
+  it("gathers a batch whose parts all lie in shared memory on its thread, each request getting its own rows, again and again", async () => {
+    expect(instance.executionThread).toBe("worker");
+    const body = new SharedArrayBuffer(4096);
+    for (let round = 0; round < 3; round++) {
+      // The same memory rewritten for each round, as pooled bodies are: every answer must be this round's.
+      const parts = [rowsIn(body, 3, [round]), rowsIn(body, 101, [10 + round, 20 + round]), rowsIn(new SharedArrayBuffer(64), 7, [30 + round])];
+      expect(await run(parts)).toEqual([doubled([round]), doubled([10 + round, 20 + round]), doubled([30 + round])]);
+    }
+    // One request alone, unaligned in shared memory.
+    expect(await run([rowsIn(body, 1, [5])])).toEqual([doubled([5])]);
+  });
+
+  it("gathers on the main thread a batch with any part in memory of its own, and shares none of it", async () => {
+    const own = rowsIn(new ArrayBuffer(64), 0, [7]);
+    expect(await run([rowsIn(new SharedArrayBuffer(64), 2, [1]), own, rowsIn(new ArrayBuffer(64), 5, [8])])).toEqual([doubled([1]), doubled([7]), doubled([8])]);
+    // The request's own memory was copied, not moved away: the core's view of it still reads.
+    expect(own.byteLength).toBe(16);
+    expect(new Float32Array(own.slice().buffer)[0]).toBe(7);
   });
 });
 

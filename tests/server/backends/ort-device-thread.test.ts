@@ -3,7 +3,7 @@ import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import type { WorkerFactory } from "../../../server/backends/instance-worker";
 import { openOnDeviceThread, runningDeviceThreads } from "../../../server/backends/onnxruntime/ort-device-thread";
-import type { OrtSessionSettings, OrtWorkerReply } from "../../../server/backends/onnxruntime/ort-worker-protocol";
+import type { OrtSessionSettings, OrtWorkerReply, WorkerRequest } from "../../../server/backends/onnxruntime/ort-worker-protocol";
 import { EXAMPLE_REPOSITORY } from "../../helpers/server-process";
 
 /**
@@ -17,8 +17,8 @@ const settings: OrtSessionSettings = {
 };
 
 const int32 = (values: number[]): Uint8Array => new Uint8Array(Int32Array.from(values).buffer);
-const request = (a: number): { inputs: { name: string; datatype: string; shape: number[]; data: Uint8Array }[]; outputNames: string[] } => ({
-  inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: int32(Array(16).fill(a)) })),
+const request = (a: number): Omit<WorkerRequest, "id"> => ({
+  inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], parts: [int32(Array(16).fill(a))] })),
   outputNames: ["OUTPUT0"],
 });
 const sum = (reply: OrtWorkerReply): number[] => {

@@ -1,6 +1,7 @@
 import { MessageChannel } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
-import { RequestBufferPool } from "../../../server/frontends/request-buffers";
+import { releaseMemoryNow } from "../../../server/frontends/release-memory";
+import { RequestBufferPool, requestBuffers } from "../../../server/frontends/request-buffers";
 
 const KIB = 1024;
 
@@ -48,26 +49,36 @@ describe("RequestBufferPool", () => {
     expect(pool.freeBytes).toBe(1024 * KIB);
   });
 
-  it("lends fresh memory in place of a kept buffer that was freed meanwhile", () => {
+  it("lends memory another thread reads and writes in place, where a posted body is shared, not copied or moved", async () => {
     const pool = new RequestBufferPool();
     const body = pool.take(100 * KIB);
-    expect(pool.give(body)).toBe(true);
+    body.fill(7);
     const { port1, port2 } = new MessageChannel();
-    port1.postMessage(null, [body.buffer as ArrayBuffer]);
-    port2.close();
-    const next = pool.take(100 * KIB);
-    expect(next.byteLength).toBe(100 * KIB);
-    expect(next.buffer.byteLength).toBe(128 * KIB);
-  });
-
-  it("does not take back a buffer that moved to another thread", () => {
-    const pool = new RequestBufferPool();
-    const body = pool.take(100 * KIB);
-    const { port1, port2 } = new MessageChannel();
-    port1.postMessage(body, [body.buffer as ArrayBuffer]);
+    const received = new Promise<Uint8Array>((resolve) => port2.once("message", resolve));
+    port1.postMessage(body);
+    const there = await received;
     port1.close();
-    port2.close();
-    pool.give(body);
-    expect(pool.freeBytes).toBe(0);
+    expect(there[0]).toBe(7);
+    there[1] = 9;
+    expect(body[1]).toBe(9);
+    expect(body.byteLength).toBe(100 * KIB);
+    // What comes back from another thread is the same memory, but not the buffer this pool lent.
+    expect(pool.give(there)).toBe(false);
+    expect(pool.give(body)).toBe(true);
+  });
+});
+
+describe("releaseMemoryNow", () => {
+  it("gives pooled memory back to the pool, as it cannot be moved away, and frees a large buffer of a request's own at once", () => {
+    const body = requestBuffers.take(100 * KIB);
+    const before = requestBuffers.freeBytes;
+    releaseMemoryNow(body.buffer);
+    expect(requestBuffers.freeBytes).toBe(before + 128 * KIB);
+    expect(requestBuffers.give(body)).toBe(false);
+    const own = new ArrayBuffer(2 * KIB * KIB);
+    releaseMemoryNow(own);
+    expect(own.byteLength).toBe(0);
+    // The next body of that size takes the memory given back.
+    expect(requestBuffers.take(100 * KIB).buffer).toBe(body.buffer);
   });
 });
