@@ -1,8 +1,9 @@
 /**
- * Batch buffers a worker-thread instance gets back from its thread after each run, to gather the next batch into.
- * Copying a batch into fresh memory costs about nine times a copy into memory used before (the fresh pages fault in
- * one by one: ~77 us against ~9 us per 600 KB image), and each fresh buffer is external memory that drives the main
- * thread's garbage collections; at GPU rates that copy was a third of the main thread's time per request.
+ * Batch buffers kept to gather the next batch into: a worker-thread instance's, which its thread hands back after
+ * each run, and a session thread's own, for the batches it gathers from shared request memory. Copying a batch into
+ * fresh memory costs about nine times a copy into memory used before (the fresh pages fault in one by one: ~77 us
+ * against ~9 us per 600 KB image), and each fresh buffer is external memory that drives the thread's garbage
+ * collections; at GPU rates that copy was a third of the main thread's time per request.
  */
 export class SpareBuffers {
   readonly #spares: ArrayBuffer[] = [];

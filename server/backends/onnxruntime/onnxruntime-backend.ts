@@ -231,19 +231,28 @@ class OrtInstance implements BackendInstance {
   readonly #worker: OrtSessionChannel;
   readonly #spareBuffers = new SpareBuffers();
 
-  private constructor(worker: OrtSessionChannel, readonly io: ModelIo, readonly executionProvider: ExecutionProviderName) {
+  /**
+   * Whether the session's thread is this instance's alone, and so gathers batches from shared request memory itself.
+   * A device thread does not: its sessions run one after another, synchronously, so a copy there waits in line with
+   * the other instances' runs (a 32-image batch of resnet50 is ~19 MB, a few milliseconds beside a GPU run of ~30),
+   * where the main thread's copy overlaps them.
+   */
+  readonly #threadGathers: boolean;
+
+  private constructor(worker: OrtSessionChannel, readonly io: ModelIo, readonly executionProvider: ExecutionProviderName, threadGathers: boolean) {
     this.#worker = worker;
+    this.#threadGathers = threadGathers;
   }
 
   static async onDeviceThread(settings: OrtSessionSettings, deviceId: number, startWorker: WorkerFactory): Promise<OrtInstance> {
     const { session, io } = await openOnDeviceThread(`webgpu:${deviceId}`, settings, startWorker);
-    return new OrtInstance(session, io, "webgpu");
+    return new OrtInstance(session, io, "webgpu", false);
   }
 
   static async start(settings: OrtSessionSettings, instanceName: string, provider: ExecutionProviderName, startWorker: WorkerFactory): Promise<OrtInstance> {
     const { file, execArgv } = workerScript(__dirname, "ort-worker");
     const { worker, ready } = await InstanceWorker.start<ModelIo, OrtWorkerReply>(file, { workerData: settings, execArgv }, instanceName, startWorker);
-    return new OrtInstance(worker, ready, provider);
+    return new OrtInstance(worker, ready, provider, true);
   }
 
   get lost(): Promise<Error> {
@@ -257,17 +266,17 @@ class OrtInstance implements BackendInstance {
   }
 
   /**
-   * The batch's inputs as the session's thread takes them. An input whose every part lies in memory both threads
-   * share (request bodies and messages from frontends/request-buffers.ts) crosses as those parts, and the thread
-   * gathers it: at GPU rates the batch's copy was a tenth of the main thread's time per request, and the main thread
-   * is what limits a GPU model. Any other input is gathered here into this instance's spare buffers, which move with
-   * the call whole (the views on them keep their lengths).
+   * The batch's inputs as the session's thread takes them. On a thread of the instance's own, an input whose every
+   * part lies in memory both threads share (request bodies and messages from frontends/request-buffers.ts) crosses
+   * as those parts, and the thread gathers it: at GPU rates the batch's copy was a tenth of the main thread's time
+   * per request. Any other input is gathered here into this instance's spare buffers, which move with the call
+   * whole (the views on them keep their lengths).
    */
   async #inputsForThread(requests: BackendExecution): Promise<{ inputs: ThreadBatchInput[]; transfer: ArrayBuffer[] }> {
     const inputs: ThreadBatchInput[] = [];
     const transfer: ArrayBuffer[] = [];
     for (const [name, { datatype, shape, parts }] of batchParts(requests)) {
-      if (parts.every((part) => part.buffer instanceof SharedArrayBuffer)) {
+      if (this.#threadGathers && parts.every((part) => part.buffer instanceof SharedArrayBuffer)) {
         inputs.push({ name, datatype, shape, parts });
         continue;
       }
