@@ -22,7 +22,8 @@ export function ownedBytes(view: Uint8Array, slack = 0): Uint8Array {
 /**
  * A small pool of worker threads that decode large requests, so that parsing and converting tens of megabytes does
  * not stop the event loop (health checks and every other request) for as long: started on first use, at most half
- * the cores, idle threads ended after a minute. The buffers handed to {@link run} move to the worker.
+ * the cores, idle threads ended after a minute. The buffers handed to {@link run} move to the worker (shared memory
+ * is shared).
  */
 export class DecodePool {
   readonly #directory: string;

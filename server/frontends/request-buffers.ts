@@ -27,7 +27,10 @@ export class RequestBufferPool {
   /** `maxFreeBytes`: what is kept between requests at most (after a burst, until requests take it again). */
   constructor(readonly maxFreeBytes = 32 * 1024 * 1024) {}
 
-  /** Uninitialised memory for `byteLength` bytes: the caller fills all of it before anything reads it. */
+  /**
+   * Memory for `byteLength` bytes, holding whatever an earlier request left there (fresh memory is zeroed): the
+   * caller fills all of it before anything reads it.
+   */
   take(byteLength: number): Buffer {
     if (byteLength < MIN_POOLED_BYTES || byteLength > MAX_POOLED_BYTES) return Buffer.allocUnsafe(byteLength);
     const capacity = Math.ceil(byteLength / CAPACITY_STEP) * CAPACITY_STEP;

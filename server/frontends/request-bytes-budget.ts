@@ -61,8 +61,9 @@ export class BudgetLease {
   /**
    * Admits the request: holds `laterBytes` more, the copies it will cost once queued ({@link bytesAfterAdmission}),
    * refused as {@link holdMore} is (too large when they and what it holds are more than the whole budget), except
-   * while no other admitted request holds any of the budget: then they are held past it. Requests whose bodies arrived together can fill the budget between them and leave none room for
-   * its copies; one of them still goes through, and the budget is overdrawn by one request's copies at most.
+   * while no other admitted request holds any of the budget: then they are held past it. Requests whose bodies
+   * arrived together can fill the budget between them and leave none room for its copies; one of them still goes
+   * through, and the budget is overdrawn by one request's copies at most.
    */
   admit(laterBytes: number): void {
     if (this.#released || this.#admitted) return;

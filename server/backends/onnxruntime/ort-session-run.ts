@@ -19,9 +19,15 @@ export async function runSession(session: ort.InferenceSession, request: WorkerR
   const gathered: ArrayBuffer[] = [];
   const { reply, transfer } = await runOnce(session, request, gathered);
   threadSpares.give(gathered);
-  const inputBuffers = [...new Set(request.inputs.flatMap((input) => input.parts.map((part) => part.buffer)))]
-    .filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer && !transfer.includes(buffer));
+  const inputBuffers = [...new Set(request.inputs.map((input) => gatheredOnMain(input)?.buffer))]
+    .filter((buffer): buffer is ArrayBuffer => buffer !== undefined && !transfer.includes(buffer));
   return { reply: { ...reply, inputBuffers }, transfer: [...transfer, ...inputBuffers] };
+}
+
+/** The batch the main thread gathered for `input` (one part, in a buffer that moved here and moves back), if it did. */
+function gatheredOnMain(input: ThreadBatchInput): Uint8Array<ArrayBuffer> | undefined {
+  const [only, ...rest] = input.parts;
+  return only !== undefined && rest.length === 0 && only.buffer instanceof ArrayBuffer ? only as Uint8Array<ArrayBuffer> : undefined;
 }
 
 /**
@@ -30,8 +36,8 @@ export async function runSession(session: ort.InferenceSession, request: WorkerR
  * over). ONNX Runtime is never handed shared memory itself: Node 20's onnxruntime-node refuses it.
  */
 async function inputBytes(input: ThreadBatchInput, gathered: ArrayBuffer[]): Promise<Uint8Array> {
-  const [first, ...rest] = input.parts;
-  if (first !== undefined && rest.length === 0 && first.buffer instanceof ArrayBuffer) return first;
+  const onMain = gatheredOnMain(input);
+  if (onMain !== undefined) return onMain;
   const data = await concatenateParts(input.parts, (byteLength) => threadSpares.take(byteLength));
   gathered.push(data.buffer);
   return data;

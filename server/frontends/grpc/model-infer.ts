@@ -1,7 +1,6 @@
 import { type CancellationSignal, type InferenceCore, InferenceError, type InferenceTrace, type ModelHandle } from "../../core/index";
 import { admitHeld, type BudgetLease, holdOrLetGo, type RequestBytesBudget, retainedBytes } from "../request-bytes-budget";
 import { releaseMemoryNow } from "../release-memory";
-import { requestBuffers } from "../request-buffers";
 import type { SystemSharedMemory } from "../shared-memory/system-shared-memory";
 import { inferWithSharedMemory } from "../shared-memory/tensor-shared-memory";
 import { type DecodedModelInferRequest, decodeModelInferRequest } from "./infer-request-decoder";
@@ -90,8 +89,8 @@ function releaseTensors(message: ModelInferMessage, answered: boolean): void {
   const views = "decoded" in message
     ? (message.decoded instanceof InferenceError ? [] : message.decoded.request.inputs.map((input) => input.data))
     : message.raw_input_contents;
-  // A mid-sized message's memory serves the next request instead (requestBuffers).
-  if (answered) for (const view of new Map(views.map((view) => [view.buffer, view])).values()) if (!requestBuffers.give(view)) releaseMemoryNow(view.buffer);
+  // A mid-sized message's memory goes back to the request pool for the next request (releaseMemoryNow does that too).
+  if (answered) for (const buffer of new Set(views.map((view) => view.buffer))) releaseMemoryNow(buffer);
   // A message decoded on a worker is this call's alone: nothing else keeps it.
   if ("decoded" in message) return;
   message.raw_input_contents = [];
