@@ -4,10 +4,12 @@
  * 1.1 FP16 (../shared/data) and the resnet50 GPU variants through the server, and checks that every KIND_GPU model
  * (and a KIND_AUTO one) runs on a GPU provider, that outputs equal the CPU execution provider's within a stated
  * tolerance with the same top-1, that mug.jpg is 504 COFFEE MUG, and that nv_gpu_* metrics carry the GPU's UUID.
- * Not part of `npm test`: it is a plain Node program, compiled with the bench, so it runs where only production
- * dependencies are installed. On a machine without a GPU it prints one line and exits 2.
+ * It is a plain Node program, compiled with the bench, so it runs where only production dependencies are installed.
+ * On a machine without a GPU it prints one line and exits 2, unless `--allow-software-gpu` has it check the same path
+ * on a software WebGPU adapter (all but the nv_gpu_* metrics, which need an NVIDIA GPU): `npm test` runs it so.
  */
 import { execFileSync } from "node:child_process";
+import { Command } from "@commander-js/extra-typings";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -20,14 +22,31 @@ import { findPackageRoot } from "../common/find-package-root";
 import { startInferenceServerProcess } from "../tools/tune/index";
 
 const ROOT = findPackageRoot(__dirname);
-const SHARED_DATA = path.resolve(ROOT, "..", "shared", "data");
-const SQUEEZENET = path.join(SHARED_DATA, "models", "squeezenet1.1_fp16", "SqueezeNet_fp16.onnx");
+/** SqueezeNet 1.1 FP16, under the shared data folder. */
+const SQUEEZENET = path.join("models", "squeezenet1.1_fp16", "SqueezeNet_fp16.onnx");
 /** FP16 probabilities: ONNX Runtime's CPU and GPU kernels accumulate differently; 1e-2 is a few FP16 steps near 1. */
 const SQUEEZENET_TOLERANCE = 1e-2;
 /** Largest difference from the CPU provider, relative to the range of the logits. */
 const FP32_TOLERANCE = 1e-3;
 const FP16_TOLERANCE = 2e-2;
 const IMAGES = 4;
+
+interface GpuCheckOptions {
+  /** The folder with SqueezeNet 1.1 FP16, its labels and mug.jpg (`../shared/data`'s layout). */
+  readonly sharedData: string;
+  /** Where nvidia-smi lists no GPU, serve KIND_GPU on a software WebGPU adapter (the server's flag of that name). */
+  readonly allowSoftwareGpu: boolean;
+}
+
+function parseOptions(argv: readonly string[]): GpuCheckOptions {
+  const options = new Command("test:gpu")
+    .description("Serve SqueezeNet and resnet50 on the GPU through the server and check them against the CPU provider")
+    .option("--shared-data <dir>", "folder with SqueezeNet 1.1 FP16, its labels and mug.jpg", path.resolve(ROOT, "..", "shared", "data"))
+    .option("--allow-software-gpu", "without an NVIDIA GPU, check on a software WebGPU adapter (source .webgpu-on-cpu/env.sh first)", false)
+    .parse(argv, { from: "user" })
+    .opts();
+  return { sharedData: path.resolve(options.sharedData), allowSoftwareGpu: options.allowSoftwareGpu };
+}
 
 interface Check {
   readonly name: string;
@@ -44,11 +63,11 @@ function gpuUuids(): string[] {
   }
 }
 
-function squeezenetModel(repository: string, name: string, instanceGroup: string): void {
+function squeezenetModel(sharedData: string, repository: string, name: string, instanceGroup: string): void {
   const dir = path.join(repository, name);
   mkdirSync(path.join(dir, "1"), { recursive: true });
-  copyFileSync(SQUEEZENET, path.join(dir, "1", "model.onnx"));
-  copyFileSync(path.join(SHARED_DATA, "labels", "densenet_labels.txt"), path.join(dir, "labels.txt"));
+  copyFileSync(path.join(sharedData, SQUEEZENET), path.join(dir, "1", "model.onnx"));
+  copyFileSync(path.join(sharedData, "labels", "densenet_labels.txt"), path.join(dir, "labels.txt"));
   writeFileSync(path.join(dir, "config.pbtxt"), [
     'platform: "onnxruntime_onnx"', "max_batch_size: 0",
     'input [ { name: "data_0" data_type: TYPE_FP16 dims: [ 1, 3, 224, 224 ] } ]',
@@ -58,8 +77,8 @@ function squeezenetModel(repository: string, name: string, instanceGroup: string
 }
 
 /** mug.jpg as this Caffe2-exported SqueezeNet wants it: 224x224, BGR planes, raw 0-255, FP16 (../shared/data/README.md). */
-async function mugInput(): Promise<Uint16Array> {
-  const { data } = await sharp(path.join(SHARED_DATA, "images", "mug.jpg")).removeAlpha().resize(224, 224, { fit: "fill", kernel: "linear" }).raw().toBuffer({ resolveWithObject: true });
+async function mugInput(sharedData: string): Promise<Uint16Array> {
+  const { data } = await sharp(path.join(sharedData, "images", "mug.jpg")).removeAlpha().resize(224, 224, { fit: "fill", kernel: "linear" }).raw().toBuffer({ resolveWithObject: true });
   const planes = new Float32Array(3 * 224 * 224);
   for (let i = 0; i < 224 * 224; i++) for (let c = 0; c < 3; c++) planes[(2 - c) * 224 * 224 + i] = data[i * 3 + c]!;
   return toFloat16Array(planes);
@@ -101,21 +120,25 @@ function compare(a: ArrayLike<number>, b: ArrayLike<number>, rowLength: number, 
   return { relative: worst / range, flipped };
 }
 
-async function main(): Promise<number> {
-  const uuids = gpuUuids();
-  if (uuids.length === 0) {
-    process.stderr.write("test:gpu: no NVIDIA GPU found (nvidia-smi lists none); run it on a machine with an NVIDIA GPU and its driver\n");
+async function main(options: GpuCheckOptions): Promise<number> {
+  const squeezenet = path.join(options.sharedData, SQUEEZENET);
+  if (!existsSync(squeezenet)) {
+    process.stderr.write(`test:gpu: ${squeezenet} is missing: the check needs ../shared/data beside the repository, or --shared-data\n`);
     return 2;
   }
-  if (!existsSync(SQUEEZENET)) {
-    process.stderr.write(`test:gpu: ${SQUEEZENET} is missing: the check needs ../shared/data beside the repository\n`);
+  const uuids = gpuUuids();
+  const software = uuids.length === 0;
+  if (software && !options.allowSoftwareGpu) {
+    process.stderr.write("test:gpu: no NVIDIA GPU found (nvidia-smi lists none); run it on a machine with an NVIDIA GPU and its driver, or with --allow-software-gpu\n");
     return 2;
   }
   const repository = mkdtempSync(path.join(os.tmpdir(), "gpu-check-"));
-  await buildExampleRepository(repository, { gpu: true });
-  squeezenetModel(repository, "squeezenet_gpu", "instance_group [ { count: 1 kind: KIND_GPU } ]");
-  squeezenetModel(repository, "squeezenet_auto", "");
-  const server = await startInferenceServerProcess(repository, ["--metrics-interval-ms", "200", "--exit-on-error", "false"]);
+  await buildExampleRepository(repository, { gpu: true, sharedDataDir: options.sharedData });
+  squeezenetModel(options.sharedData, repository, "squeezenet_gpu", "instance_group [ { count: 1 kind: KIND_GPU } ]");
+  squeezenetModel(options.sharedData, repository, "squeezenet_auto", "");
+  const server = await startInferenceServerProcess(repository, [
+    "--metrics-interval-ms", "200", "--exit-on-error", "false", ...(options.allowSoftwareGpu ? ["--allow-software-gpu"] : []),
+  ]);
   const client = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
   const random = new SeededRandom(11);
   const images = Float32Array.from({ length: IMAGES * 3 * 224 * 224 }, () => random.nextFloat());
@@ -145,14 +168,14 @@ async function main(): Promise<number> {
     {
       name: "squeezenet on the GPU: mug.jpg is 504 COFFEE MUG, probabilities equal the CPU provider's",
       run: async () => {
-        const input = await mugInput();
+        const input = await mugInput(options.sharedData);
         const inputs: InferInput[] = [{ name: "data_0", datatype: "FP16", shape: [1, 3, 224, 224], data: input }];
         const top = await client.infer("squeezenet_gpu", inputs, { outputs: [{ name: "softmaxout_1", classification: 1 }] });
         const label = top.data("softmaxout_1", "BYTES")[0];
         const labelText = typeof label === "string" ? label : Buffer.from(label ?? []).toString();
         if (!/:504:COFFEE MUG$/.test(labelText)) throw new Error(`top-1 is ${labelText}`);
         const gpu = fromFloat16Array((await client.infer("squeezenet_gpu", inputs)).data("softmaxout_1", "FP16") as Uint16Array);
-        const cpu = fromFloat16Array((await cpuRun(SQUEEZENET, { data_0: new ort.Tensor("float16", input, [1, 3, 224, 224]) }, "softmaxout_1")).data as Uint16Array);
+        const cpu = fromFloat16Array((await cpuRun(squeezenet, { data_0: new ort.Tensor("float16", input, [1, 3, 224, 224]) }, "softmaxout_1")).data as Uint16Array);
         const worst = Math.max(...Array.from(gpu, (v, i) => Math.abs(v - cpu[i]!)));
         if (worst > SQUEEZENET_TOLERANCE) throw new Error(`max |GPU - CPU| = ${worst} > ${SQUEEZENET_TOLERANCE}`);
         return `${labelText}, max |GPU - CPU| ${worst.toExponential(2)} (tolerance ${SQUEEZENET_TOLERANCE})`;
@@ -178,7 +201,10 @@ async function main(): Promise<number> {
         return `max |GPU FP16 - CPU FP32| / range ${relative.toExponential(2)} (tolerance ${FP16_TOLERANCE})`;
       },
     },
-    {
+  ];
+  // A software adapter has no nvidia-smi, so no nv_gpu_* series.
+  if (!software) {
+    checks.push({
       name: "nv_gpu_* metrics carry the GPU's UUID",
       run: async () => {
         const text = await metrics();
@@ -186,12 +212,14 @@ async function main(): Promise<number> {
         if (missing.length > 0) throw new Error(`no nv_gpu_* series for ${missing.join(", ")}`);
         return uuids.join(", ");
       },
-    },
-  ];
+    });
+  }
 
   let failed = 0;
   try {
-    process.stdout.write(`test:gpu on ${uuids.length} GPU(s): ${execFileSync("nvidia-smi", ["--query-gpu=name,driver_version", "--format=csv,noheader"], { encoding: "utf8" }).trim()}\n`);
+    process.stdout.write(software
+      ? "test:gpu on a software WebGPU adapter (--allow-software-gpu, no NVIDIA GPU): the nv_gpu_* metrics check needs an NVIDIA GPU\n"
+      : `test:gpu on ${uuids.length} GPU(s): ${execFileSync("nvidia-smi", ["--query-gpu=name,driver_version", "--format=csv,noheader"], { encoding: "utf8" }).trim()}\n`);
     for (const check of checks) {
       try {
         process.stdout.write(`ok    ${check.name}: ${await check.run()}\n`);
@@ -211,7 +239,7 @@ async function main(): Promise<number> {
   return failed === 0 ? 0 : 1;
 }
 
-main().then((code) => (process.exitCode = code), (error: unknown) => {
+main(parseOptions(process.argv.slice(2))).then((code) => (process.exitCode = code), (error: unknown) => {
   process.stderr.write(`test:gpu failed: ${(error as Error).stack ?? String(error)}\n`);
   process.exitCode = 1;
 });
