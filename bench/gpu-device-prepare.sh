@@ -33,6 +33,9 @@ if [ "$(cat deps.pruned 2>/dev/null)" != "$(cat deps.hash)" ]; then
 fi
 tar -C .. -cf - dist | xz -T2 -9e > dist.tar.xz
 cd ..
+# The device gets no .git: the figures name the commit they were measured at from here.
+git log -1 --format='%H %s' > .device/commit
+[ -z "$(git status --porcelain --untracked-files=no)" ] || echo "(with uncommitted changes)" >> .device/commit
 for file in models/squeezenet1.1_fp16/SqueezeNet_fp16.onnx labels/densenet_labels.txt images/mug.jpg; do
   install -D -m 644 "$shared_data/$file" ".device/shared-data/$file"
 done

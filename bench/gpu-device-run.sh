@@ -25,7 +25,7 @@ step() {
   [ "$code" -ne 0 ] && [ "$status" -eq 0 ] && status=$code
   return 0
 }
-{ date -u; nproc; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1; node --version; git log -1 --format='%H %s' 2>/dev/null; } > "$out/machine.txt"
+{ date -u; nproc; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1; node --version; cat .device/commit 2>/dev/null || git log -1 --format='%H %s' 2>/dev/null; } > "$out/machine.txt"
 # ../shared/data does not travel to the GPU machine; gpu-device-prepare.sh copies what test:gpu reads into .device.
 shared_data=../shared/data
 [ -d .device/shared-data ] && shared_data=.device/shared-data
