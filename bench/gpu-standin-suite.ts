@@ -3,10 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { InferenceClient, type InferInput } from "../client/index";
 import { OnnxGraphBuilder } from "../tools/model-builder/index";
-import { type ComparisonResult, measureThroughput, preparedSender, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
+import { type ComparisonResult, preparedSender, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
-import { type LoadProcesses, startSpreadLoads, stopSpreadLoads } from "./load-processes";
+import { type LoadProcesses, measureServerLoad, startSpreadLoads, stopSpreadLoads } from "./load-processes";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { MainThreadCpuPerRequest } from "./main-thread-cpu";
 import { sweepForBest } from "./sweep-for-best";
@@ -60,16 +60,6 @@ function writeStandinRepository(repository: string): string {
   return modelPath;
 }
 
-/** The load generator's own CPU (this process, all threads) while `measure` runs, as a share of one core. */
-async function withLoadCpu(measure: () => Promise<SideMeasurement>): Promise<{ measured: SideMeasurement; coreShares: number[] }> {
-  const cpuBefore = process.cpuUsage();
-  const wallBefore = process.hrtime.bigint();
-  const measured = await measure();
-  const cpu = process.cpuUsage(cpuBefore);
-  const wallUs = Number(process.hrtime.bigint() - wallBefore) / 1000;
-  return { measured, coreShares: [(cpu.user + cpu.system) / wallUs] };
-}
-
 /**
  * `npm run bench -- --models gpu-standin`: the server at GPU rates without a GPU. A stand-in with resnet50's I/O
  * and next to no compute, batched up to 32 by the dynamic batcher on one instance, through the server over HTTP
@@ -91,13 +81,9 @@ export async function runGpuStandinSuite(context: BenchContext): Promise<Compari
   const loadCpu = new Map<string, number[]>();
   let spread: ReadonlyMap<"http" | "grpc", LoadProcesses> = new Map();
   const serverAt = (protocol: "http" | "grpc", concurrency: number, durationMs = options.windowMs) => async (): Promise<SideMeasurement> => {
-    const label = protocol === "http" ? "HTTP binary" : "gRPC";
     const load = { concurrency, warmupMs: options.warmupMs, durationMs };
-    const processes = spread.get(protocol);
-    const { measured, coreShares } = processes === undefined
-      ? await withLoadCpu(() => serverCpu.measure(label, senders[protocol], (send) => measureThroughput(send, load)))
-      : await serverCpu.measureCounted(label, () => processes.measure(load)).then(({ measured, cpuShares }) => ({ measured, coreShares: [...cpuShares] }));
-    loadCpu.set(protocol, [...(loadCpu.get(protocol) ?? []), ...coreShares]);
+    const { measured, cpuShares } = await measureServerLoad(load, senders[protocol], spread.get(protocol), { serverCpu, label: protocol === "http" ? "HTTP binary" : "gRPC" });
+    loadCpu.set(protocol, [...(loadCpu.get(protocol) ?? []), ...cpuShares]);
     return measured;
   };
   const baseline = await OrtBaseline.start({ instance: cpuInstance(modelPath, 1), inputName: "input", inputDatatype: "FP32", elementShape: ELEMENT_SHAPE });

@@ -8,7 +8,7 @@ import { buildExampleRepository } from "../tools/model-builder/index";
 import { type ComparisonResult, measureThroughput, preparedSender, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
-import { type LoadProcesses, startSpreadLoads, stopSpreadLoads } from "./load-processes";
+import { type LoadProcesses, measureServerLoad, startSpreadLoads, stopSpreadLoads } from "./load-processes";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { MainThreadCpuPerRequest } from "./main-thread-cpu";
 import { sweepForBest } from "./sweep-for-best";
@@ -72,13 +72,8 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
   let spread: ReadonlyMap<"http" | "grpc", LoadProcesses> = new Map();
   /** The FP32 model over `protocol`, from the load processes where there are some; `counted` charges the server's CPU per request. */
   const fp32At = async (protocol: "http" | "grpc", concurrency: number, durationMs: number, counted = false): Promise<SideMeasurement> => {
-    const processes = spread.get(protocol);
-    if (processes === undefined) {
-      const send = senders[`${FP32} ${protocol}`]!;
-      return counted ? serverCpu.measure(protocol, send, (counting) => serverWindow(counting, concurrency, durationMs)) : serverWindow(send, concurrency, durationMs);
-    }
     const load = { concurrency, warmupMs: options.warmupMs, durationMs };
-    return (counted ? await serverCpu.measureCounted(protocol, () => processes.measure(load)) : await processes.measure(load)).measured;
+    return (await measureServerLoad(load, senders[`${FP32} ${protocol}`]!, spread.get(protocol), counted ? { serverCpu, label: protocol } : undefined)).measured;
   };
   try {
     spread = await startSpreadLoads({ http: server.httpUrl, grpc: `grpc://${server.grpcAddress}` }, { model: FP32, inputName: "input", inputDatatype: "FP32", inputShape: [1, ...ELEMENT_SHAPE] }, options.loadProcesses);

@@ -5,27 +5,14 @@
  */
 import { InferenceClient } from "../client/index";
 import { toFloat16Array } from "../protocol/float16";
-import { measureThroughput, preparedSender, type RequestSender } from "../tools/perf/index";
+import { preparedSender } from "../tools/perf/index";
 import type { LoadProcessMessage, LoadProcessRequest, LoadProcessSettings } from "./load-process-protocol";
+import { measureHere } from "./load-processes";
 
 const settings = JSON.parse(process.argv[2] ?? "{}") as LoadProcessSettings;
 
 function send(message: LoadProcessMessage): void {
   process.send?.(message);
-}
-
-async function measure(request: LoadProcessRequest, sender: RequestSender): Promise<LoadProcessMessage> {
-  let sent = 0;
-  const counted: RequestSender = () => {
-    sent++;
-    return sender();
-  };
-  const cpuBefore = process.cpuUsage();
-  const wallBefore = process.hrtime.bigint();
-  const measured = await measureThroughput(counted, request);
-  const cpu = process.cpuUsage(cpuBefore);
-  const wallUs = Number(process.hrtime.bigint() - wallBefore) / 1000;
-  return { type: "measured", measured, sent, cpuShare: (cpu.user + cpu.system) / wallUs };
 }
 
 function main(): void {
@@ -34,7 +21,7 @@ function main(): void {
   const data = settings.inputDatatype === "FP16" ? toFloat16Array(values) : values;
   const sender = preparedSender(client, settings.model, [{ name: settings.inputName, datatype: settings.inputDatatype, shape: [...settings.inputShape], data }]);
   process.on("message", (request: LoadProcessRequest) => {
-    measure(request, sender).then(send, (error: unknown) => send({ type: "failed", message: (error as Error).message }));
+    measureHere(request, sender).then((measured) => send({ type: "measured", ...measured }), (error: unknown) => send({ type: "failed", message: (error as Error).message }));
   });
   process.on("disconnect", () => void client.close().finally(() => process.exit(0)));
   send({ type: "ready" });

@@ -1,8 +1,9 @@
 import { type ChildProcess, fork } from "node:child_process";
 import path from "node:path";
-import type { SideMeasurement } from "../tools/perf/index";
+import { measureThroughput, type RequestSender, type SideMeasurement } from "../tools/perf/index";
 import { nextChildMessage, stopChild } from "./child-messages";
 import type { LoadProcessMessage, LoadProcessRequest, LoadProcessSettings } from "./load-process-protocol";
+import type { MainThreadCpuPerRequest } from "./main-thread-cpu";
 
 /** What the load processes measured together. */
 export interface SpreadMeasurement {
@@ -12,6 +13,41 @@ export interface SpreadMeasurement {
   readonly sent: number;
   /** Each process's CPU as a share of one core. */
   readonly cpuShares: readonly number[];
+}
+
+/**
+ * `send` at `load` from this process's own thread, with the requests it sent (warm-up included) and this process's
+ * CPU meanwhile as a share of one core: what each load process reports, and the load when there are none.
+ */
+export async function measureHere(load: LoadProcessRequest, send: RequestSender): Promise<{ measured: SideMeasurement; sent: number; cpuShare: number }> {
+  let sent = 0;
+  const counted: RequestSender = () => {
+    sent++;
+    return send();
+  };
+  const cpuBefore = process.cpuUsage();
+  const wallBefore = process.hrtime.bigint();
+  const measured = await measureThroughput(counted, load);
+  const cpu = process.cpuUsage(cpuBefore);
+  const wallUs = Number(process.hrtime.bigint() - wallBefore) / 1000;
+  return { measured, sent, cpuShare: (cpu.user + cpu.system) / wallUs };
+}
+
+/**
+ * The server side's load at `load`: from `processes` where there are some, else from this process's thread sending
+ * `send`. With `counting`, the server's main-thread CPU per request is recorded under its label.
+ */
+export function measureServerLoad(
+  load: LoadProcessRequest, send: RequestSender, processes: LoadProcesses | undefined,
+  counting?: { readonly serverCpu: MainThreadCpuPerRequest; readonly label: string },
+): Promise<SpreadMeasurement> {
+  const measure = processes !== undefined
+    ? () => processes.measure(load)
+    : async (): Promise<SpreadMeasurement> => {
+      const { measured, sent, cpuShare } = await measureHere(load, send);
+      return { measured, sent, cpuShares: [cpuShare] };
+    };
+  return counting === undefined ? measure() : counting.serverCpu.measureCounted(counting.label, measure);
 }
 
 /**

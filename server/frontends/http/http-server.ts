@@ -41,6 +41,13 @@ export interface HttpServerOptions extends HttpListenerOptions {
 
 const FASTIFY_JSON_TYPE = "application/json; charset=utf-8";
 
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Closes every connection but those whose request the server still works on (a shutdown past its deadline). */
+    closeAllButWorking(): void;
+  }
+}
+
 /** One plugin per Triton API group (its --http-restricted-api unit), each with the hooks only it needs. */
 const ROUTE_GROUPS = [
   healthRoutes, metadataRoutes, modelConfigRoutes, statisticsRoutes, inferRoutes, generateRoutes, repositoryRoutes, sharedMemoryRoutes, traceRoutes, loggingRoutes,
@@ -53,13 +60,6 @@ const ROUTE_GROUPS = [
  * CORS headers, and refuses the requests that change the server (repository, logging, trace settings, shared
  * memory, and inference into shared memory) when a page on another site could have made them.
  */
-declare module "fastify" {
-  interface FastifyInstance {
-    /** Closes every connection but those whose request the server still works on (a shutdown past its deadline). */
-    closeAllButWorking(): void;
-  }
-}
-
 export function buildHttpServer(core: InferenceCore, options: HttpServerOptions): FastifyInstance {
   const app = createFastify(options);
   const timeouts = new ConnectionTimeouts(app.server, options.limits.idleTimeoutMs, options.limits.writeTimeoutMs);
