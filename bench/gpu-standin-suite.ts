@@ -6,6 +6,8 @@ import { OnnxGraphBuilder } from "../tools/model-builder/index";
 import { type ComparisonResult, preparedSender, type RequestSender, runAbComparison, type SideMeasurement } from "../tools/perf/index";
 import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
+import { inferenceMethod, serializedInferRequest } from "./grpc-stream-sender";
+import { grpcioMissing, startGrpcioLoad } from "./grpcio-load";
 import { type LoadProcesses, measureServerLoad, startSpreadLoads, stopSpreadLoads } from "./load-processes";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { MainThreadCpuPerRequest } from "./main-thread-cpu";
@@ -60,13 +62,19 @@ function writeStandinRepository(repository: string): string {
   return modelPath;
 }
 
+type Side = "http" | "grpc" | "grpcio";
+
+const SIDE_LABELS: Readonly<Record<Side, string>> = { http: "HTTP binary", grpc: "gRPC", grpcio: "gRPC, C-core client" };
+
 /**
  * `npm run bench -- --models gpu-standin`: the server at GPU rates without a GPU. A stand-in with resnet50's I/O
  * and next to no compute, batched up to 32 by the dynamic batcher on one instance, through the server over HTTP
  * binary and gRPC at its best concurrency, against in-process ONNX Runtime running the same model at batch 32; with
  * the server main thread's CPU per 600 KB request and the load generator's own CPU (one JS thread: when it nears a
  * whole core, the load generator and not the server is the limit, and the note says so; `--load-processes n` spreads
- * the load over n child processes then).
+ * the load over n child processes then). gRPC is measured twice where Debian's python3-grpcio is installed: from
+ * grpc-js, and from gRPC's C core (bench/grpcio-load-process.py), which Triton's Python and C++ clients and
+ * perf_analyzer use, and which sends HTTP/2 frames as large as the server allows.
  */
 export async function runGpuStandinSuite(context: BenchContext): Promise<ComparisonResult[]> {
   const { options, log } = context;
@@ -75,46 +83,58 @@ export async function runGpuStandinSuite(context: BenchContext): Promise<Compari
   const server = await startInferenceServerProcess(repository, ["--allow-metrics", "false", "--model-control-mode", "explicit", "--load-model", MODEL], context.options.serverRoot);
   const http = new InferenceClient({ url: server.httpUrl });
   const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
-  const inputs: InferInput[] = [{ name: "input", datatype: "FP32", shape: [1, ...ELEMENT_SHAPE], data: Float32Array.from({ length: ELEMENT_VALUES }, () => Math.random()) }];
-  const senders: Record<"http" | "grpc", RequestSender> = { http: preparedSender(http, MODEL, inputs), grpc: preparedSender(grpc, MODEL, inputs) };
+  const data = Float32Array.from({ length: ELEMENT_VALUES }, () => Math.random());
+  const inputs: InferInput[] = [{ name: "input", datatype: "FP32", shape: [1, ...ELEMENT_SHAPE], data }];
+  const grpcSender = preparedSender(grpc, MODEL, inputs);
+  const senders: Record<Side, RequestSender> = { http: preparedSender(http, MODEL, inputs), grpc: grpcSender, grpcio: grpcSender };
   const serverCpu = new MainThreadCpuPerRequest(server.process.pid!);
-  const loadCpu = new Map<string, number[]>();
-  let spread: ReadonlyMap<"http" | "grpc", LoadProcesses> = new Map();
-  const serverAt = (protocol: "http" | "grpc", concurrency: number, durationMs = options.windowMs) => async (): Promise<SideMeasurement> => {
+  const loadCpu = new Map<Side, number[]>();
+  let spread: Map<Side, LoadProcesses> = new Map();
+  const serverAt = (side: Side, concurrency: number, durationMs = options.windowMs) => async (): Promise<SideMeasurement> => {
     const load = { concurrency, warmupMs: options.warmupMs, durationMs };
-    const { measured, cpuShares } = await measureServerLoad(load, senders[protocol], spread.get(protocol), { serverCpu, label: protocol === "http" ? "HTTP binary" : "gRPC" });
-    loadCpu.set(protocol, [...(loadCpu.get(protocol) ?? []), ...cpuShares]);
+    const { measured, cpuShares } = await measureServerLoad(load, senders[side], spread.get(side), { serverCpu, label: SIDE_LABELS[side] });
+    loadCpu.set(side, [...(loadCpu.get(side) ?? []), ...cpuShares]);
     return measured;
   };
   const baseline = await OrtBaseline.start({ instance: cpuInstance(modelPath, 1), inputName: "input", inputDatatype: "FP32", elementShape: ELEMENT_SHAPE });
   const results: ComparisonResult[] = [];
   try {
     spread = await startSpreadLoads({ http: server.httpUrl, grpc: `grpc://${server.grpcAddress}` }, { model: MODEL, inputName: "input", inputDatatype: "FP32", inputShape: [1, ...ELEMENT_SHAPE] }, options.loadProcesses);
+    const missing = grpcioMissing();
+    if (missing === undefined) {
+      const requestFile = path.join(repository, "request.bin");
+      writeFileSync(requestFile, serializedInferRequest(inferenceMethod("ModelInfer"), MODEL, [{ name: "input", datatype: "FP32", shape: [1, ...ELEMENT_SHAPE], data }]));
+      spread.set("grpcio", await startGrpcioLoad(server.grpcAddress!, requestFile, Math.max(1, options.loadProcesses)));
+    } else {
+      context.notes.push(`gpu-standin: no gRPC C-core side: ${missing}`);
+    }
+    const sides: Side[] = missing === undefined ? ["http", "grpc", "grpcio"] : ["http", "grpc"];
     const inProcess = { label: "in-process ORT", measure: () => baseline.measure({ batchSize: BATCH, warmupMs: options.warmupMs, durationMs: options.windowMs }) };
-    for (const protocol of ["http", "grpc"] as const) {
+    for (const side of sides) {
       const { setting: concurrency } = await sweepForBest(context, {
-        label: `gpu-standin sweep (${protocol}): server concurrency`, series: `gpu stand-in server (${protocol})`,
+        label: `gpu-standin sweep (${side}): server concurrency`, series: `gpu stand-in server (${side})`,
         settings: options.quick ? [32, 64] : [32, 64, 128],
-        measure: (level) => serverAt(protocol, level, options.calibrationWindowMs)(),
+        measure: (level) => serverAt(side, level, options.calibrationWindowMs)(),
       });
       results.push(await runAbComparison(
-        `gpu stand-in over ${protocol === "http" ? "HTTP binary" : "gRPC"}`, `server concurrency ${concurrency}, 1 instance, dynamic batching max ${BATCH}; ORT batch ${BATCH}`,
-        { label: `server ${protocol}`, measure: serverAt(protocol, concurrency) }, inProcess, options.rounds,
-        (round, r) => log(`gpu-standin round ${round}: server ${protocol} ${r.a.throughput.toFixed(1)}, in-process ${r.b.throughput.toFixed(1)} infer/s (${r.ratio.toFixed(2)})`),
+        `gpu stand-in over ${SIDE_LABELS[side]}`, `server concurrency ${concurrency}, 1 instance, dynamic batching max ${BATCH}; ORT batch ${BATCH}`,
+        { label: `server ${side}`, measure: serverAt(side, concurrency) }, inProcess, options.rounds,
+        (round, r) => log(`gpu-standin round ${round}: server ${side} ${r.a.throughput.toFixed(1)}, in-process ${r.b.throughput.toFixed(1)} infer/s (${r.ratio.toFixed(2)})`),
       ));
     }
-    const share = (protocol: string): string => {
-      const values = loadCpu.get(protocol) ?? [];
-      return `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
+    const share = (side: Side): string => {
+      const values = loadCpu.get(side) ?? [];
+      return `${SIDE_LABELS[side]} ${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
     };
+    const loadProcesses = (side: Side): number => spread.has(side) ? Math.max(1, options.loadProcesses) : 1;
     context.notes.push(
       `gpu-standin: resnet50's I/O (FP32 [N,3,224,224] in, [N,1000] out, 602,112 B per image), next to no compute (Reshape + Slice), max_batch_size ${BATCH}, ` +
       `dynamic batching, 1 KIND_CPU instance on a worker thread; in-process ORT: child process, the same model at batch ${BATCH}`,
       `gpu-standin: server main-thread CPU per request (median, range over windows): ${serverCpu.summary()}`,
-      `gpu-standin: what the main thread alone allows (1 / its CPU per request): ${(["HTTP binary", "gRPC"] as const).map((label) => `${label} ${(1000 / (serverCpu.medianMs(label) ?? Infinity)).toFixed(0)} infer/s`).join(", ")}; ` +
+      `gpu-standin: what the main thread alone allows (1 / its CPU per request): ${sides.map((side) => `${SIDE_LABELS[side]} ${(1000 / (serverCpu.medianMs(SIDE_LABELS[side]) ?? Infinity)).toFixed(0)} infer/s`).join(", ")}; ` +
       `to stay under 0.95 of a GPU's rate the server needs ${(H200_RESNET50_RATE / 0.95).toFixed(0)} infer/s for the H200's in-process resnet50 (${H200_RESNET50_RATE} img/s at batch 32). ` +
       "The in-process side runs no copy at all (Reshape is a view), so its figure is a ceiling, not a GPU's rate",
-      `gpu-standin: load generator CPU (${options.loadProcesses > 1 ? `each of ${options.loadProcesses} load processes` : "this process"}, share of one core, over windows): HTTP ${share("http")}, gRPC ${share("grpc")}`,
+      `gpu-standin: load generator CPU (share of one core, each of its processes, over windows): ${sides.map((side) => `${share(side)} (${loadProcesses(side)} process${loadProcesses(side) > 1 ? "es" : ""})`).join(", ")}`,
     );
     return results;
   } finally {

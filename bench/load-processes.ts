@@ -50,19 +50,40 @@ export function measureServerLoad(
   return counting === undefined ? measure() : counting.serverCpu.measureCounted(counting.label, measure);
 }
 
+/** One load-generating child process, whichever way the bench speaks to it. */
+export interface LoadChild {
+  /** Its next message: `ready` once after it started, then one `measured` per {@link send}. Rejects on `failed` or exit. */
+  next(): Promise<Exclude<LoadProcessMessage, { type: "failed" }>>;
+  send(request: LoadProcessRequest): void;
+  stop(): Promise<void>;
+}
+
+/** A Node load process (bench/load-process.ts) over Node IPC. */
+function nodeLoadChild(settings: LoadProcessSettings): LoadChild {
+  const child: ChildProcess = fork(path.join(__dirname, "load-process.js"), [JSON.stringify(settings)], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  return {
+    next: () => nextChildMessage<LoadProcessMessage>(child, "load process"),
+    send: (request) => child.send(request),
+    stop: () => stopChild(child),
+  };
+}
+
 /**
  * Several load-generating child processes that measure at once, the concurrency split between them: the load at
- * GPU rates without one JS thread as the limit (bench/load-process.ts).
+ * GPU rates without one JS thread as the limit (bench/load-process.ts), or from gRPC's C core (bench/grpcio-load.ts).
  */
 export class LoadProcesses {
-  private constructor(private readonly children: readonly ChildProcess[]) {}
+  private constructor(private readonly children: readonly LoadChild[]) {}
 
-  static async start(settings: LoadProcessSettings, count: number): Promise<LoadProcesses> {
-    const children = Array.from({ length: count }, () =>
-      fork(path.join(__dirname, "load-process.js"), [JSON.stringify(settings)], { stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+  static start(settings: LoadProcessSettings, count: number): Promise<LoadProcesses> {
+    return LoadProcesses.of(Array.from({ length: count }, () => nodeLoadChild(settings)));
+  }
+
+  /** Once every child said it is ready; stops them all when one fails to. */
+  static async of(children: readonly LoadChild[]): Promise<LoadProcesses> {
     const processes = new LoadProcesses(children);
     try {
-      await Promise.all(children.map((child) => nextChildMessage<LoadProcessMessage>(child, "load process")));
+      await Promise.all(children.map((child) => child.next()));
     } catch (error) {
       await processes.stop();
       throw error;
@@ -74,9 +95,9 @@ export class LoadProcesses {
   async measure(request: LoadProcessRequest): Promise<SpreadMeasurement> {
     const count = this.children.length;
     const replies = this.children.map((child, i) => {
-      const reply = nextChildMessage<LoadProcessMessage>(child, "load process");
+      const reply = child.next();
       const share = Math.floor(request.concurrency / count) + (i < request.concurrency % count ? 1 : 0);
-      child.send({ ...request, concurrency: Math.max(1, share) } satisfies LoadProcessRequest);
+      child.send({ ...request, concurrency: Math.max(1, share) });
       return reply;
     });
     const measured = (await Promise.all(replies)).map((message) => {
@@ -95,7 +116,7 @@ export class LoadProcesses {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.children.map((child) => stopChild(child)));
+    await Promise.all(this.children.map((child) => child.stop()));
   }
 }
 

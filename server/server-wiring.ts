@@ -75,7 +75,7 @@ export function httpServerOptions(options: ServerOptions, shared: SharedFrontend
 
 export function grpcServerOptions(options: ServerOptions, shared: SharedFrontendParts): GrpcServerOptions {
   return {
-    host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow,
+    host: options.grpcAddress, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageSize, flowControlWindowBytes: options.grpcFlowControlWindow, maxFrameBytes: options.grpcMaxFrameSize,
     inferResponseCompression: options.grpcInferResponseCompression, limits: options.grpcLimits, tls: options.grpcTls,
     restrictions: options.grpcRestrictedProtocols, ...shared,
   };

@@ -19,6 +19,17 @@ export const DEFAULT_HEAP_GROWING_PERCENT = 300;
  */
 export const DEFAULT_GRPC_MAX_MESSAGE_BYTES = 1 << 26;
 
+/**
+ * The largest HTTP/2 frame gRPC clients may send by default: 1 MiB, as Go's net/http2 servers allow
+ * (`defaultMaxReadFrameSize`). At HTTP/2's own default, 16 KiB, a 600 KB image tensor comes as 37 DATA frames, which
+ * Node hands JavaScript as ~46 chunks (a frame cut by a socket read comes in two). gRPC's C core (the Python and C++
+ * clients, perf_analyzer) sends frames as large as the server allows, and then the tensor comes in ~10 chunks, one
+ * per socket read, for less main-thread CPU per request (docs/benchmarks.md); Node's own clients send 16 KiB frames
+ * whatever the server allows. DATA and HEADERS frames are read as they arrive, never held whole; only a GOAWAY's
+ * debug text is, once per connection.
+ */
+export const DEFAULT_GRPC_MAX_FRAME_BYTES = 1 << 20;
+
 /** Bytes of requests in flight by default: sixteen of the largest requests, at their bodies' size. */
 export const DEFAULT_MAX_INFLIGHT_REQUEST_BYTES = 1 << 30;
 
@@ -62,6 +73,7 @@ export function serverFlags() {
     .option("--model-call-max-depth <count>", "most nested calls from a model to another model (BLS); a call beyond is refused", parseInteger(1, 1000), DEFAULT_MAX_CALL_DEPTH)
     .option("--grpc-max-message-size <bytes>", "largest gRPC message received or sent (Triton: 2147483647)", parseInteger(1, 2 ** 31 - 1), DEFAULT_GRPC_MAX_MESSAGE_BYTES)
     .option("--grpc-flow-control-window <bytes>", "HTTP/2 receive window per stream and per connection", parseInteger(65_535, 2 ** 31 - 1), 8 * 1024 * 1024)
+    .option("--grpc-max-frame-size <bytes>", "largest HTTP/2 frame clients may send (SETTINGS_MAX_FRAME_SIZE; HTTP/2 allows 16384-16777215)", parseInteger(16_384, 16_777_215), DEFAULT_GRPC_MAX_FRAME_BYTES)
     .addOption(new Option("--grpc-infer-response-compression-level <level>", "compression of ModelInfer and ModelStreamInfer responses, as Triton: low picks gzip, medium and high deflate, among those the client accepts").choices(GRPC_COMPRESSION_LEVELS).default("none"))
     .option("--grpc-infer-thread-count <n>", "accepted for Triton's scripts; no effect (Node serves every call on one event loop, inference runs in the model instances' threads)", parseInteger(1), 2)
     .addOption(new Option("--model-control-mode <mode>", "none: load all at start; explicit: load --load-model at start, then load/unload API; poll: load all at start, then follow the repository").choices(["none", "explicit", "poll"]).default("none"))

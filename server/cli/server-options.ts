@@ -41,6 +41,7 @@ export interface ServerOptions extends NetworkOptions {
   readonly httpMaxInputSize: number;
   readonly grpcMaxMessageSize: number;
   readonly grpcFlowControlWindow: number;
+  readonly grpcMaxFrameSize: number;
   readonly grpcInferResponseCompression: GrpcCompressionLevel;
   readonly modelControlMode: "none" | "explicit" | "poll";
   readonly repositoryPollSecs: number;
@@ -166,6 +167,7 @@ function optionsFrom(o: ServerOptionValues, secrets: SecretSources | undefined):
     httpMaxInputSize: o.httpMaxInputSize,
     grpcMaxMessageSize: o.grpcMaxMessageSize,
     grpcFlowControlWindow: o.grpcFlowControlWindow,
+    grpcMaxFrameSize: o.grpcMaxFrameSize,
     grpcInferResponseCompression: o.grpcInferResponseCompressionLevel,
     modelControlMode: o.modelControlMode,
     repositoryPollSecs: o.repositoryPollSecs,

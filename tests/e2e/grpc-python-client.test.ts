@@ -33,6 +33,7 @@ describe("independent check: Debian's python3-grpcio with stubs generated from o
     expect(stdout).toMatch(/ok: ModelInferRequest field numbers are Triton's/);
     expect(stdout).toMatch(/ok: ModelInfer \(raw_input_contents\): OUTPUT0 is INPUT0 \+ INPUT1/);
     expect(stdout).toMatch(/ok: ModelStreamInfer reports the failure in error_message/);
+    expect(stdout).toMatch(/ok: ModelInfer of a 602,112-byte FP32 tensor echoes it byte for byte/);
     expect(stdout.trim().split("\n").at(-1)).toBe("all checks passed");
   });
 

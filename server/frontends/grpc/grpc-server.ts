@@ -57,6 +57,8 @@ export interface GrpcServerOptions {
   readonly maxMessageBytes: number;
   /** HTTP/2 receive window, per stream and per connection, that clients may fill without waiting for the server. */
   readonly flowControlWindowBytes: number;
+  /** The largest HTTP/2 frame clients may send (SETTINGS_MAX_FRAME_SIZE). */
+  readonly maxFrameBytes: number;
   readonly limits: GrpcConnectionLimits;
   /** Serve TLS instead of plaintext HTTP/2 (Triton's --grpc-use-ssl and friends). */
   readonly tls?: ServerTls;
@@ -188,13 +190,14 @@ export async function startGrpcServer(core: InferenceCore, options: GrpcServerOp
   const clientStreaming = clientStreamingPaths(definitions.inference, definitions.health);
   const configured = configureHttp2Servers(server, {
     windowBytes: options.flowControlWindowBytes,
+    maxFrameBytes: options.maxFrameBytes,
     maxConnections: limits.maxConnections,
     inferResponseCompression: options.inferResponseCompression ?? "none",
     onConnectionRefused: () => logger.debug(`gRPC connection refused: ${limits.maxConnections} connections are open (--grpc-max-connections)`),
     streams: { requestTimeoutMs: limits.requestTimeoutMs, writeTimeoutMs: limits.writeTimeoutMs, isClientStreaming: (path) => clientStreaming.has(path), logger },
   });
   if (!configured) {
-    logger.warn("this @grpc/grpc-js version hides its HTTP/2 servers: gRPC receive windows stay at 64 KiB, and --grpc-flow-control-window, "
+    logger.warn("this @grpc/grpc-js version hides its HTTP/2 servers: gRPC receive windows stay at 64 KiB, and --grpc-flow-control-window, --grpc-max-frame-size, "
       + "--grpc-request-timeout-ms, --grpc-write-timeout-ms, --grpc-max-connections and --grpc-infer-response-compression-level have no effect");
   }
   return {

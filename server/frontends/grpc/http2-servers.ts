@@ -9,6 +9,8 @@ import { compressionAlgorithm, compressResponses, type GrpcCompressionLevel } fr
 export interface Http2ServerSettings {
   /** HTTP/2 receive window granted per stream and per connection. */
   readonly windowBytes: number;
+  /** SETTINGS_MAX_FRAME_SIZE: the largest frame clients may send. */
+  readonly maxFrameBytes: number;
   /** Most connections one listening address holds at once; more are closed as they are accepted. 0 = no limit. */
   readonly maxConnections: number;
   /** Called for each connection closed on accept by {@link maxConnections}. */
@@ -25,7 +27,7 @@ function peerOf(socket: Pick<Socket, "remoteAddress" | "remotePort">): string {
 }
 
 /**
- * Configures the HTTP/2 servers of a bound grpc-js server: receive windows, the connection limit, the timeouts of
+ * Configures the HTTP/2 servers of a bound grpc-js server: receive windows and frame size, the connection limit, the timeouts of
  * every call's stream, the write timeout of whole connections, and the compression of infer responses.
  *
  * Windows: grpc-js leaves every server session at Node's 64 KiB stream and connection windows (its
@@ -58,7 +60,7 @@ export function configureHttp2Servers(server: Server, settings: Http2ServerSetti
     }
     http2Server.on("session", (session: ServerHttp2Session) => {
       // The SETTINGS frame sets the window of every stream the client opens; the connection window is separate.
-      session.settings({ initialWindowSize: settings.windowBytes });
+      session.settings({ initialWindowSize: settings.windowBytes, maxFrameSize: settings.maxFrameBytes });
       session.setLocalWindowSize(settings.windowBytes);
       if (!watchesWrites) return;
       const tcpSocket = tcpSockets.get(peerOf(session.socket));

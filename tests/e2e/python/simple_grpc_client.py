@@ -102,6 +102,16 @@ def main():
     check(streamed[0].error_message == "" and "no_such_model" in streamed[1].error_message, "ModelStreamInfer reports the failure in error_message")
     check_sums(streamed[0].infer_response, "ModelStreamInfer")
 
+    # An image-sized tensor (resnet50's 602,112 bytes): gRPC's C core sends it in DATA frames as large as the
+    # server's SETTINGS_MAX_FRAME_SIZE allows, not HTTP/2's default 16 KiB.
+    image = struct.pack("<150528f", *(i % 251 / 251.0 for i in range(150528)))
+    large = pb.ModelInferRequest(model_name="identity_fp32", id="image")
+    large.inputs.add(name="INPUT0", datatype="FP32", shape=[1, 150528])
+    large.raw_input_contents.append(image)
+    echoed = stub.ModelInfer(large, timeout=30)
+    check(list(echoed.outputs[0].shape) == [1, 150528] and echoed.raw_output_contents[0] == image,
+          "ModelInfer of a 602,112-byte FP32 tensor echoes it byte for byte")
+
     try:
         stub.ModelInfer(pb.ModelInferRequest(model_name="no_such_model"), timeout=10)
         fail("ModelInfer on an unknown model must fail")

@@ -33,6 +33,15 @@ describe("parseServerOptions", () => {
     }
   });
 
+  it("bounds --grpc-max-frame-size to HTTP/2's SETTINGS_MAX_FRAME_SIZE range, 1 MiB by default", () => {
+    expect(parseServerOptions(REPO).grpcMaxFrameSize).toBe(1_048_576);
+    expect(parseServerOptions([...REPO, "--grpc-max-frame-size", "16777215"]).grpcMaxFrameSize).toBe(16_777_215);
+    const quiet = buildCommand().configureOutput({ writeErr: () => undefined });
+    for (const value of ["16383", "16777216"]) {
+      expect(() => parseServerOptions([...REPO, "--grpc-max-frame-size", value], quiet)).toThrow(/grpc-max-frame-size/);
+    }
+  });
+
   it("takes Triton's log flags: every severity on, verbose off, the default format unless told otherwise", () => {
     const defaults = parseServerOptions(REPO);
     expect([defaults.logInfo, defaults.logWarning, defaults.logError, defaults.logVerbose, defaults.logFormat]).toEqual([true, true, true, 0, "default"]);
