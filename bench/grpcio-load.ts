@@ -24,7 +24,8 @@ export function grpcioMissing(): string | undefined {
 function grpcioLoadChild(address: string, requestFile: string): LoadChild {
   const child = spawn(DEBIAN_PYTHON, [SCRIPT, address, requestFile], { stdio: ["pipe", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve).once("error", () => resolve(null)));
+  // "close", not "exit": by then its output has been read to the end, so its last line (a failure's) comes first.
+  const exited = new Promise<number | null>((resolve) => child.once("close", resolve).once("error", () => resolve(null)));
   return {
     next: async () => {
       const line = await Promise.race([lines.next(), exited.then((code) => ({ done: true as const, value: `exited with code ${code}` }))]);
