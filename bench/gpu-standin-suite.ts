@@ -8,7 +8,7 @@ import type { BenchContext } from "./bench-context";
 import { startInferenceServerProcess } from "../tools/tune/index";
 import { inferenceMethod, serializedInferRequest } from "./grpc-stream-sender";
 import { grpcioMissing, startGrpcioLoad } from "./grpcio-load";
-import { type LoadProcesses, measureServerLoad, startSpreadLoads, stopSpreadLoads } from "./load-processes";
+import { LoadProcesses, type LoadSource, measureServerLoad, startSpreadLoads, stopSpreadLoads } from "./load-processes";
 import { cpuInstance, OrtBaseline } from "./ort-baseline";
 import { MainThreadCpuPerRequest } from "./main-thread-cpu";
 import { sweepForBest } from "./sweep-for-best";
@@ -85,26 +85,26 @@ export async function runGpuStandinSuite(context: BenchContext): Promise<Compari
   const grpc = new InferenceClient({ url: `grpc://${server.grpcAddress}` });
   const data = Float32Array.from({ length: ELEMENT_VALUES }, () => Math.random());
   const inputs: InferInput[] = [{ name: "input", datatype: "FP32", shape: [1, ...ELEMENT_SHAPE], data }];
-  const grpcSender = preparedSender(grpc, MODEL, inputs);
-  const senders: Record<Side, RequestSender> = { http: preparedSender(http, MODEL, inputs), grpc: grpcSender, grpcio: grpcSender };
+  const senders: Record<"http" | "grpc", RequestSender> = { http: preparedSender(http, MODEL, inputs), grpc: preparedSender(grpc, MODEL, inputs) };
   const serverCpu = new MainThreadCpuPerRequest(server.process.pid!);
   const loadCpu = new Map<Side, number[]>();
-  let spread: Map<Side, LoadProcesses> = new Map();
+  const sources = new Map<Side, LoadSource>();
   const serverAt = (side: Side, concurrency: number, durationMs = options.windowMs) => async (): Promise<SideMeasurement> => {
     const load = { concurrency, warmupMs: options.warmupMs, durationMs };
-    const { measured, cpuShares } = await measureServerLoad(load, senders[side], spread.get(side), { serverCpu, label: SIDE_LABELS[side] });
+    const { measured, cpuShares } = await measureServerLoad(load, sources.get(side)!, { serverCpu, label: SIDE_LABELS[side] });
     loadCpu.set(side, [...(loadCpu.get(side) ?? []), ...cpuShares]);
     return measured;
   };
   const baseline = await OrtBaseline.start({ instance: cpuInstance(modelPath, 1), inputName: "input", inputDatatype: "FP32", elementShape: ELEMENT_SHAPE });
   const results: ComparisonResult[] = [];
   try {
-    spread = await startSpreadLoads({ http: server.httpUrl, grpc: `grpc://${server.grpcAddress}` }, { model: MODEL, inputName: "input", inputDatatype: "FP32", inputShape: [1, ...ELEMENT_SHAPE] }, options.loadProcesses);
+    const spread = await startSpreadLoads({ http: server.httpUrl, grpc: `grpc://${server.grpcAddress}` }, { model: MODEL, inputName: "input", inputDatatype: "FP32", inputShape: [1, ...ELEMENT_SHAPE] }, options.loadProcesses);
+    for (const side of ["http", "grpc"] as const) sources.set(side, spread.get(side) ?? senders[side]);
     const missing = grpcioMissing();
     if (missing === undefined) {
       const requestFile = path.join(repository, "request.bin");
       writeFileSync(requestFile, serializedInferRequest(inferenceMethod("ModelInfer"), MODEL, [{ name: "input", datatype: "FP32", shape: [1, ...ELEMENT_SHAPE], data }]));
-      spread.set("grpcio", await startGrpcioLoad(server.grpcAddress!, requestFile, Math.max(1, options.loadProcesses)));
+      sources.set("grpcio", await startGrpcioLoad(server.grpcAddress!, requestFile, Math.max(1, options.loadProcesses)));
     } else {
       context.notes.push(`gpu-standin: no gRPC C-core side: ${missing}`);
     }
@@ -126,7 +126,10 @@ export async function runGpuStandinSuite(context: BenchContext): Promise<Compari
       const values = loadCpu.get(side) ?? [];
       return `${SIDE_LABELS[side]} ${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
     };
-    const loadProcesses = (side: Side): number => spread.has(side) ? Math.max(1, options.loadProcesses) : 1;
+    const loadProcesses = (side: Side): number => {
+      const source = sources.get(side);
+      return source instanceof LoadProcesses ? source.size : 1;
+    };
     context.notes.push(
       `gpu-standin: resnet50's I/O (FP32 [N,3,224,224] in, [N,1000] out, 602,112 B per image), next to no compute (Reshape + Slice), max_batch_size ${BATCH}, ` +
       `dynamic batching, 1 KIND_CPU instance on a worker thread; in-process ORT: child process, the same model at batch ${BATCH}`,
@@ -138,7 +141,7 @@ export async function runGpuStandinSuite(context: BenchContext): Promise<Compari
     );
     return results;
   } finally {
-    await stopSpreadLoads(spread);
+    await stopSpreadLoads(sources);
     await baseline.stop();
     await http.close();
     await grpc.close();

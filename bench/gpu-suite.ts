@@ -73,7 +73,7 @@ export async function runGpuSuite(context: BenchContext): Promise<ComparisonResu
   /** The FP32 model over `protocol`, from the load processes where there are some; `counted` charges the server's CPU per request. */
   const fp32At = async (protocol: "http" | "grpc", concurrency: number, durationMs: number, counted = false): Promise<SideMeasurement> => {
     const load = { concurrency, warmupMs: options.warmupMs, durationMs };
-    return (await measureServerLoad(load, senders[`${FP32} ${protocol}`]!, spread.get(protocol), counted ? { serverCpu, label: protocol } : undefined)).measured;
+    return (await measureServerLoad(load, spread.get(protocol) ?? senders[`${FP32} ${protocol}`]!, counted ? { serverCpu, label: protocol } : undefined)).measured;
   };
   try {
     spread = await startSpreadLoads({ http: server.httpUrl, grpc: `grpc://${server.grpcAddress}` }, { model: FP32, inputName: "input", inputDatatype: "FP32", inputShape: [1, ...ELEMENT_SHAPE] }, options.loadProcesses);

@@ -1,13 +1,12 @@
 import { execFileSync, spawn } from "node:child_process";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { DEBIAN_PYTHON } from "../common/debian-python";
 import { findPackageRoot } from "../common/find-package-root";
 import type { LoadChild } from "./load-processes";
 import { LoadProcesses } from "./load-processes";
 import type { LoadProcessMessage } from "./load-process-protocol";
 
-/** Debian's interpreter, where python3-grpcio lives (not the first python3 on PATH). */
-const DEBIAN_PYTHON = "/usr/bin/python3";
 const SCRIPT = path.join(findPackageRoot(__dirname), "bench", "grpcio-load-process.py");
 
 /** Why no grpcio load can run here, or undefined when it can. */

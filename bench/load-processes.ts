@@ -33,18 +33,21 @@ export async function measureHere(load: LoadProcessRequest, send: RequestSender)
   return { measured, sent, cpuShare: (cpu.user + cpu.system) / wallUs };
 }
 
+/** Where a side's load comes from: load processes, or this process's own thread sending requests. */
+export type LoadSource = LoadProcesses | RequestSender;
+
 /**
- * The server side's load at `load`: from `processes` where there are some, else from this process's thread sending
- * `send`. With `counting`, the server's main-thread CPU per request is recorded under its label.
+ * The server side's load at `load` from `source`. With `counting`, the server's main-thread CPU per request is
+ * recorded under its label.
  */
 export function measureServerLoad(
-  load: LoadProcessRequest, send: RequestSender, processes: LoadProcesses | undefined,
+  load: LoadProcessRequest, source: LoadSource,
   counting?: { readonly serverCpu: MainThreadCpuPerRequest; readonly label: string },
 ): Promise<SpreadMeasurement> {
-  const measure = processes !== undefined
-    ? () => processes.measure(load)
+  const measure = source instanceof LoadProcesses
+    ? () => source.measure(load)
     : async (): Promise<SpreadMeasurement> => {
-      const { measured, sent, cpuShare } = await measureHere(load, send);
+      const { measured, sent, cpuShare } = await measureHere(load, source);
       return { measured, sent, cpuShares: [cpuShare] };
     };
   return counting === undefined ? measure() : counting.serverCpu.measureCounted(counting.label, measure);
@@ -89,6 +92,11 @@ export class LoadProcesses {
       throw error;
     }
     return processes;
+  }
+
+  /** How many processes share the load. */
+  get size(): number {
+    return this.children.length;
   }
 
   /** Every process measures the same window; `concurrency` in all, spread as evenly as it divides. */
@@ -138,6 +146,7 @@ export async function startSpreadLoads<Protocol extends string>(
   return spread;
 }
 
-export async function stopSpreadLoads(spread: ReadonlyMap<string, LoadProcesses>): Promise<void> {
-  await Promise.all([...spread.values()].map((processes) => processes.stop()));
+/** Stops the load processes among `sources` (a thread's own senders need no stopping). */
+export async function stopSpreadLoads(sources: ReadonlyMap<string, LoadSource>): Promise<void> {
+  await Promise.all([...sources.values()].map((source) => source instanceof LoadProcesses ? source.stop() : undefined));
 }

@@ -14,7 +14,10 @@ const OWN_ALLOCATION_BYTES = 1024 * 1024;
  * are left to the collector.
  */
 export function releaseMemoryNow(buffer: ArrayBufferLike): void {
-  if (buffer instanceof SharedArrayBuffer) requestBuffers.give(new Uint8Array(buffer, 0, 0));
+  if (buffer instanceof SharedArrayBuffer) {
+    requestBuffers.give(new Uint8Array(buffer, 0, 0));
+    return;
+  }
   if (!(buffer instanceof ArrayBuffer) || buffer.byteLength < OWN_ALLOCATION_BYTES) return;
   const { port1, port2 } = new MessageChannel();
   try {

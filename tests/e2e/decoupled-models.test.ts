@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEBIAN_PYTHON } from "../../common/debian-python";
 import { InferenceClient } from "../../client/index";
 import { writeStreamProbeModel } from "../helpers/decoupled-test-model";
 import { EXAMPLE_REPOSITORY, REPO_ROOT, type RunningServer, runScriptToExit, startServer } from "../helpers/server-process";
@@ -11,8 +12,6 @@ import { waitFor } from "../helpers/wait-for";
 import { type GrpcMessage, GrpcTestClient, grpcCallError, PROTO_DIRECTORY, streamResponses } from "./grpc-transport";
 
 const run = promisify(execFile);
-/** Debian's interpreter, where python3-grpcio and python3-grpc-tools live (not the first python3 on PATH). */
-const DEBIAN_PYTHON = "/usr/bin/python3";
 const STREAM_CLIENT_SCRIPT = path.join(__dirname, "python", "decoupled_stream_client.py");
 
 interface StreamMessage {

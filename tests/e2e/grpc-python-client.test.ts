@@ -4,12 +4,11 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEBIAN_PYTHON } from "../../common/debian-python";
 import { type RunningServer, startServer } from "../helpers/server-process";
 import { PROTO_DIRECTORY } from "./grpc-transport";
 
 const run = promisify(execFile);
-/** Debian's interpreter, where python3-grpcio and python3-grpc-tools live (not the first python3 on PATH). */
-const DEBIAN_PYTHON = "/usr/bin/python3";
 const CLIENT_SCRIPT = path.join(__dirname, "python", "simple_grpc_client.py");
 
 describe("independent check: Debian's python3-grpcio with stubs generated from our protos", () => {

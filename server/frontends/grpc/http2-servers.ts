@@ -27,8 +27,9 @@ function peerOf(socket: Pick<Socket, "remoteAddress" | "remotePort">): string {
 }
 
 /**
- * Configures the HTTP/2 servers of a bound grpc-js server: receive windows and frame size, the connection limit, the timeouts of
- * every call's stream, the write timeout of whole connections, and the compression of infer responses.
+ * Configures the HTTP/2 servers of a bound grpc-js server: receive windows and frame size, the connection limit,
+ * the timeouts of every call's stream, the write timeout of whole connections, and the compression of infer
+ * responses.
  *
  * Windows: grpc-js leaves every server session at Node's 64 KiB stream and connection windows (its
  * `grpc-node.flow_control_window` option is client-only; grpc-node PR #3058 would add it to servers), so a client
